@@ -1,0 +1,35 @@
+#!/bin/sh
+# Stage 2, inside the overlaid host root: a fresh system view, the extra shares, then the
+# command. Its output goes to ttyS0 (the host's stdout); the kernel console is ttyS1.
+ctl=/run/cgpu-vm
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/go/bin
+export HOME=/root TERM=dumb
+# reboot(2) straight from busybox: nothing left to read from 9p while the VM stops.
+finish() { echo "$1" >"$ctl/rc"; sync; exec busybox poweroff -f; }
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+# The host's /tmp holds its own files and sockets: hide them.
+for d in /tmp /var/tmp; do mount -t tmpfs -o mode=1777 tmpfs "$d"; done
+mount -t tmpfs -o mode=0700 tmpfs /root
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+echo 1 >/proc/sys/kernel/sysrq
+echo 60 >/proc/sys/kernel/hung_task_timeout_secs
+hostname cgpu-vm
+ip link set lo up 2>/dev/null || busybox ifconfig lo 127.0.0.1 up
+i=0
+while read -r path; do
+	mkdir -p "$path"
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 "share$i" "$path" ||
+		{ echo "cgpu-vm: cannot mount share $path" >/dev/ttyS0; finish 125; }
+	i=$((i + 1))
+done <"$ctl/shares"
+cd "$(cat "$ctl/cwd")" || finish 125
+echo "cgpu-vm: kernel $(uname -r) up after $(cut -d' ' -f1 /proc/uptime) s" >/dev/ttyS0
+bash -c "$(cat "$ctl/cmd")" </dev/null >/dev/ttyS0 2>&1
+rc=$?
+finish "$rc"
