@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cgpu_km's shared state. Locking, outermost first:
+ *   cgpu.ctl_mutex  serialises instance add/del and the unload pin; held across
+ *                   removing an instance's procfs directory, which waits for that
+ *                   directory's handlers, so those handlers never take it.
+ *   cgpu.reg_lock   the registry: GPU settings, instance lists, weights, highprio,
+ *                   default_memsize. Node handlers and attach take it briefly.
+ *   inst->lock      one instance's ledger: memsize, used, holdings (a spinlock: the
+ *                   charge path is the hot one and never sleeps).
+ */
+#ifndef CGPU_KM_H
+#define CGPU_KM_H
+
+#include <linux/errno.h>
+#include <linux/kernel.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include "lib/types.h"
+#include "uapi/cgpu_ioctl.h"
+
+#define CGPU_KM_VERSION "0.1.0"
+
+#define CGPU_TOP_NODES	4
+#define CGPU_GPU_NODES	5
+#define CGPU_INST_NODES	5
+
+struct cgpu_node_desc;
+struct proc_dir_entry;
+struct seq_file;
+
+/* A procfs file: what it is and the object it shows (NULL for top-level nodes). */
+struct cgpu_node {
+	const struct cgpu_node_desc *desc;
+	void *obj;
+};
+
+/*
+ * One host GPU. policy and prio_ratio are stored and validated for the compute
+ * scheduler, which reads them from here.
+ */
+struct cgpu_gpu {
+	unsigned int index;
+	u32 max_inst, policy, prio_ratio;	/* reg_lock */
+	u32 ninst, weight_used;			/* reg_lock */
+	struct list_head insts;			/* reg_lock */
+	struct proc_dir_entry *dir;
+	struct cgpu_node nodes[CGPU_GPU_NODES];
+};
+
+/*
+ * One container on one GPU. References: the registry's while listed, one per file
+ * attached to it; a deleted instance lives on, unlisted and out of procfs, until the
+ * last file holding charges on it closes.
+ */
+struct cgpu_inst {
+	struct kref ref;
+	struct cgpu_gpu *gpu;
+	char id[CGPU_ID_LEN + 1];
+	u8 uuid[CGPU_UUID_BYTES];
+	u32 weight, highprio;			/* reg_lock */
+	bool listed;				/* reg_lock: on gpu->insts */
+	struct list_head link;			/* reg_lock */
+	spinlock_t lock;
+	u64 memsize, used;			/* lock */
+	struct list_head holdings;		/* lock */
+	struct proc_dir_entry *dir;		/* ctl_mutex */
+	struct cgpu_node nodes[CGPU_INST_NODES];
+};
+
+/* What one open /dev/cgpu file holds on one instance. */
+struct cgpu_holding {
+	struct list_head link;			/* inst->lock */
+	pid_t pid;				/* tgid of the attaching process */
+	u64 bytes;				/* inst->lock */
+};
+
+/* An attached file's instances, ascending by GPU index; fixed once published. */
+struct cgpu_attachment {
+	unsigned int n;
+	char id[CGPU_ID_LEN + 1];
+	struct cgpu_slot {
+		struct cgpu_inst *inst;
+		struct cgpu_holding *h;
+	} slots[CGPU_MAX_GPUS];
+};
+
+struct cgpu_km {
+	unsigned int ngpus;
+	struct cgpu_gpu *gpus;
+	unsigned int major;
+	struct mutex ctl_mutex;
+	struct mutex reg_lock;
+	u64 default_memsize;			/* reg_lock */
+	unsigned int ninst;			/* ctl_mutex + reg_lock to change */
+	bool upgrade;				/* ctl_mutex: instances do not pin */
+	bool pinned;				/* ctl_mutex: we hold a module ref */
+};
+extern struct cgpu_km cgpu;
+
+static inline int cgpu_errno(enum cgpu_rc rc)
+{
+	static const int map[] = {
+		[CGPU_OK] = 0,
+		[CGPU_RC_INVAL] = -EINVAL,
+		[CGPU_RC_RANGE] = -ERANGE,
+		[CGPU_RC_NOMEM] = -ENOMEM,
+		[CGPU_RC_NOSPC] = -ENOSPC,
+		[CGPU_RC_BUSY] = -EBUSY,
+		[CGPU_RC_NODEV] = -ENODEV,
+	};
+
+	return (unsigned int)rc < ARRAY_SIZE(map) ? map[rc] : -EINVAL;
+}
+
+/* registry.c */
+int cgpu_registry_init(unsigned int ngpus);
+void cgpu_registry_exit(void);
+int cgpu_inst_ctl(const char *buf, size_t len);
+int cgpu_set_upgrade(bool on);
+int cgpu_attach(const char *id, pid_t pid, struct cgpu_attachment *att);
+void cgpu_detach(struct cgpu_attachment *att);
+
+/* ledger.c */
+void cgpu_ledger_link(struct cgpu_inst *inst, struct cgpu_holding *h);
+void cgpu_ledger_unlink(struct cgpu_inst *inst, struct cgpu_holding *h);
+int cgpu_ledger_charge(struct cgpu_inst *inst, struct cgpu_holding *h, u64 bytes,
+		       u64 *used, u64 *memsize);
+int cgpu_ledger_uncharge(struct cgpu_inst *inst, struct cgpu_holding *h, u64 bytes,
+			 u64 *used, u64 *memsize);
+void cgpu_ledger_read(struct cgpu_inst *inst, u64 *used, u64 *memsize);
+int cgpu_ledger_set_memsize(struct cgpu_inst *inst, u64 memsize);
+void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst);
+
+/* identity.c: 1 and the caller's 64-hex container id, 0 if none, or -errno. */
+int cgpu_caller_container_id(char id[CGPU_FULL_ID_LEN + 1]);
+
+/* procfs.c */
+int cgpu_procfs_init(void);
+void cgpu_procfs_exit(void);
+int cgpu_procfs_add_inst(struct cgpu_inst *inst);
+void cgpu_procfs_del_inst(struct cgpu_inst *inst);
+
+/* chardev.c */
+int cgpu_chardev_init(void);
+void cgpu_chardev_exit(void);
+
+/* selftest.c */
+int cgpu_selftest(void);
+
+#endif

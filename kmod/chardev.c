@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/cgpu: the ioctl ABI of uapi/cgpu_ioctl.h. Any process may open it; ATTACH binds
+ * the file to the caller's own container, found from its cgroup, and every later call
+ * acts on that container only. Closing the file releases what it charged.
+ */
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include "cgpu.h"
+#include "compat.h"
+
+struct cgpu_file {
+	struct mutex attach_lock;		/* serialises ATTACH on this file */
+	struct cgpu_attachment *att;		/* NULL until attached; then fixed */
+};
+
+static dev_t cgpu_devt;
+static struct cdev cgpu_cdev;
+static struct class *cgpu_class;
+
+static int cgpu_open(struct inode *inode, struct file *file)
+{
+	struct cgpu_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	if (!f)
+		return -ENOMEM;
+	mutex_init(&f->attach_lock);
+	file->private_data = f;
+	return 0;
+}
+
+static int cgpu_release(struct inode *inode, struct file *file)
+{
+	struct cgpu_file *f = file->private_data;
+
+	if (f->att) {
+		cgpu_detach(f->att);
+		kfree(f->att);
+	}
+	mutex_destroy(&f->attach_lock);
+	kfree(f);
+	return 0;
+}
+
+/* Binds att to the caller's container: ENOENT when the caller is in none. */
+static int cgpu_attach_caller(struct cgpu_attachment *att)
+{
+	char full[CGPU_FULL_ID_LEN + 1];
+	int found = cgpu_caller_container_id(full);
+
+	if (found <= 0)
+		return found ? found : -ENOENT;
+	full[CGPU_ID_LEN] = '\0';	/* instances are named by the short id */
+	return cgpu_attach(full, task_tgid_nr(current), att);
+}
+
+static long cgpu_ioc_attach(struct cgpu_file *f, void __user *arg)
+{
+	struct cgpu_attachment *att;
+	struct cgpu_attach a;
+	int err;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.abi_version != CGPU_ABI_VERSION || a.flags != 0)
+		return -EINVAL;
+	att = kzalloc(sizeof(*att), GFP_KERNEL);
+	if (!att)
+		return -ENOMEM;
+	mutex_lock(&f->attach_lock);
+	err = f->att ? -EBUSY : cgpu_attach_caller(att);
+	if (!err) {
+		memset(a.id, 0, sizeof(a.id));
+		memcpy(a.id, att->id, CGPU_ID_LEN);
+		a.ngpus = att->n;
+		a.reserved = 0;
+		/* Answer first: a caller that cannot take the answer stays unattached. */
+		if (copy_to_user(arg, &a, sizeof(a))) {
+			cgpu_detach(att);
+			err = -EFAULT;
+		}
+	}
+	if (!err)
+		smp_store_release(&f->att, att);	/* the slots before the pointer */
+	mutex_unlock(&f->attach_lock);
+	if (err)
+		kfree(att);
+	return err;
+}
+
+static long cgpu_ioc_query(struct cgpu_attachment *att, void __user *arg)
+{
+	struct cgpu_query q;
+	struct cgpu_inst *inst;
+
+	if (copy_from_user(&q, arg, sizeof(q)))
+		return -EFAULT;
+	if (q.abi_version != CGPU_ABI_VERSION)
+		return -EINVAL;
+	if (q.slot >= att->n)
+		return -ERANGE;
+	inst = att->slots[q.slot].inst;
+	q.gpu = inst->gpu->index;
+	mutex_lock(&cgpu.reg_lock);
+	q.flags = inst->highprio ? CGPU_QUERY_HIGHPRIO : 0;
+	q.weight = inst->weight;
+	mutex_unlock(&cgpu.reg_lock);
+	memcpy(q.uuid, inst->uuid, sizeof(q.uuid));
+	cgpu_ledger_read(inst, &q.used, &q.memsize);
+	q.reserved = 0;
+	return copy_to_user(arg, &q, sizeof(q)) ? -EFAULT : 0;
+}
+
+static struct cgpu_slot *cgpu_slot_of(struct cgpu_attachment *att, u32 gpu)
+{
+	unsigned int i;
+
+	for (i = 0; i < att->n; i++)
+		if (att->slots[i].inst->gpu->index == gpu)
+			return &att->slots[i];
+	return NULL;
+}
+
+static long cgpu_ioc_charge(struct cgpu_attachment *att, void __user *arg, bool charge)
+{
+	struct cgpu_charge c;
+	struct cgpu_slot *s;
+	int err;
+
+	if (copy_from_user(&c, arg, sizeof(c)))
+		return -EFAULT;
+	if (c.abi_version != CGPU_ABI_VERSION)
+		return -EINVAL;
+	s = cgpu_slot_of(att, c.gpu);
+	if (!s)
+		return -ERANGE;
+	/* Prove the answer can be written before the ledger changes. */
+	if (copy_to_user(arg, &c, sizeof(c)))
+		return -EFAULT;
+	if (charge)
+		err = cgpu_ledger_charge(s->inst, s->h, c.bytes, &c.used, &c.memsize);
+	else
+		err = cgpu_ledger_uncharge(s->inst, s->h, c.bytes, &c.used, &c.memsize);
+	if (err)
+		return err;
+	if (copy_to_user(arg, &c, sizeof(c))) {
+		/* Unmapped meanwhile by another thread: a charge is undone, an uncharge stands. */
+		if (charge)
+			cgpu_ledger_uncharge(s->inst, s->h, c.bytes, &c.used, &c.memsize);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/*
+ * Numbers of another type or function are not ours (ENOTTY); one of our functions
+ * with another size or direction is a malformed call (EINVAL).
+ */
+static long cgpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	static const unsigned int known[] = {
+		CGPU_IOC_NOP, CGPU_IOC_ATTACH, CGPU_IOC_QUERY, CGPU_IOC_CHARGE, CGPU_IOC_UNCHARGE,
+	};
+	struct cgpu_file *f = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	struct cgpu_attachment *att;
+
+	if (_IOC_TYPE(cmd) != CGPU_IOC_MAGIC || _IOC_NR(cmd) >= ARRAY_SIZE(known))
+		return -ENOTTY;
+	if (cmd != known[_IOC_NR(cmd)])
+		return -EINVAL;
+	if (cmd == CGPU_IOC_NOP)
+		return 0;
+	if (cmd == CGPU_IOC_ATTACH)
+		return cgpu_ioc_attach(f, uarg);
+	att = smp_load_acquire(&f->att);
+	if (!att)
+		return -ENOTCONN;
+	if (cmd == CGPU_IOC_QUERY)
+		return cgpu_ioc_query(att, uarg);
+	return cgpu_ioc_charge(att, uarg, cmd == CGPU_IOC_CHARGE);
+}
+
+static const struct file_operations cgpu_fops = {
+	.owner = THIS_MODULE,
+	.open = cgpu_open,
+	.release = cgpu_release,
+	.unlocked_ioctl = cgpu_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+/* Any process may open /dev/cgpu: it only ever acts on the caller's own container. */
+static char *cgpu_devnode(cgpu_devnode_dev *dev, umode_t *mode)
+{
+	if (mode)
+		*mode = 0666;
+	return NULL;
+}
+
+int cgpu_chardev_init(void)
+{
+	struct device *dev;
+	int err;
+
+	err = alloc_chrdev_region(&cgpu_devt, 0, 1, "cgpu");
+	if (err)
+		return err;
+	cgpu.major = MAJOR(cgpu_devt);
+	cdev_init(&cgpu_cdev, &cgpu_fops);
+	cgpu_cdev.owner = THIS_MODULE;
+	err = cdev_add(&cgpu_cdev, cgpu_devt, 1);
+	if (err)
+		goto unregister;
+	cgpu_class = cgpu_class_create("cgpu");
+	if (IS_ERR(cgpu_class)) {
+		err = PTR_ERR(cgpu_class);
+		goto del_cdev;
+	}
+	cgpu_class->devnode = cgpu_devnode;
+	dev = device_create(cgpu_class, NULL, cgpu_devt, NULL, "cgpu");
+	if (IS_ERR(dev)) {
+		err = PTR_ERR(dev);
+		goto destroy_class;
+	}
+	return 0;
+destroy_class:
+	class_destroy(cgpu_class);
+del_cdev:
+	cdev_del(&cgpu_cdev);
+unregister:
+	unregister_chrdev_region(cgpu_devt, 1);
+	return err;
+}
+
+void cgpu_chardev_exit(void)
+{
+	device_destroy(cgpu_class, cgpu_devt);
+	class_destroy(cgpu_class);
+	cdev_del(&cgpu_cdev);
+	unregister_chrdev_region(cgpu_devt, 1);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The checks behind every write to the control tree and every ledger change (the
+ * table in docs/contracts.md). Each is a pure function of the values it is given, so
+ * the callers hold whatever lock makes those values current.
+ */
+#ifndef CGPU_LIB_RULES_H
+#define CGPU_LIB_RULES_H
+#include "types.h"
+
+/* A charge of bytes on a ledger holding used of memsize. */
+enum cgpu_rc cgpu_check_charge(cgpu_u64 used, cgpu_u64 memsize, cgpu_u64 bytes);
+/* An uncharge of bytes from one file that holds held. */
+enum cgpu_rc cgpu_check_uncharge(cgpu_u64 held, cgpu_u64 bytes);
+/* A new memsize for an instance whose processes hold used. */
+enum cgpu_rc cgpu_check_memsize(cgpu_u64 memsize, cgpu_u64 used);
+enum cgpu_rc cgpu_check_default_memsize(cgpu_u64 v);
+
+/* A GPU whose instances number ninst and whose weights sum to weight_used. */
+enum cgpu_rc cgpu_check_max_inst(cgpu_u64 v, cgpu_u32 ninst, cgpu_u32 weight_used);
+enum cgpu_rc cgpu_check_policy(cgpu_u64 v);
+enum cgpu_rc cgpu_check_prio_ratio(cgpu_u64 v);
+/* 0 or 1: highprio and upgrade. */
+enum cgpu_rc cgpu_check_flag(cgpu_u64 v);
+/* Changing one instance's weight from old to v. */
+enum cgpu_rc cgpu_check_weight(cgpu_u64 v, cgpu_u32 old, cgpu_u32 weight_used, cgpu_u32 max_inst);
+/* Adding one more instance of the given weight. */
+enum cgpu_rc cgpu_check_add(cgpu_u64 weight, cgpu_u32 ninst, cgpu_u32 weight_used,
+			    cgpu_u32 max_inst);
+/*
+ * The weight of an instance added without one: 1, or 0 when no weight is free (SPEC:
+ * "when 0, a new container gets weight 0 and no compute").
+ */
+cgpu_u32 cgpu_default_weight(cgpu_u32 weight_used, cgpu_u32 max_inst);
+
+#endif

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+#include "selftest.h"
+#include "cgroup_id.h"
+#include "instctl.h"
+#include "num.h"
+#include "rules.h"
+
+struct st {
+	void (*fail)(void *ctx, const char *what, int line);
+	void *ctx;
+	int failed;
+};
+
+#define CHECK(st, cond) check(st, (cond), #cond, __LINE__)
+
+static void check(struct st *st, int ok, const char *what, int line)
+{
+	if (!ok) {
+		st->failed++;
+		st->fail(st->ctx, what, line);
+	}
+}
+
+static unsigned long slen(const char *s)
+{
+	unsigned long n = 0;
+
+	while (s[n])
+		n++;
+	return n;
+}
+
+static int same(const char *a, const char *b)
+{
+	unsigned long n = slen(a);
+
+	return n == slen(b) && !__builtin_memcmp(a, b, n);
+}
+
+static const struct {
+	const char *in;
+	enum cgpu_rc rc;
+	cgpu_u64 v;
+} value_cases[] = {
+	{ "0", CGPU_OK, 0 },
+	{ "25\n", CGPU_OK, 25 },
+	{ " 7 \n", CGPU_OK, 7 },
+	{ "\t9\t", CGPU_OK, 9 },
+	{ "00012", CGPU_OK, 12 },
+	{ "18446744073709551615", CGPU_OK, 18446744073709551615ULL },
+	{ "18446744073709551616", CGPU_RC_INVAL, 0 },
+	{ "99999999999999999999999", CGPU_RC_INVAL, 0 },
+	{ "", CGPU_RC_INVAL, 0 },
+	{ "\n", CGPU_RC_INVAL, 0 },
+	{ "  ", CGPU_RC_INVAL, 0 },
+	{ "-1", CGPU_RC_INVAL, 0 },
+	{ "+1", CGPU_RC_INVAL, 0 },
+	{ "1 2", CGPU_RC_INVAL, 0 },
+	{ "12\n\n", CGPU_RC_INVAL, 0 },
+	{ "1\n2", CGPU_RC_INVAL, 0 },
+	{ "\n5", CGPU_RC_INVAL, 0 },
+	{ "0x10", CGPU_RC_INVAL, 0 },
+	{ "1e3", CGPU_RC_INVAL, 0 },
+	{ "abc", CGPU_RC_INVAL, 0 },
+};
+
+static void test_values(struct st *st)
+{
+	cgpu_u64 v;
+	unsigned long i;
+
+	for (i = 0; i < sizeof(value_cases) / sizeof(value_cases[0]); i++) {
+		v = 0;
+		CHECK(st, cgpu_parse_value(value_cases[i].in, slen(value_cases[i].in), &v) ==
+			  value_cases[i].rc);
+		CHECK(st, value_cases[i].rc != CGPU_OK || v == value_cases[i].v);
+	}
+	/* The length bounds the input: a NUL inside it is garbage, bytes past it unread. */
+	CHECK(st, cgpu_parse_value("1\0", 2, &v) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_parse_value("42junk", 2, &v) == CGPU_OK && v == 42);
+	CHECK(st, cgpu_parse_dec("", 0, &v) == CGPU_RC_INVAL);
+}
+
+#define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define UUID1 "GPU-c6a1d000-0000-4000-8000-000000000001"
+
+static const struct {
+	const char *in;
+	enum cgpu_rc rc;
+} cmd_cases[] = {
+	{ "add 0 0123456789ab", CGPU_OK },
+	{ "add 0 0123456789ab\n", CGPU_OK },
+	{ "  add\t3  " ID64 "  memsize=1 weight=0 highprio=1 uuid=" UUID1 " \n", CGPU_OK },
+	{ "del 15 0123456789ab", CGPU_OK },
+	{ "add 99999 0123456789ab", CGPU_OK },	/* no such GPU: the registry's ENODEV */
+	{ "", CGPU_RC_INVAL },
+	{ "\n", CGPU_RC_INVAL },
+	{ "add", CGPU_RC_INVAL },
+	{ "add 0", CGPU_RC_INVAL },
+	{ "ADD 0 0123456789ab", CGPU_RC_INVAL },
+	{ "addx 0 0123456789ab", CGPU_RC_INVAL },
+	{ "ad 0 0123456789ab", CGPU_RC_INVAL },
+	{ "add -1 0123456789ab", CGPU_RC_INVAL },
+	{ "add 0x1 0123456789ab", CGPU_RC_INVAL },
+	{ "add 0 0123456789a", CGPU_RC_INVAL },		/* 11 hex */
+	{ "add 0 0123456789AB", CGPU_RC_INVAL },	/* upper case */
+	{ "add 0 0123456789ag", CGPU_RC_INVAL },
+	{ "add 0 " ID64 "0", CGPU_RC_INVAL },		/* 65 hex */
+	{ "add 0 0123456789ab memsize=0", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab memsize=9223372036854775807", CGPU_OK },
+	{ "add 0 0123456789ab memsize=9223372036854775808", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab memsize=", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab memsize=-5", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab memsize=1 memsize=2", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab highprio=2", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab color=1", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab weight", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab =1", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab weight=1=1", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab uuid=GPU-c6a1d000-0000-4000-8000-00000000000", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab uuid=GPU_c6a1d000-0000-4000-8000-000000000001", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab uuid=GPU-c6a1d000-0000-4000-8000-00000000000g", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab uuid=" UUID1 " uuid=" UUID1, CGPU_RC_INVAL },
+	{ "del 0 0123456789ab weight=1", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab\nadd 1 0123456789ab", CGPU_RC_INVAL },
+	{ "add 0 0123456789ab\n\n", CGPU_RC_INVAL },
+};
+
+static void test_cmds(struct st *st)
+{
+	static const cgpu_u8 uuid1[CGPU_UUID_BYTES] = {
+		0xc6, 0xa1, 0xd0, 0x00, 0x00, 0x00, 0x40, 0x00,
+		0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01,
+	};
+	char long_cmd[CGPU_CMD_MAX_LEN + 2];
+	struct cgpu_cmd c;
+	unsigned long i;
+
+	for (i = 0; i < sizeof(cmd_cases) / sizeof(cmd_cases[0]); i++)
+		CHECK(st, cgpu_parse_cmd(cmd_cases[i].in, slen(cmd_cases[i].in), &c) ==
+			  cmd_cases[i].rc);
+
+	i = slen(cmd_cases[2].in);
+	CHECK(st, cgpu_parse_cmd(cmd_cases[2].in, i, &c) == CGPU_OK);
+	CHECK(st, c.op == CGPU_CMD_ADD && c.gpu == 3 && same(c.id, "0123456789ab"));
+	CHECK(st, c.has == (CGPU_HAS_MEMSIZE | CGPU_HAS_WEIGHT | CGPU_HAS_HIGHPRIO | CGPU_HAS_UUID));
+	CHECK(st, c.memsize == 1 && c.weight == 0 && c.highprio == 1);
+	CHECK(st, !__builtin_memcmp(c.uuid, uuid1, sizeof(uuid1)));
+
+	CHECK(st, cgpu_parse_cmd("del 15 0123456789ab", 19, &c) == CGPU_OK);
+	CHECK(st, c.op == CGPU_CMD_DEL && c.gpu == 15 && c.has == 0);
+
+	/* A refused command leaves the caller's struct alone. */
+	c.gpu = 7;
+	CHECK(st, cgpu_parse_cmd("add 1 xyz", 9, &c) == CGPU_RC_INVAL && c.gpu == 7);
+
+	/* The length limit holds even for an otherwise valid command. */
+	for (i = 0; i < sizeof(long_cmd); i++)
+		long_cmd[i] = ' ';
+	__builtin_memcpy(long_cmd, "add 0 0123456789ab", 18);
+	CHECK(st, cgpu_parse_cmd(long_cmd, CGPU_CMD_MAX_LEN, &c) == CGPU_OK);
+	CHECK(st, cgpu_parse_cmd(long_cmd, CGPU_CMD_MAX_LEN + 1, &c) == CGPU_RC_INVAL);
+}
+
+static const struct {
+	const char *path;
+	int found;
+} cgroup_cases[] = {
+	{ "/system.slice/docker-" ID64 ".scope", 1 },
+	{ "/docker/" ID64, 1 },
+	{ "/system.slice/cri-containerd-" ID64 ".scope", 1 },
+	{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_5678.slice/"
+	  "cri-containerd-" ID64 ".scope", 1 },
+	{ "/kubepods/besteffort/pod12345678-aaaa-bbbb-cccc-1234567890ab/" ID64, 1 },
+	{ "/machine.slice/libpod-" ID64 ".scope", 1 },
+	{ "/kubepods.slice/crio-" ID64 ".scope", 1 },
+	{ "/system.slice/docker-" ID64 ".scope/init.scope", 1 },	/* nested */
+	{ ID64, 1 },
+	{ "/", 0 },
+	{ "", 0 },
+	{ "/user.slice/user-0.slice/session-1.scope", 0 },
+	{ "/system.slice/docker.service", 0 },
+	{ "/system.slice/docker-" ID64 ".scopex", 0 },
+	{ "/system.slice/docker-" ID64, 0 },
+	{ "/system.slice/podman-" ID64 ".scope", 0 },
+	{ "/docker/" ID64 "0", 0 },
+	{ "/docker/0123456789ab", 0 },
+	{ "/docker/0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", 0 },
+	{ "/docker/" ID64 ".scope", 0 },
+};
+
+static void test_cgroup_ids(struct st *st)
+{
+	static const char inner[] = "/docker/" ID64 "/docker/"
+		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
+	char out[CGPU_FULL_ID_LEN + 1];
+	struct cgpu_cmd c;
+	unsigned long i;
+
+	for (i = 0; i < sizeof(cgroup_cases) / sizeof(cgroup_cases[0]); i++) {
+		const char *p = cgroup_cases[i].path;
+
+		out[0] = '\0';
+		CHECK(st, cgpu_cgroup_container_id(p, slen(p), out) == cgroup_cases[i].found);
+		CHECK(st, !cgroup_cases[i].found || same(out, ID64));
+	}
+	/* NULs inside the length are data, never a terminator to match (found by fuzzing). */
+	CHECK(st, cgpu_cgroup_container_id("/docker-" ID64 ".scope\0\0", 80, out) == 0);
+	CHECK(st, cgpu_parse_cmd("add\0\0 0 0123456789ab", 21, &c) == CGPU_RC_INVAL);
+	/* Docker in Docker: the innermost container is the caller's. */
+	CHECK(st, cgpu_cgroup_container_id(inner, slen(inner), out) == 1);
+	CHECK(st, out[0] == 'f' && out[63] == '0');
+}
+
+static void test_rules(struct st *st)
+{
+	const cgpu_u64 max = CGPU_MAX_BYTES;
+
+	CHECK(st, cgpu_check_charge(0, 6, 6) == CGPU_OK);
+	CHECK(st, cgpu_check_charge(0, 6, 7) == CGPU_RC_NOMEM);
+	CHECK(st, cgpu_check_charge(5, 6, 1) == CGPU_OK);
+	CHECK(st, cgpu_check_charge(5, 6, 2) == CGPU_RC_NOMEM);
+	CHECK(st, cgpu_check_charge(7, 6, 1) == CGPU_RC_NOMEM);
+	CHECK(st, cgpu_check_charge(0, 6, 0) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_charge(1, max, max) == CGPU_RC_NOMEM);	/* would wrap */
+	CHECK(st, cgpu_check_charge(0, max, max) == CGPU_OK);
+	CHECK(st, cgpu_check_charge(0, max, max + 1) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_charge(0, max, ~0ULL) == CGPU_RC_INVAL);
+
+	CHECK(st, cgpu_check_uncharge(10, 10) == CGPU_OK);
+	CHECK(st, cgpu_check_uncharge(10, 11) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_uncharge(10, 0) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_uncharge(0, ~0ULL) == CGPU_RC_INVAL);
+
+	CHECK(st, cgpu_check_memsize(1, 0) == CGPU_OK);
+	CHECK(st, cgpu_check_memsize(0, 0) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_memsize(max, 0) == CGPU_OK);
+	CHECK(st, cgpu_check_memsize(max + 1, 0) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_memsize(5, 6) == CGPU_RC_BUSY);
+	CHECK(st, cgpu_check_memsize(6, 6) == CGPU_OK);
+	CHECK(st, cgpu_check_default_memsize(0) == CGPU_OK);
+	CHECK(st, cgpu_check_default_memsize(max) == CGPU_OK);
+	CHECK(st, cgpu_check_default_memsize(max + 1) == CGPU_RC_INVAL);
+
+	CHECK(st, cgpu_check_max_inst(0, 0, 0) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_max_inst(1, 0, 0) == CGPU_OK);
+	CHECK(st, cgpu_check_max_inst(25, 0, 0) == CGPU_OK);
+	CHECK(st, cgpu_check_max_inst(26, 0, 0) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_max_inst(3, 4, 0) == CGPU_RC_BUSY);
+	CHECK(st, cgpu_check_max_inst(3, 1, 4) == CGPU_RC_BUSY);
+	CHECK(st, cgpu_check_max_inst(4, 4, 4) == CGPU_OK);
+
+	CHECK(st, cgpu_check_policy(0) == CGPU_OK && cgpu_check_policy(5) == CGPU_OK);
+	CHECK(st, cgpu_check_policy(6) == CGPU_RC_INVAL && cgpu_check_policy(~0ULL) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_prio_ratio(19) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_prio_ratio(20) == CGPU_OK && cgpu_check_prio_ratio(99) == CGPU_OK);
+	CHECK(st, cgpu_check_prio_ratio(100) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_flag(0) == CGPU_OK && cgpu_check_flag(1) == CGPU_OK);
+	CHECK(st, cgpu_check_flag(2) == CGPU_RC_INVAL);
+
+	/* max_inst 16: one instance of weight 1 present, 15 free. */
+	CHECK(st, cgpu_check_weight(16, 1, 1, 16) == CGPU_OK);
+	CHECK(st, cgpu_check_weight(17, 1, 1, 16) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_weight(16, 1, 2, 16) == CGPU_RC_NOSPC);
+	CHECK(st, cgpu_check_weight(15, 1, 2, 16) == CGPU_OK);
+	CHECK(st, cgpu_check_weight(0, 1, 16, 16) == CGPU_OK);
+	CHECK(st, cgpu_check_weight(1, 2, 1, 16) == CGPU_RC_NOSPC);	/* inconsistent */
+
+	CHECK(st, cgpu_check_add(1, 0, 0, 1) == CGPU_OK);
+	CHECK(st, cgpu_check_add(1, 1, 1, 1) == CGPU_RC_NOSPC);
+	CHECK(st, cgpu_check_add(0, 1, 1, 2) == CGPU_OK);
+	CHECK(st, cgpu_check_add(2, 1, 1, 2) == CGPU_RC_NOSPC);
+	CHECK(st, cgpu_check_add(3, 0, 0, 2) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_check_add(0, 2, 0, 2) == CGPU_RC_NOSPC);	/* count, not weight */
+	CHECK(st, cgpu_check_add(~0ULL, 0, 0, 25) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_default_weight(15, 16) == 1 && cgpu_default_weight(16, 16) == 0);
+}
+
+int cgpu_lib_selftest(void (*fail)(void *ctx, const char *what, int line), void *ctx)
+{
+	struct st st = { fail, ctx, 0 };
+
+	test_values(&st);
+	test_cmds(&st);
+	test_cgroup_ids(&st);
+	test_rules(&st);
+	return st.failed;
+}

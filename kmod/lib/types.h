@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Types, limits and result codes of cgpu_km's pure logic. The files under lib/ include
+ * nothing but each other, so the same objects build into the module and into the
+ * user-space unit tests and fuzz target; the kernel glue maps cgpu_rc to errno.
+ */
+#ifndef CGPU_LIB_TYPES_H
+#define CGPU_LIB_TYPES_H
+
+typedef unsigned long long cgpu_u64;
+typedef unsigned int cgpu_u32;
+typedef unsigned char cgpu_u8;
+
+enum cgpu_rc {
+	CGPU_OK = 0,
+	CGPU_RC_INVAL,	/* malformed or out of range */
+	CGPU_RC_RANGE,	/* index outside what the caller owns */
+	CGPU_RC_NOMEM,	/* the charge would pass memsize */
+	CGPU_RC_NOSPC,	/* weight or instance count past max_inst */
+	CGPU_RC_BUSY,	/* a limit below what is in use */
+	CGPU_RC_NODEV,	/* no such GPU */
+};
+
+#define CGPU_MAX_BYTES		0x7fffffffffffffffULL	/* sizes travel as signed 64 in Go */
+#define CGPU_MAX_INST_MIN	1u
+#define CGPU_MAX_INST_MAX	25u
+#define CGPU_MAX_INST_DEFAULT	16u
+#define CGPU_POLICY_MAX		5u
+#define CGPU_POLICY_DEFAULT	1u
+#define CGPU_PRIO_RATIO_MIN	20u
+#define CGPU_PRIO_RATIO_MAX	99u
+#define CGPU_PRIO_RATIO_DEFAULT	30u
+#define CGPU_FULL_ID_LEN	64	/* a Docker container id in hex */
+#define CGPU_SHORT_ID_LEN	12	/* the name of an instance (= CGPU_ID_LEN of the ABI) */
+#define CGPU_UUID_BYTES		16
+
+#endif

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cgpu_km: per-container GPU memory budgets and the control tree for sharing one
+ * NVIDIA GPU between containers (an open reproduction of Alibaba Cloud's cGPU).
+ */
+#include <linux/init.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include "cgpu.h"
+
+struct cgpu_km cgpu = {
+	.ctl_mutex = __MUTEX_INITIALIZER(cgpu.ctl_mutex),
+	.reg_lock = __MUTEX_INITIALIZER(cgpu.reg_lock),
+};
+
+static unsigned int ngpus = 1;
+module_param(ngpus, uint, 0444);
+MODULE_PARM_DESC(ngpus, "number of GPUs on the node, 1.." __stringify(CGPU_MAX_GPUS));
+
+static bool selftest;
+module_param(selftest, bool, 0444);
+MODULE_PARM_DESC(selftest, "run the parser and ledger self-test at load");
+
+static int __init cgpu_init(void)
+{
+	int err;
+
+	if (ngpus < 1 || ngpus > CGPU_MAX_GPUS) {
+		pr_err("cgpu_km: ngpus=%u is outside 1..%d\n", ngpus, CGPU_MAX_GPUS);
+		return -EINVAL;
+	}
+	if (selftest) {
+		err = cgpu_selftest();
+		if (err)
+			return err;
+	}
+	err = cgpu_registry_init(ngpus);
+	if (err)
+		return err;
+	err = cgpu_chardev_init();
+	if (err)
+		goto registry;
+	err = cgpu_procfs_init();
+	if (err)
+		goto chardev;
+	pr_info("cgpu_km %s: %u GPU(s), /dev/cgpu major %u\n", CGPU_KM_VERSION, ngpus,
+		cgpu.major);
+	return 0;
+chardev:
+	cgpu_chardev_exit();
+registry:
+	cgpu_registry_exit();
+	return err;
+}
+
+static void __exit cgpu_exit(void)
+{
+	/* procfs first: once it is gone no command can add an instance behind us. */
+	cgpu_procfs_exit();
+	cgpu_chardev_exit();
+	cgpu_registry_exit();
+	pr_info("cgpu_km: unloaded\n");
+}
+
+module_init(cgpu_init);
+module_exit(cgpu_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("cgpu: per-container GPU memory limits and compute shares");
+MODULE_VERSION(CGPU_KM_VERSION);

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The instance registry: inst_ctl add/del, lookup for attach, lifetime, unload pin. */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include "cgpu.h"
+#include "lib/instctl.h"
+#include "lib/rules.h"
+
+int cgpu_registry_init(unsigned int ngpus)
+{
+	unsigned int i;
+
+	cgpu.gpus = kcalloc(ngpus, sizeof(*cgpu.gpus), GFP_KERNEL);
+	if (!cgpu.gpus)
+		return -ENOMEM;
+	cgpu.ngpus = ngpus;
+	for (i = 0; i < ngpus; i++) {
+		struct cgpu_gpu *g = &cgpu.gpus[i];
+
+		g->index = i;
+		g->max_inst = CGPU_MAX_INST_DEFAULT;
+		g->policy = CGPU_POLICY_DEFAULT;
+		g->prio_ratio = CGPU_PRIO_RATIO_DEFAULT;
+		INIT_LIST_HEAD(&g->insts);
+	}
+	return 0;
+}
+
+static void cgpu_inst_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct cgpu_inst, ref));
+}
+
+static void cgpu_inst_put(struct cgpu_inst *inst)
+{
+	kref_put(&inst->ref, cgpu_inst_free);
+}
+
+static struct cgpu_inst *cgpu_find(struct cgpu_gpu *g, const char *id)
+{
+	struct cgpu_inst *inst;
+
+	lockdep_assert_held(&cgpu.reg_lock);
+	list_for_each_entry(inst, &g->insts, link)
+		if (!strcmp(inst->id, id))
+			return inst;
+	return NULL;
+}
+
+/*
+ * Instances hold one module reference between them, so rmmod says "in use" instead
+ * of dropping every container's limits; `echo 1 > upgrade` lifts it for an unload
+ * that deletes them.
+ */
+static int cgpu_update_pin(void)
+{
+	bool want = cgpu.ninst > 0 && !cgpu.upgrade;
+
+	lockdep_assert_held(&cgpu.ctl_mutex);
+	if (want == cgpu.pinned)
+		return 0;
+	if (want) {
+		if (!try_module_get(THIS_MODULE))
+			return -EBUSY;	/* already unloading */
+		pr_info("cgpu_km: instances registered: unload refused until they are deleted (or /proc/cgpu_km/upgrade is 1)\n");
+	} else {
+		module_put(THIS_MODULE);
+	}
+	cgpu.pinned = want;
+	return 0;
+}
+
+/* Takes inst off its GPU and out of procfs and drops the registry's reference. */
+static void cgpu_unregister(struct cgpu_inst *inst)
+{
+	struct cgpu_gpu *g = inst->gpu;
+
+	lockdep_assert_held(&cgpu.ctl_mutex);
+	mutex_lock(&cgpu.reg_lock);
+	list_del(&inst->link);
+	inst->listed = false;
+	g->ninst--;
+	g->weight_used -= inst->weight;
+	cgpu.ninst--;
+	mutex_unlock(&cgpu.reg_lock);
+	/* Outside reg_lock: removal waits for node handlers, which take it. */
+	cgpu_procfs_del_inst(inst);
+	cgpu_inst_put(inst);
+}
+
+/* Lists inst on its GPU if the registry allows it; reg_lock held. */
+static int cgpu_register(struct cgpu_inst *inst, const struct cgpu_cmd *cmd)
+{
+	struct cgpu_gpu *g = inst->gpu;
+	u64 weight = cmd->has & CGPU_HAS_WEIGHT ? cmd->weight :
+		     cgpu_default_weight(g->weight_used, g->max_inst);
+	enum cgpu_rc rc;
+
+	lockdep_assert_held(&cgpu.reg_lock);
+	if (cgpu_find(g, inst->id))
+		return -EEXIST;
+	inst->memsize = cmd->has & CGPU_HAS_MEMSIZE ? cmd->memsize : cgpu.default_memsize;
+	if (inst->memsize == 0)
+		return -EINVAL;	/* no memsize given and no default_memsize set */
+	rc = cgpu_check_add(weight, g->ninst, g->weight_used, g->max_inst);
+	if (rc)
+		return cgpu_errno(rc);
+	inst->weight = (u32)weight;	/* at most max_inst now */
+	list_add_tail(&inst->link, &g->insts);
+	inst->listed = true;
+	g->ninst++;
+	g->weight_used += inst->weight;
+	cgpu.ninst++;
+	return 0;
+}
+
+static int cgpu_inst_add(const struct cgpu_cmd *cmd)
+{
+	struct cgpu_inst *inst;
+	int err;
+
+	inst = kzalloc(sizeof(*inst), GFP_KERNEL);
+	if (!inst)
+		return -ENOMEM;
+	kref_init(&inst->ref);
+	inst->gpu = &cgpu.gpus[cmd->gpu];
+	strscpy(inst->id, cmd->id, sizeof(inst->id));
+	if (cmd->has & CGPU_HAS_UUID)
+		memcpy(inst->uuid, cmd->uuid, sizeof(inst->uuid));
+	inst->highprio = cmd->highprio;
+	spin_lock_init(&inst->lock);
+	INIT_LIST_HEAD(&inst->holdings);
+
+	mutex_lock(&cgpu.reg_lock);
+	err = cgpu_register(inst, cmd);
+	mutex_unlock(&cgpu.reg_lock);
+	if (err) {
+		kfree(inst);
+		return err;
+	}
+	err = cgpu_update_pin();
+	if (!err)
+		err = cgpu_procfs_add_inst(inst);
+	if (err) {
+		cgpu_unregister(inst);
+		cgpu_update_pin();
+	}
+	return err;
+}
+
+static int cgpu_inst_del(const struct cgpu_cmd *cmd)
+{
+	struct cgpu_inst *inst;
+
+	mutex_lock(&cgpu.reg_lock);
+	inst = cgpu_find(&cgpu.gpus[cmd->gpu], cmd->id);
+	mutex_unlock(&cgpu.reg_lock);
+	if (!inst)
+		return -ENOENT;
+	cgpu_unregister(inst);
+	return cgpu_update_pin();
+}
+
+int cgpu_inst_ctl(const char *buf, size_t len)
+{
+	struct cgpu_cmd cmd;
+	int err;
+
+	if (cgpu_parse_cmd(buf, len, &cmd) != CGPU_OK)
+		return -EINVAL;
+	if (cmd.gpu >= cgpu.ngpus)
+		return -ENODEV;
+	mutex_lock(&cgpu.ctl_mutex);
+	err = cmd.op == CGPU_CMD_ADD ? cgpu_inst_add(&cmd) : cgpu_inst_del(&cmd);
+	mutex_unlock(&cgpu.ctl_mutex);
+	return err;
+}
+
+int cgpu_set_upgrade(bool on)
+{
+	bool old;
+	int err;
+
+	mutex_lock(&cgpu.ctl_mutex);
+	old = cgpu.upgrade;
+	cgpu.upgrade = on;
+	err = cgpu_update_pin();
+	if (err)
+		cgpu.upgrade = old;
+	mutex_unlock(&cgpu.ctl_mutex);
+	return err;
+}
+
+int cgpu_attach(const char *id, pid_t pid, struct cgpu_attachment *att)
+{
+	struct cgpu_holding *spare[CGPU_MAX_GPUS] = { NULL };
+	unsigned int i;
+
+	/* One holding per GPU the container could be on, allocated before any lock. */
+	for (i = 0; i < cgpu.ngpus; i++) {
+		spare[i] = kzalloc(sizeof(*spare[i]), GFP_KERNEL);
+		if (!spare[i])
+			goto nomem;
+	}
+	att->n = 0;
+	strscpy(att->id, id, sizeof(att->id));
+	mutex_lock(&cgpu.reg_lock);
+	for (i = 0; i < cgpu.ngpus; i++) {
+		struct cgpu_inst *inst = cgpu_find(&cgpu.gpus[i], id);
+		struct cgpu_slot *s;
+
+		if (!inst)
+			continue;
+		s = &att->slots[att->n];
+		s->inst = inst;
+		s->h = spare[att->n];
+		spare[att->n++] = NULL;
+		s->h->pid = pid;
+		kref_get(&inst->ref);
+		cgpu_ledger_link(inst, s->h);
+	}
+	mutex_unlock(&cgpu.reg_lock);
+	for (i = 0; i < cgpu.ngpus; i++)
+		kfree(spare[i]);
+	return att->n ? 0 : -ENOENT;
+nomem:
+	while (i--)
+		kfree(spare[i]);
+	return -ENOMEM;
+}
+
+void cgpu_detach(struct cgpu_attachment *att)
+{
+	unsigned int i;
+
+	for (i = 0; i < att->n; i++) {
+		cgpu_ledger_unlink(att->slots[i].inst, att->slots[i].h);
+		kfree(att->slots[i].h);
+		cgpu_inst_put(att->slots[i].inst);
+	}
+	att->n = 0;
+}
+
+void cgpu_registry_exit(void)
+{
+	unsigned int i, n = cgpu.ninst;
+
+	mutex_lock(&cgpu.ctl_mutex);
+	for (i = 0; i < cgpu.ngpus; i++)
+		while (!list_empty(&cgpu.gpus[i].insts))
+			cgpu_unregister(list_first_entry(&cgpu.gpus[i].insts,
+							 struct cgpu_inst, link));
+	mutex_unlock(&cgpu.ctl_mutex);
+	if (n)
+		pr_info("cgpu_km: unloading: deleted %u instance(s) (upgrade was 1)\n", n);
+	kfree(cgpu.gpus);
+	cgpu.gpus = NULL;
+}

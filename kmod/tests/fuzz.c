@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * libFuzzer target for every parser that reads bytes a user wrote. Besides not
+ * crashing, each accepted input must mean what the contract says it means.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../lib/cgroup_id.h"
+#include "../lib/instctl.h"
+#include "../lib/num.h"
+
+#define REQUIRE(c) do { if (!(c)) { fprintf(stderr, "violated: %s\n", #c); abort(); } } while (0)
+
+static void value(const char *d, size_t n)
+{
+	char again[32];
+	cgpu_u64 v;
+
+	if (cgpu_parse_value(d, n, &v) != CGPU_OK)
+		return;
+	/* Whatever was accepted prints back to a form that parses to the same number. */
+	snprintf(again, sizeof(again), "%llu\n", v);
+	REQUIRE(cgpu_parse_value(again, strlen(again), &v) == CGPU_OK);
+	REQUIRE(strtoull(again, NULL, 10) == v);
+}
+
+static void command(const char *d, size_t n)
+{
+	struct cgpu_cmd c;
+
+	if (cgpu_parse_cmd(d, n, &c) != CGPU_OK)
+		return;
+	REQUIRE(n <= CGPU_CMD_MAX_LEN);
+	REQUIRE(c.op == CGPU_CMD_ADD || c.op == CGPU_CMD_DEL);
+	REQUIRE(strlen(c.id) == CGPU_SHORT_ID_LEN && memmem(d, n, c.id, CGPU_SHORT_ID_LEN));
+	REQUIRE(c.op == CGPU_CMD_ADD || c.has == 0);
+	REQUIRE(!(c.has & CGPU_HAS_MEMSIZE) || (c.memsize >= 1 && c.memsize <= CGPU_MAX_BYTES));
+	REQUIRE(c.highprio <= 1);
+}
+
+static void cgroup(const char *d, size_t n)
+{
+	char id[CGPU_FULL_ID_LEN + 1];
+
+	if (!cgpu_cgroup_container_id(d, n, id))
+		return;
+	REQUIRE(strlen(id) == CGPU_FULL_ID_LEN && memmem(d, n, id, CGPU_FULL_ID_LEN));
+	for (int i = 0; i < CGPU_FULL_ID_LEN; i++)
+		REQUIRE(cgpu_is_lower_hex(id[i]));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* A private copy, so reading one byte past size is caught by ASan. */
+	char *d = malloc(size ? size : 1);
+
+	memcpy(d, data, size);
+	value(d, size);
+	command(d, size);
+	cgroup(d, size);
+	free(d);
+	return 0;
+}
