@@ -206,7 +206,7 @@ static void test_cgroup_ids(struct st *st)
 	}
 	/* NULs inside the length are data, never a terminator to match (found by fuzzing). */
 	CHECK(st, cgpu_cgroup_container_id("/docker-" ID64 ".scope\0\0", 80, out) == 0);
-	CHECK(st, cgpu_parse_cmd("add\0\0 0 0123456789ab", 21, &c) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_parse_cmd("add\0\0 0 0123456789ab", 20, &c) == CGPU_RC_INVAL);
 	/* Docker in Docker: the innermost container is the caller's. */
 	CHECK(st, cgpu_cgroup_container_id(inner, slen(inner), out) == 1);
 	CHECK(st, out[0] == 'f' && out[63] == '0');
