@@ -1,0 +1,151 @@
+package procfs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// File names of the tree (SPEC.md).
+const (
+	fileDefaultMemsize = "default_memsize"
+	fileInstCtl        = "inst_ctl"
+	fileUpgrade        = "upgrade"
+	fileVersion        = "version"
+	fileFreeWeight     = "free_weight"
+	fileMajor          = "major"
+	fileID             = "id"
+	fileMeminfo        = "meminfo"
+)
+
+// readTree reads every value of the tree at root. Both backends share the layout, so
+// both read the same way; entries starting with a dot are the directory backend's
+// half-written instances and are skipped.
+func readTree(root string) (*State, error) {
+	st := &State{}
+	var err error
+	if st.DefaultMemsize, err = readUint(filepath.Join(root, fileDefaultMemsize)); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		idx, err := strconv.Atoi(e.Name())
+		if err != nil || idx < 0 || !e.IsDir() || strconv.Itoa(idx) != e.Name() {
+			continue
+		}
+		g, err := readGPU(filepath.Join(root, e.Name()), idx)
+		if err != nil {
+			return nil, err
+		}
+		st.GPUs = append(st.GPUs, g)
+	}
+	sort.Slice(st.GPUs, func(i, j int) bool { return st.GPUs[i].Index < st.GPUs[j].Index })
+	return st, nil
+}
+
+func readGPU(dir string, idx int) (GPUState, error) {
+	g := GPUState{Index: idx}
+	for _, f := range []struct {
+		name string
+		dst  *int
+	}{{string(KeyMaxInst), &g.MaxInst}, {string(KeyPolicy), &g.Policy}, {string(KeyPrioRatio), &g.PrioRatio},
+		{fileFreeWeight, &g.FreeWeight}, {fileMajor, &g.Major}} {
+		v, err := readInt(filepath.Join(dir, f.name))
+		if err != nil {
+			return g, err
+		}
+		*f.dst = v
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return g, err
+	}
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		in, err := readInstance(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return g, err
+		}
+		g.Instances = append(g.Instances, in)
+	}
+	return g, nil
+}
+
+func readInstance(dir string) (Instance, error) {
+	in := Instance{ID: filepath.Base(dir)}
+	var err error
+	if in.Memsize, err = readUint(filepath.Join(dir, string(KeyMemsize))); err != nil {
+		return in, err
+	}
+	if in.Weight, err = readInt(filepath.Join(dir, string(KeyWeight))); err != nil {
+		return in, err
+	}
+	hp, err := readInt(filepath.Join(dir, string(KeyHighPrio)))
+	in.HighPrio = hp == 1
+	return in, err
+}
+
+func readValue(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func readUint(path string) (uint64, error) {
+	s, err := readValue(path)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseUint(s, 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a number of bytes", path, s)
+	}
+	return v, nil
+}
+
+func readInt(path string) (int, error) {
+	s, err := readValue(path)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a number", path, s)
+	}
+	return v, nil
+}
+
+// readHeld sums the PID lines of a meminfo file: the memory an instance's processes hold.
+func readHeld(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var held uint64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var pid int
+		var mem uint64
+		if n, _ := fmt.Sscanf(sc.Text(), "PID: %d Mem: %d", &pid, &mem); n == 2 {
+			held += mem
+		}
+	}
+	return held, sc.Err()
+}
