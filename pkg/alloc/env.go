@@ -1,0 +1,127 @@
+// Package alloc is the container environment contract of SPEC.md in one place: it parses
+// the cgpu variables into an Intent, and turns an Intent, the node's GPUs and the current
+// /proc/cgpu_km state into a validated Plan (which GPUs, bytes per GPU, weight, priority).
+// The docker plugin and the OCI runtime both decide through it, so a container registers
+// the same way whichever of the two saw it first.
+package alloc
+
+import (
+	"strconv"
+	"strings"
+)
+
+// The variables of SPEC.md.
+const (
+	EnvDisable       = "CGPU_DISABLE"
+	EnvMemDev        = "ALIYUN_COM_GPU_MEM_DEV"
+	EnvMemContainer  = "ALIYUN_COM_GPU_MEM_CONTAINER"
+	EnvVisible       = "ALIYUN_COM_GPU_VISIBLE_DEVICES"
+	EnvWeight        = "ALIYUN_COM_GPU_SCHD_WEIGHT"
+	EnvHighPrio      = "ALIYUN_COM_GPU_HIGH_PRIO"
+	EnvNvidiaVisible = "NVIDIA_VISIBLE_DEVICES"
+)
+
+// Intent is what a container's environment asks for, before it meets the node.
+type Intent struct {
+	// Off, when not empty, says why cGPU does not apply to the container.
+	Off string
+	// Mem is ALIYUN_COM_GPU_MEM_CONTAINER in GiB, one entry per visible GPU position, the
+	// last repeating; nil when not set (default_memsize then decides).
+	Mem []uint64
+	// MemDev is ALIYUN_COM_GPU_MEM_DEV in GiB; 0 when not set (each GPU's own size).
+	MemDev uint64
+	GPUs   Selection
+	// Weight is ALIYUN_COM_GPU_SCHD_WEIGHT; 0 when not set.
+	Weight   int
+	HighPrio bool
+}
+
+// EnvMap turns KEY=VALUE entries into a map; a later entry overrides an earlier one, as
+// docker's own merging of --env-file and -e does. An entry without "=" has no value.
+func EnvMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+// ParseEnv reads the cgpu variables of a container environment. CGPU_DISABLE and a zero
+// memory entry switch cGPU off before anything else is read, so a container that opts out
+// is never refused over variables it does not use.
+func ParseEnv(env map[string]string) (Intent, error) {
+	var in Intent
+	if v, ok := env[EnvDisable]; ok && v != "" {
+		off, err := strconv.ParseBool(v)
+		if err != nil {
+			return in, valueErr(EnvDisable, v, "not a boolean (want true or false)")
+		}
+		if off {
+			in.Off = EnvDisable + "=" + v
+			return in, nil
+		}
+	}
+	if v, ok := env[EnvMemContainer]; ok {
+		mem, err := parseMemList(v)
+		if err != nil {
+			return in, err
+		}
+		for _, m := range mem {
+			if m == 0 {
+				in.Off = EnvMemContainer + "=" + strconv.Quote(v) + " (0 or empty disables cGPU)"
+				return in, nil
+			}
+		}
+		in.Mem = mem
+	}
+	var err error
+	if v := env[EnvMemDev]; v != "" {
+		if in.MemDev, err = parseWhole(EnvMemDev, v, 1); err != nil {
+			return in, err
+		}
+	}
+	if v := env[EnvWeight]; v != "" {
+		w, err := parseWhole(EnvWeight, v, 1)
+		if err != nil {
+			return in, err
+		}
+		in.Weight = int(w)
+	}
+	switch v := env[EnvHighPrio]; v {
+	case "", "0":
+	case "1":
+		in.HighPrio = true
+	default:
+		return in, valueErr(EnvHighPrio, v, "not 0 or 1")
+	}
+	in.GPUs, err = parseVisible(env)
+	if err != nil {
+		return in, err
+	}
+	if in.GPUs.Mode == SelectNone {
+		in.Off = EnvNvidiaVisible + "=" + strconv.Quote(in.GPUs.From) + " gives the container no GPU"
+	}
+	return in, nil
+}
+
+// parseVisible picks the GPUs the environment names: ALIYUN_COM_GPU_VISIBLE_DEVICES
+// first, then NVIDIA_VISIBLE_DEVICES (as nvidia images set it), else one GPU placed by
+// the node (ours: a container that asks for memory gets a GPU to hold it).
+func parseVisible(env map[string]string) (Selection, error) {
+	if v := env[EnvVisible]; v != "" {
+		items, err := parseDeviceList(EnvVisible, v)
+		return Selection{Mode: SelectList, List: items, From: EnvVisible + "=" + plain(v)}, err
+	}
+	v, ok := env[EnvNvidiaVisible]
+	switch {
+	case !ok:
+		return Selection{Mode: SelectCount, Count: 1, From: "one GPU by default"}, nil
+	case v == "all":
+		return Selection{Mode: SelectAll, From: EnvNvidiaVisible + "=all"}, nil
+	case v == "" || v == "none" || v == "void":
+		return Selection{Mode: SelectNone, From: v}, nil
+	}
+	items, err := parseDeviceList(EnvNvidiaVisible, v)
+	return Selection{Mode: SelectList, List: items, From: EnvNvidiaVisible + "=" + plain(v)}, err
+}
