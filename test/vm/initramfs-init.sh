@@ -25,4 +25,6 @@ mount -t tmpfs -o mode=0755 run /newroot/run
 mkdir -p /newroot/run/cgpu-vm
 mount -t 9p -o "$opts" cgpuctl /newroot/run/cgpu-vm || die "mounting the control share failed"
 umount /proc /sys /dev
-exec chroot /newroot /bin/sh /run/cgpu-vm/guest.sh
+# switch_root, not chroot: in a chroot the kernel refuses new user namespaces, and
+# runc's pivot_root needs a root that is a real mount.
+exec switch_root /newroot /bin/sh /run/cgpu-vm/guest.sh

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * kt ops [-c CGROUP] OP...: one process working /dev/cgpu step by step, so shell
+ * tests can put it in a cgroup, hold its charges and read meminfo meanwhile.
+ *   open | close | attach | query SLOT | charge GPU SIZE | uncharge GPU SIZE |
+ *   fill GPU STEP (charge STEP until refused) | ready | hold FILE (until FILE is gone)
+ * An op followed by =ERRNAME must fail with that errno; any other op must succeed.
+ * Prints one line per op; exits 1 at the first op whose outcome was not the expected.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "kt.h"
+
+#define KT_MAX_FDS 16
+
+struct ops {
+	int fds[KT_MAX_FDS];
+	int nfds;
+	char **argv;
+	int argc, i;
+};
+
+static const char *next_arg(struct ops *o, const char *op)
+{
+	if (o->i >= o->argc)
+		kt_die("%s: missing argument", op);
+	return o->argv[o->i++];
+}
+
+static int cur_fd(struct ops *o, const char *op)
+{
+	if (!o->nfds)
+		kt_die("%s: no open file (use open)", op);
+	return o->fds[o->nfds - 1];
+}
+
+static int op_charge(struct ops *o, const char *op, char *out, size_t len)
+{
+	uint32_t gpu = (uint32_t)kt_num(next_arg(o, op), UINT32_MAX + 1ULL);
+	uint64_t bytes = kt_size(next_arg(o, op));
+	unsigned long cmd = strcmp(op, "charge") ? CGPU_IOC_UNCHARGE : CGPU_IOC_CHARGE;
+	struct cgpu_charge c;
+	int err = kt_charge(cur_fd(o, op), cmd, gpu, bytes, &c);
+
+	if (!err)
+		snprintf(out, len, " used=%llu memsize=%llu", (unsigned long long)c.used,
+			 (unsigned long long)c.memsize);
+	return err;
+}
+
+static int op_fill(struct ops *o, const char *op, char *out, size_t len)
+{
+	uint32_t gpu = (uint32_t)kt_num(next_arg(o, op), UINT32_MAX + 1ULL);
+	uint64_t step = kt_size(next_arg(o, op)), total = 0;
+	struct cgpu_charge c;
+	int err;
+
+	while (!(err = kt_charge(cur_fd(o, op), CGPU_IOC_CHARGE, gpu, step, &c)))
+		total += step;
+	snprintf(out, len, " charged=%llu stop=%s", (unsigned long long)total, kt_errname(err));
+	return err == ENOMEM ? 0 : err;
+}
+
+static int op_query(struct ops *o, const char *op, char *out, size_t len)
+{
+	uint32_t slot = (uint32_t)kt_num(next_arg(o, op), UINT32_MAX + 1ULL);
+	struct cgpu_query q;
+	char uuid[33];
+	int err = kt_query(cur_fd(o, op), slot, &q);
+
+	if (err)
+		return err;
+	for (int i = 0; i < 16; i++)
+		snprintf(uuid + 2 * i, 3, "%02x", q.uuid[i]);
+	snprintf(out, len, " gpu=%u memsize=%llu used=%llu weight=%u highprio=%u uuid=%s",
+		 q.gpu, (unsigned long long)q.memsize, (unsigned long long)q.used, q.weight,
+		 q.flags & CGPU_QUERY_HIGHPRIO ? 1 : 0, uuid);
+	return 0;
+}
+
+static int run_op(struct ops *o, const char *op, char *out, size_t len)
+{
+	struct cgpu_attach a;
+	struct stat st;
+	int err;
+
+	if (!strcmp(op, "open")) {
+		if (o->nfds == KT_MAX_FDS)
+			kt_die("open: too many files");
+		err = kt_open(&o->fds[o->nfds]);
+		o->nfds += !err;
+		return err;
+	}
+	if (!strcmp(op, "close")) {
+		int fd = cur_fd(o, op);
+
+		o->nfds--;
+		return close(fd) ? errno : 0;
+	}
+	if (!strcmp(op, "attach")) {
+		err = kt_attach(cur_fd(o, op), &a);
+		if (!err)
+			snprintf(out, len, " id=%.12s ngpus=%u", a.id, a.ngpus);
+		return err;
+	}
+	if (!strcmp(op, "query"))
+		return op_query(o, op, out, len);
+	if (!strcmp(op, "charge") || !strcmp(op, "uncharge"))
+		return op_charge(o, op, out, len);
+	if (!strcmp(op, "fill"))
+		return op_fill(o, op, out, len);
+	if (!strcmp(op, "ready")) {
+		snprintf(out, len, " pid=%d", getpid());
+		return 0;
+	}
+	if (!strcmp(op, "hold")) {
+		const char *file = next_arg(o, op);
+
+		while (stat(file, &st) == 0)
+			usleep(10000);
+		return 0;
+	}
+	kt_die("unknown op '%s'", op);
+}
+
+int kt_ops(int argc, char **argv)
+{
+	struct ops o = { .argv = argv, .argc = argc, .i = 1 };
+	int err;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (o.i + 1 < argc && !strcmp(argv[o.i], "-c")) {
+		err = kt_join_cgroup(argv[o.i + 1]);
+		if (err)
+			kt_die("joining cgroup %s: %s", argv[o.i + 1], strerror(err));
+		o.i += 2;
+	}
+	while (o.i < argc) {
+		const char *op = argv[o.i++], *want = "OK";
+		char out[256] = "";
+
+		err = run_op(&o, op, out, sizeof(out));
+		if (o.i < argc && argv[o.i][0] == '=')
+			want = argv[o.i++] + 1;
+		printf("%s %s%s\n", op, kt_errname(err), out);
+		if (strcmp(want, kt_errname(err))) {
+			printf("MISMATCH: %s wanted %s, got %s\n", op, want, kt_errname(err));
+			return 1;
+		}
+	}
+	return 0;
+}

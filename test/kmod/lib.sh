@@ -1,0 +1,60 @@
+# Shared helpers of the kernel suite (sourced; runs as root inside the test VM).
+KT=$PWD/test/kmod/build/kt
+KO=$PWD/kmod/cgpu_km.ko
+P=/proc/cgpu_km
+CG=/sys/fs/cgroup
+T=$(basename "${BASH_SOURCE[1]}" .sh)
+fails=0 checks=0
+
+ok() { checks=$((checks + 1)); }
+bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL [$T] $*"; }
+# eq WHAT GOT WANT
+eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
+# has WHAT TEXT PATTERN (grep -E)
+has() { if grep -Eq -- "$3" <<<"$2"; then ok; else bad "$1: '$2' lacks /$3/"; fi; }
+lacks() { if grep -Eq -- "$3" <<<"$2"; then bad "$1: '$2' has /$3/"; else ok; fi; }
+finish() {
+	echo "[$T] $checks checks, $fails failed"
+	[ "$fails" = 0 ]
+}
+
+load() { insmod "$KO" "$@"; }
+unload() { ! [ -d /sys/module/cgpu_km ] || rmmod cgpu_km; }
+# One write() of DATA to PATH: prints OK or the errno name.
+wr() { "$KT" write "$1" "$2"; }
+# A deterministic 64-hex container id for a name.
+cid() { printf %s "$1" | sha256sum | cut -c1-64; }
+short() { cut -c1-12 <<<"$1"; }
+GIB=$((1 << 30))
+
+# docker_cg ID: the cgroup Docker's systemd driver makes for a container.
+docker_cg() {
+	local d=$CG/system.slice/docker-$1.scope
+	mkdir -p "$d"
+	echo "$d"
+}
+
+# start NAME KT-OPS-ARGS...: runs `kt ops ARGS... ready hold FILE` in the background and
+# waits for its ready line; its output is in $W/NAME.out, its pid in $W/NAME.pid.
+W=$(mktemp -d /tmp/kt.XXXXXX)
+start() {
+	local name=$1 i
+	shift
+	touch "$W/$name.hold"
+	"$KT" ops "$@" ready hold "$W/$name.hold" >"$W/$name.out" 2>&1 &
+	echo $! >"$W/$name.pid"
+	for i in $(seq 1 500); do
+		grep -q '^ready OK' "$W/$name.out" && return 0
+		kill -0 "$(cat "$W/$name.pid")" 2>/dev/null || break
+		sleep 0.02
+	done
+	bad "$name did not get ready: $(cat "$W/$name.out")"
+	return 1
+}
+# stop NAME: lets it exit (closing its files) and waits for it.
+stop() {
+	rm -f "$W/$1.hold"
+	wait "$(cat "$W/$1.pid")" 2>/dev/null
+}
+pidof_w() { sed -n 's/^ready OK pid=//p' "$W/$1.out"; }
+out() { cat "$W/$1.out"; }
