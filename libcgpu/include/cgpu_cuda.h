@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The subset of the CUDA driver API (cuda.h) that libcgpu hooks and the
+ * simulated GPU implements. Names, values, struct layouts and the versioned
+ * symbol names (_v2, _v3, _ptsz) are those of NVIDIA's cuda.h; the CUDA
+ * toolkit is not needed to build. Only the exported symbol names are used
+ * here (no cuMemAlloc -> cuMemAlloc_v2 macros), so every call names the ABI
+ * entry point it binds to.
+ */
+#ifndef CGPU_CUDA_H
+#define CGPU_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint32_t cuuint32_t;
+typedef uint64_t cuuint64_t;
+typedef unsigned long long CUdeviceptr;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUarray_st *CUarray;
+typedef struct CUmipmappedArray_st *CUmipmappedArray;
+typedef struct CUevent_st *CUevent;
+typedef struct CUstream_st *CUstream;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef unsigned long long CUmemGenericAllocationHandle;
+
+typedef struct CUuuid_st {
+	char bytes[16];
+} CUuuid;
+
+typedef enum cudaError_enum {
+	CUDA_SUCCESS = 0,
+	CUDA_ERROR_INVALID_VALUE = 1,
+	CUDA_ERROR_OUT_OF_MEMORY = 2,
+	CUDA_ERROR_NOT_INITIALIZED = 3,
+	CUDA_ERROR_DEINITIALIZED = 4,
+	CUDA_ERROR_NO_DEVICE = 100,
+	CUDA_ERROR_INVALID_DEVICE = 101,
+	CUDA_ERROR_INVALID_IMAGE = 200,
+	CUDA_ERROR_INVALID_CONTEXT = 201,
+	CUDA_ERROR_INVALID_HANDLE = 400,
+	CUDA_ERROR_NOT_FOUND = 500,
+	CUDA_ERROR_NOT_READY = 600,
+	CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+	CUDA_ERROR_NOT_PERMITTED = 800,
+	CUDA_ERROR_NOT_SUPPORTED = 801,
+	CUDA_ERROR_UNKNOWN = 999
+} CUresult;
+
+typedef enum CUdevice_attribute_enum {
+	CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+	CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+	CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+	CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+	CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34,
+	CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
+	CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50,
+	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+	CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83,
+	CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
+	CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102,
+	CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
+} CUdevice_attribute;
+
+/* cuGetProcAddress flags and symbol status. */
+#define CU_GET_PROC_ADDRESS_DEFAULT 0
+#define CU_GET_PROC_ADDRESS_LEGACY_STREAM (1ULL << 0)
+#define CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (1ULL << 1)
+typedef enum CUdriverProcAddressQueryResult_enum {
+	CU_GET_PROC_ADDRESS_SUCCESS = 0,
+	CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+	CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+} CUdriverProcAddressQueryResult;
+
+#define CU_STREAM_LEGACY ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+#define CU_STREAM_DEFAULT 0x0
+#define CU_STREAM_NON_BLOCKING 0x1
+#define CU_EVENT_DEFAULT 0x0
+#define CU_EVENT_DISABLE_TIMING 0x2
+#define CU_MEM_ATTACH_GLOBAL 0x1
+
+typedef enum CUarray_format_enum {
+	CU_AD_FORMAT_UNSIGNED_INT8 = 0x01,
+	CU_AD_FORMAT_UNSIGNED_INT16 = 0x02,
+	CU_AD_FORMAT_UNSIGNED_INT32 = 0x03,
+	CU_AD_FORMAT_SIGNED_INT8 = 0x08,
+	CU_AD_FORMAT_SIGNED_INT16 = 0x09,
+	CU_AD_FORMAT_SIGNED_INT32 = 0x0a,
+	CU_AD_FORMAT_HALF = 0x10,
+	CU_AD_FORMAT_FLOAT = 0x20
+} CUarray_format;
+
+typedef struct CUDA_ARRAY_DESCRIPTOR_st {
+	size_t Width;
+	size_t Height;
+	CUarray_format Format;
+	unsigned int NumChannels;
+} CUDA_ARRAY_DESCRIPTOR;
+
+typedef struct CUDA_ARRAY3D_DESCRIPTOR_st {
+	size_t Width;
+	size_t Height;
+	size_t Depth;
+	CUarray_format Format;
+	unsigned int NumChannels;
+	unsigned int Flags;
+} CUDA_ARRAY3D_DESCRIPTOR;
+
+typedef enum CUmemAllocationType_enum {
+	CU_MEM_ALLOCATION_TYPE_INVALID = 0,
+	CU_MEM_ALLOCATION_TYPE_PINNED = 1
+} CUmemAllocationType;
+
+typedef enum CUmemAllocationHandleType_enum {
+	CU_MEM_HANDLE_TYPE_NONE = 0,
+	CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
+} CUmemAllocationHandleType;
+
+typedef enum CUmemLocationType_enum {
+	CU_MEM_LOCATION_TYPE_INVALID = 0,
+	CU_MEM_LOCATION_TYPE_DEVICE = 1
+} CUmemLocationType;
+
+typedef enum CUmemAccess_flags_enum {
+	CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
+	CU_MEM_ACCESS_FLAGS_PROT_READ = 0x1,
+	CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3
+} CUmemAccess_flags;
+
+typedef enum CUmemAllocationGranularity_flags_enum {
+	CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0x0,
+	CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 0x1
+} CUmemAllocationGranularity_flags;
+
+typedef struct CUmemLocation_st {
+	CUmemLocationType type;
+	int id;
+} CUmemLocation;
+
+typedef struct CUmemAllocationProp_st {
+	CUmemAllocationType type;
+	CUmemAllocationHandleType requestedHandleTypes;
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+
+typedef struct CUmemAccessDesc_st {
+	CUmemLocation location;
+	CUmemAccess_flags flags;
+} CUmemAccessDesc;
+
+typedef struct CUmemPoolProps_st {
+	CUmemAllocationType allocType;
+	CUmemAllocationHandleType handleTypes;
+	CUmemLocation location;
+	void *win32SecurityAttributes;
+	size_t maxSize;
+	unsigned short usage;
+	unsigned char reserved[54];
+} CUmemPoolProps;
+
+typedef enum CUmemPool_attribute_enum {
+	CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES = 1,
+	CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC = 2,
+	CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3,
+	CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
+	CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5,
+	CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH = 6,
+	CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7,
+	CU_MEMPOOL_ATTR_USED_MEM_HIGH = 8
+} CUmemPool_attribute;
+
+typedef enum CUexecAffinityType_enum {
+	CU_EXEC_AFFINITY_TYPE_SM_COUNT = 0
+} CUexecAffinityType;
+
+typedef struct CUexecAffinityParam_st {
+	CUexecAffinityType type;
+	union {
+		struct {
+			unsigned int val;
+		} smCount;
+	} param;
+} CUexecAffinityParam;
+
+/* Initialisation, version, errors, entry points. */
+CUresult cuInit(unsigned int Flags);
+CUresult cuDriverGetVersion(int *driverVersion);
+CUresult cuGetErrorString(CUresult error, const char **pStr);
+CUresult cuGetErrorName(CUresult error, const char **pStr);
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+			  cuuint64_t flags);
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+			     cuuint64_t flags,
+			     CUdriverProcAddressQueryResult *symbolStatus);
+
+/* Devices. */
+CUresult cuDeviceGetCount(int *count);
+CUresult cuDeviceGet(CUdevice *device, int ordinal);
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev);
+CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev);
+CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev);
+
+/* Contexts. */
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray,
+			int numParams, unsigned int flags, CUdevice dev);
+CUresult cuCtxDestroy_v2(CUcontext ctx);
+CUresult cuCtxSetCurrent(CUcontext ctx);
+CUresult cuCtxGetCurrent(CUcontext *pctx);
+CUresult cuCtxPushCurrent_v2(CUcontext ctx);
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx);
+CUresult cuCtxGetDevice(CUdevice *device);
+CUresult cuCtxSynchronize(void);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+				    int *active);
+
+/* Linear memory. */
+CUresult cuMemGetInfo_v2(size_t *free, size_t *total);
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
+			    size_t WidthInBytes, size_t Height,
+			    unsigned int ElementSizeBytes);
+CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
+			   unsigned int flags);
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost,
+			 size_t ByteCount);
+CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice,
+			 size_t ByteCount);
+CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N);
+CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost,
+			      size_t ByteCount);
+CUresult cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice,
+			      size_t ByteCount);
+CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N);
+
+/* Stream-ordered allocator and pools. */
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev);
+CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev);
+CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps);
+CUresult cuMemPoolDestroy(CUmemoryPool pool);
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+			       void *value);
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+			       void *value);
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+			      CUstream hStream);
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
+				 CUmemoryPool pool, CUstream hStream);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+				      CUmemoryPool pool, CUstream hStream);
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
+
+/* Virtual memory management. */
+CUresult cuMemGetAllocationGranularity(size_t *granularity,
+				       const CUmemAllocationProp *prop,
+				       CUmemAllocationGranularity_flags option);
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+		     const CUmemAllocationProp *prop, unsigned long long flags);
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle);
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment,
+			     CUdeviceptr addr, unsigned long long flags);
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size);
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+		  CUmemGenericAllocationHandle handle, unsigned long long flags);
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size);
+CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
+			const CUmemAccessDesc *desc, size_t count);
+
+/* Arrays. */
+CUresult cuArrayCreate_v2(CUarray *pHandle,
+			  const CUDA_ARRAY_DESCRIPTOR *pAllocateArray);
+CUresult cuArray3DCreate_v2(CUarray *pHandle,
+			    const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray);
+CUresult cuArrayDestroy(CUarray hArray);
+CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
+				const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,
+				unsigned int numMipmapLevels);
+CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray);
+
+/* Modules, launches, streams, events. */
+CUresult cuModuleLoadData(CUmodule *module, const void *image);
+CUresult cuModuleUnload(CUmodule hmod);
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
+			     const char *name);
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
+			unsigned int gridDimY, unsigned int gridDimZ,
+			unsigned int blockDimX, unsigned int blockDimY,
+			unsigned int blockDimZ, unsigned int sharedMemBytes,
+			CUstream hStream, void **kernelParams, void **extra);
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
+			     unsigned int gridDimY, unsigned int gridDimZ,
+			     unsigned int blockDimX, unsigned int blockDimY,
+			     unsigned int blockDimZ, unsigned int sharedMemBytes,
+			     CUstream hStream, void **kernelParams,
+			     void **extra);
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags);
+CUresult cuStreamDestroy_v2(CUstream hStream);
+CUresult cuStreamSynchronize(CUstream hStream);
+CUresult cuStreamSynchronize_ptsz(CUstream hStream);
+CUresult cuStreamQuery(CUstream hStream);
+CUresult cuStreamQuery_ptsz(CUstream hStream);
+CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
+			   unsigned int Flags);
+CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent,
+				unsigned int Flags);
+CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags);
+CUresult cuEventDestroy_v2(CUevent hEvent);
+CUresult cuEventRecord(CUevent hEvent, CUstream hStream);
+CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream);
+CUresult cuEventQuery(CUevent hEvent);
+CUresult cuEventSynchronize(CUevent hEvent);
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart,
+			    CUevent hEnd);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CGPU_CUDA_H */

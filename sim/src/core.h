@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* What the simulated driver's parts share inside one process. */
+#ifndef SIM_CORE_H
+#define SIM_CORE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "cgpu_cuda.h"
+#include "devices.h"
+#include "ptrmap.h"
+#include "state.h"
+
+#define SIM_API __attribute__((visibility("default")))
+/* The driver version the simulator's API matches: Debian's 535 / CUDA 12.2. */
+#define SIM_CUDA_VERSION 12020
+
+#define CTX_MAGIC 0x43545831u
+
+struct CUctx_st {
+	uint32_t magic;
+	int ordinal;
+	int phys;
+	int primary;
+	int refs;		/* primary contexts: retain count */
+	uint64_t last_end;	/* when all work queued in this context ends */
+	uint64_t null_tail;	/* the NULL stream's last work end */
+};
+
+struct sim_proc {
+	pthread_mutex_t lock;	/* guards this struct and the sim's objects */
+	int initialized;
+	struct sim_view view;
+	struct CUctx_st primary[SIM_MAX_GPUS];
+};
+
+extern struct sim_proc g_sim;
+
+/* Memory the process holds, keyed by device pointer or handle. */
+enum sim_kind { SIM_LINEAR = 1, SIM_MANAGED, SIM_POOLED, SIM_ARRAY };
+extern struct ptrmap g_sim_mem;
+
+CUresult sim_check_init(void);
+CUresult sim_device(CUdevice dev, int *phys);
+CUresult sim_current(struct CUctx_st **ctx);
+CUresult sim_valid_ctx(struct CUctx_st *ctx);
+/* Frees everything a context holds (destroy or primary reset). */
+void sim_free_ctx_memory(struct CUctx_st *ctx);
+
+/* Device timeline. */
+uint64_t sim_launch(int phys, uint64_t not_before, uint64_t dur_ns);
+void sim_wait_until(uint64_t t);
+/* At synchronisation points pools hand memory above their release
+ * threshold back to the device, as the real driver does. */
+void sim_pools_trim_on_sync(void);
+
+#endif

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Modules, kernel launches, streams and events on the device timeline.
+ *
+ * Each GPU has one engine shared by every process on the node (its
+ * busy_until in the state file): a launched kernel starts when the engine,
+ * its stream and any event it waits on are all done, and occupies the
+ * engine for the time it asks. Work from different processes and
+ * containers therefore serialises as on a time-sliced GPU, and launches
+ * return at once while the work is queued.
+ *
+ * Kernels: any module image loads; its functions are the built-in
+ * "sleep_us" and "sleep_ns", whose one parameter (unsigned long long) is how
+ * long the kernel runs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core.h"
+#include "pool.h"
+
+#define MOD_MAGIC 0x4d4f4431u
+#define FN_MAGIC 0x464e4331u
+#define STREAM_MAGIC 0x53545231u
+#define EVENT_MAGIC 0x45564e31u
+
+struct CUmod_st {
+	uint32_t magic;
+};
+
+struct CUfunc_st {
+	uint32_t magic;
+	uint64_t ns_per_unit;
+};
+
+static struct CUfunc_st fn_sleep_us = { FN_MAGIC, 1000 };
+static struct CUfunc_st fn_sleep_ns = { FN_MAGIC, 1 };
+
+struct CUstream_st {
+	uint32_t magic;
+	struct CUctx_st *ctx;
+	uint64_t tail;		/* when this stream's last work ends */
+};
+
+struct CUevent_st {
+	uint32_t magic;
+	unsigned int flags;
+	int recorded;
+	uint64_t time;
+};
+
+uint64_t sim_launch(int phys, uint64_t not_before, uint64_t dur_ns)
+{
+	struct sim_gpu *g = &sim_state()->gpu[phys];
+	uint64_t start = sim_now_ns(), end;
+
+	sim_state_lock();
+	if (g->busy_until > start)
+		start = g->busy_until;
+	if (not_before > start)
+		start = not_before;
+	end = start + dur_ns;
+	g->busy_until = end;
+	g->busy_ns += dur_ns;
+	sim_state_unlock();
+	return end;
+}
+
+void sim_wait_until(uint64_t t)
+{
+	struct timespec ts = { (time_t)(t / 1000000000ULL),
+			       (long)(t % 1000000000ULL) };
+
+	while (sim_now_ns() < t &&
+	       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+SIM_API CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+	struct CUctx_st *c;
+	struct CUmod_st *m;
+	CUresult r = sim_current(&c);
+
+	if (r)
+		return r;
+	if (!module || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	m->magic = MOD_MAGIC;
+	*module = m;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuModuleUnload(CUmodule hmod)
+{
+	CUresult r = sim_check_init();
+
+	if (r)
+		return r;
+	if (!hmod || hmod->magic != MOD_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	hmod->magic = 0;
+	free(hmod);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
+				     const char *name)
+{
+	CUresult r = sim_check_init();
+
+	if (r)
+		return r;
+	if (!hfunc || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!hmod || hmod->magic != MOD_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!strcmp(name, "sleep_us"))
+		*hfunc = &fn_sleep_us;
+	else if (!strcmp(name, "sleep_ns"))
+		*hfunc = &fn_sleep_ns;
+	else
+		return CUDA_ERROR_NOT_FOUND;
+	return CUDA_SUCCESS;
+}
+
+static int is_null_stream(CUstream s)
+{
+	return !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
+}
+
+CUresult sim_stream_check(CUstream s)
+{
+	if (is_null_stream(s))
+		return CUDA_SUCCESS;
+	return s->magic == STREAM_MAGIC ? CUDA_SUCCESS :
+					  CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* The stream's context and its tail; the NULL streams are the current
+ * context's (one default stream per context in the simulator). */
+static CUresult stream_resolve(CUstream s, struct CUctx_st **ctx,
+			       uint64_t **tail)
+{
+	CUresult r;
+
+	if (is_null_stream(s)) {
+		r = sim_current(ctx);
+		if (r == CUDA_SUCCESS)
+			*tail = &(*ctx)->null_tail;
+		return r;
+	}
+	r = sim_check_init();
+	if (r == CUDA_SUCCESS)
+		r = sim_stream_check(s);
+	if (r == CUDA_SUCCESS) {
+		*ctx = s->ctx;
+		*tail = &s->tail;
+	}
+	return r;
+}
+
+static void atomic_max(uint64_t *p, uint64_t v)
+{
+	uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (old < v && !__atomic_compare_exchange_n(p, &old, v, 1,
+						       __ATOMIC_RELEASE,
+						       __ATOMIC_RELAXED))
+		;
+}
+
+SIM_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
+				unsigned int gridDimY, unsigned int gridDimZ,
+				unsigned int blockDimX, unsigned int blockDimY,
+				unsigned int blockDimZ,
+				unsigned int sharedMemBytes, CUstream hStream,
+				void **kernelParams, void **extra)
+{
+	struct CUctx_st *c;
+	uint64_t *tail, end;
+	CUresult r = stream_resolve(hStream, &c, &tail);
+
+	(void)sharedMemBytes;
+	if (r)
+		return r;
+	if (!f || f->magic != FN_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!gridDimX || !gridDimY || !gridDimZ || !blockDimX || !blockDimY ||
+	    !blockDimZ || blockDimX * blockDimY * blockDimZ > 1024 ||
+	    !kernelParams || !kernelParams[0] || extra)
+		return CUDA_ERROR_INVALID_VALUE;
+	end = sim_launch(c->phys, __atomic_load_n(tail, __ATOMIC_ACQUIRE),
+			 *(unsigned long long *)kernelParams[0] * f->ns_per_unit);
+	atomic_max(tail, end);
+	atomic_max(&c->last_end, end);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+	struct CUctx_st *c;
+	struct CUstream_st *s;
+	CUresult r = sim_current(&c);
+
+	if (r)
+		return r;
+	if (!phStream || Flags > CU_STREAM_NON_BLOCKING)
+		return CUDA_ERROR_INVALID_VALUE;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	s->magic = STREAM_MAGIC;
+	s->ctx = c;
+	*phStream = s;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuStreamDestroy_v2(CUstream hStream)
+{
+	CUresult r = sim_check_init();
+
+	if (r)
+		return r;
+	if (is_null_stream(hStream) || hStream->magic != STREAM_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	hStream->magic = 0;
+	free(hStream);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuStreamSynchronize(CUstream hStream)
+{
+	struct CUctx_st *c;
+	uint64_t *tail;
+	CUresult r = stream_resolve(hStream, &c, &tail);
+
+	if (r)
+		return r;
+	sim_wait_until(__atomic_load_n(tail, __ATOMIC_ACQUIRE));
+	sim_pools_trim_on_sync();
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuStreamQuery(CUstream hStream)
+{
+	struct CUctx_st *c;
+	uint64_t *tail;
+	CUresult r = stream_resolve(hStream, &c, &tail);
+
+	if (r)
+		return r;
+	return sim_now_ns() >= __atomic_load_n(tail, __ATOMIC_ACQUIRE) ?
+		       CUDA_SUCCESS :
+		       CUDA_ERROR_NOT_READY;
+}
+
+static CUresult valid_event(CUevent e)
+{
+	return e && e->magic == EVENT_MAGIC ? CUDA_SUCCESS :
+					      CUDA_ERROR_INVALID_HANDLE;
+}
+
+SIM_API CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
+				   unsigned int Flags)
+{
+	struct CUctx_st *c;
+	uint64_t *tail;
+	CUresult r = stream_resolve(hStream, &c, &tail);
+
+	if (r)
+		return r;
+	if (Flags > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = valid_event(hEvent);
+	if (r == CUDA_SUCCESS && hEvent->recorded)
+		atomic_max(tail, hEvent->time);
+	return r;
+}
+
+SIM_API CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
+	struct CUctx_st *c;
+	struct CUevent_st *e;
+	CUresult r = sim_current(&c);
+
+	if (r)
+		return r;
+	if (!phEvent || Flags > 0x7)
+		return CUDA_ERROR_INVALID_VALUE;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	e->magic = EVENT_MAGIC;
+	e->flags = Flags;
+	*phEvent = e;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuEventDestroy_v2(CUevent hEvent)
+{
+	CUresult r = sim_check_init();
+
+	if (r == CUDA_SUCCESS)
+		r = valid_event(hEvent);
+	if (r)
+		return r;
+	hEvent->magic = 0;
+	free(hEvent);
+	return CUDA_SUCCESS;
+}
+
+/* An event completes when the work queued before it on its stream does. */
+SIM_API CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
+{
+	struct CUctx_st *c;
+	uint64_t *tail, t;
+	CUresult r = stream_resolve(hStream, &c, &tail);
+
+	if (r == CUDA_SUCCESS)
+		r = valid_event(hEvent);
+	if (r)
+		return r;
+	t = __atomic_load_n(tail, __ATOMIC_ACQUIRE);
+	hEvent->time = t > sim_now_ns() ? t : sim_now_ns();
+	hEvent->recorded = 1;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuEventQuery(CUevent hEvent)
+{
+	CUresult r = sim_check_init();
+
+	if (r == CUDA_SUCCESS)
+		r = valid_event(hEvent);
+	if (r)
+		return r;
+	return !hEvent->recorded || sim_now_ns() >= hEvent->time ?
+		       CUDA_SUCCESS :
+		       CUDA_ERROR_NOT_READY;
+}
+
+SIM_API CUresult cuEventSynchronize(CUevent hEvent)
+{
+	CUresult r = sim_check_init();
+
+	if (r == CUDA_SUCCESS)
+		r = valid_event(hEvent);
+	if (r)
+		return r;
+	if (hEvent->recorded)
+		sim_wait_until(hEvent->time);
+	sim_pools_trim_on_sync();
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart,
+				    CUevent hEnd)
+{
+	CUresult r = sim_check_init();
+
+	if (r == CUDA_SUCCESS)
+		r = valid_event(hStart);
+	if (r == CUDA_SUCCESS)
+		r = valid_event(hEnd);
+	if (r)
+		return r;
+	if (!pMilliseconds)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!hStart->recorded || !hEnd->recorded ||
+	    ((hStart->flags | hEnd->flags) & CU_EVENT_DISABLE_TIMING))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (sim_now_ns() < hStart->time || sim_now_ns() < hEnd->time)
+		return CUDA_ERROR_NOT_READY;
+	*pMilliseconds = (float)((double)((int64_t)(hEnd->time - hStart->time)) /
+				 1e6);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuLaunchKernel_ptsz(CUfunction, unsigned int, unsigned int,
+				     unsigned int, unsigned int, unsigned int,
+				     unsigned int, unsigned int, CUstream,
+				     void **, void **)
+	__attribute__((alias("cuLaunchKernel")));
+SIM_API CUresult cuStreamSynchronize_ptsz(CUstream)
+	__attribute__((alias("cuStreamSynchronize")));
+SIM_API CUresult cuStreamQuery_ptsz(CUstream)
+	__attribute__((alias("cuStreamQuery")));
+SIM_API CUresult cuStreamWaitEvent_ptsz(CUstream, CUevent, unsigned int)
+	__attribute__((alias("cuStreamWaitEvent")));
+SIM_API CUresult cuEventRecord_ptsz(CUevent, CUstream)
+	__attribute__((alias("cuEventRecord")));

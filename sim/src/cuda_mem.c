@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Linear and managed device memory. Device pointers are host mappings
+ * (MAP_NORESERVE, so untouched memory costs nothing) to make copies real;
+ * the device's physical memory is the shared ledger in the state file.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "core.h"
+#include "pool.h"
+
+struct ptrmap g_sim_mem = PTRMAP_INIT;
+
+static void release_entry(uint64_t key, const struct ptrmap_val *v, void *arg)
+{
+	(void)arg;
+	switch (v->kind) {
+	case SIM_LINEAR:
+	case SIM_MANAGED:
+		munmap((void *)(uintptr_t)key, v->bytes);
+		sim_phys_release((int)v->slot, sim_round_page(v->bytes));
+		break;
+	case SIM_ARRAY:
+		free(v->aux);
+		sim_phys_release((int)v->slot, sim_round_page(v->bytes));
+		break;
+	case SIM_POOLED:
+		sim_pool_put_back(v->aux);
+		break;
+	}
+}
+
+void sim_free_ctx_memory(struct CUctx_st *ctx)
+{
+	ptrmap_take_ctx(&g_sim_mem, ctx, release_entry, NULL);
+}
+
+static CUresult map_linear(struct CUctx_st *c, CUdeviceptr *dptr, size_t bytes,
+			   enum sim_kind kind)
+{
+	struct ptrmap_val v = { .bytes = bytes, .slot = (uint32_t)c->phys,
+				.kind = kind, .ctx = c };
+	void *p;
+
+	if (sim_phys_reserve(c->phys, sim_round_page(bytes)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		sim_phys_release(c->phys, sim_round_page(bytes));
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (ptrmap_put(&g_sim_mem, (uintptr_t)p, &v)) {
+		munmap(p, bytes);
+		sim_phys_release(c->phys, sim_round_page(bytes));
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*dptr = (uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	struct CUctx_st *c;
+	CUresult r = sim_current(&c);
+
+	if (r)
+		return r;
+	if (!dptr || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	return map_linear(c, dptr, bytesize, SIM_LINEAR);
+}
+
+/* Rows are aligned to 512 bytes, the pitch a T4 reports. */
+SIM_API CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
+				    size_t WidthInBytes, size_t Height,
+				    unsigned int ElementSizeBytes)
+{
+	struct CUctx_st *c;
+	CUresult r = sim_current(&c);
+	size_t pitch;
+
+	if (r)
+		return r;
+	if (!dptr || !pPitch || !WidthInBytes || !Height ||
+	    (ElementSizeBytes != 4 && ElementSizeBytes != 8 &&
+	     ElementSizeBytes != 16))
+		return CUDA_ERROR_INVALID_VALUE;
+	pitch = (WidthInBytes + 511) & ~(size_t)511;
+	r = map_linear(c, dptr, pitch * Height, SIM_LINEAR);
+	if (r == CUDA_SUCCESS)
+		*pPitch = pitch;
+	return r;
+}
+
+SIM_API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
+				   unsigned int flags)
+{
+	struct CUctx_st *c;
+	CUresult r = sim_current(&c);
+
+	if (r)
+		return r;
+	if (!dptr || !bytesize || (flags != 0x1 && flags != 0x2))
+		return CUDA_ERROR_INVALID_VALUE;
+	return map_linear(c, dptr, bytesize, SIM_MANAGED);
+}
+
+SIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+	struct ptrmap_val v;
+	CUresult r = sim_check_init();
+
+	if (r)
+		return r;
+	if (!dptr)
+		return CUDA_SUCCESS;
+	if (!ptrmap_take(&g_sim_mem, dptr, &v))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (v.kind == SIM_ARRAY) {
+		ptrmap_put(&g_sim_mem, dptr, &v);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	release_entry(dptr, &v, NULL);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+	struct CUctx_st *c;
+	struct sim_gpu *g;
+	CUresult r = sim_current(&c);
+
+	if (r)
+		return r;
+	if (!free_bytes || !total)
+		return CUDA_ERROR_INVALID_VALUE;
+	g = &sim_state()->gpu[c->phys];
+	sim_state_lock();
+	sim_reap_dead_locked();
+	*total = g->total;
+	*free_bytes = g->total - g->used;
+	sim_state_unlock();
+	return CUDA_SUCCESS;
+}
+
+/* Synchronous copies wait for the context's queued work first. */
+static CUresult sync_ctx(void)
+{
+	struct CUctx_st *c;
+	CUresult r = sim_current(&c);
+
+	if (r == CUDA_SUCCESS)
+		sim_wait_until(__atomic_load_n(&c->last_end, __ATOMIC_ACQUIRE));
+	return r;
+}
+
+/* The whole range must lie inside one live allocation. */
+static int valid_range(CUdeviceptr p, size_t n)
+{
+	struct ptrmap_val v;
+
+	return ptrmap_get(&g_sim_mem, p, &v) && v.kind != SIM_ARRAY &&
+	       n <= v.bytes;
+}
+
+SIM_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost,
+				 size_t ByteCount)
+{
+	CUresult r = sync_ctx();
+
+	if (r)
+		return r;
+	if (!srcHost || !valid_range(dstDevice, ByteCount))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy((void *)(uintptr_t)dstDevice, srcHost, ByteCount);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice,
+				 size_t ByteCount)
+{
+	CUresult r = sync_ctx();
+
+	if (r)
+		return r;
+	if (!dstHost || !valid_range(srcDevice, ByteCount))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc,
+			       size_t N)
+{
+	CUresult r = sync_ctx();
+
+	if (r)
+		return r;
+	if (!valid_range(dstDevice, N))
+		return CUDA_ERROR_INVALID_VALUE;
+	memset((void *)(uintptr_t)dstDevice, uc, N);
+	return CUDA_SUCCESS;
+}
+
+/* The simulator has one default stream per context: the per-thread-stream
+ * entry points behave as the legacy ones. */
+SIM_API CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr, const void *, size_t)
+	__attribute__((alias("cuMemcpyHtoD_v2")));
+SIM_API CUresult cuMemcpyDtoH_v2_ptds(void *, CUdeviceptr, size_t)
+	__attribute__((alias("cuMemcpyDtoH_v2")));
+SIM_API CUresult cuMemsetD8_v2_ptds(CUdeviceptr, unsigned char, size_t)
+	__attribute__((alias("cuMemsetD8_v2")));

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* Memory pools of the stream-ordered allocator. */
+#ifndef SIM_POOL_H
+#define SIM_POOL_H
+
+#include "core.h"
+
+/* Returns an allocation's chunk to its pool (cuMemFree*, context teardown). */
+void sim_pool_put_back(void *chunk);
+/* Whether a stream handle may be used for stream-ordered work. */
+CUresult sim_stream_check(CUstream s);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The simulated node: one file, mmap'd MAP_SHARED by every process that uses
+ * the simulated driver, so processes in different containers (with private
+ * /dev/shm) share the same GPUs when the file is bind-mounted into them.
+ */
+#ifndef SIM_STATE_H
+#define SIM_STATE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define SIM_MAX_GPUS 16
+#define SIM_MAX_SLOTS 1024
+#define SIM_DEFAULT_GPUS 4
+#define SIM_DEFAULT_MEM_MIB 15109
+#define SIM_DEFAULT_STATE "/run/cgpu-sim/state"
+/* Physical memory is handed out in 2 MiB pages, as on NVIDIA GPUs. */
+#define SIM_PAGE (2ULL << 20)
+
+struct sim_gpu {
+	uint64_t total;		/* bytes */
+	uint64_t used;		/* bytes held by live processes */
+	uint64_t busy_until;	/* CLOCK_MONOTONIC ns at which queued work ends */
+	uint64_t busy_ns;	/* total kernel time ever queued */
+};
+
+/* One per process using the simulator; its liveness is an OFD lock. */
+struct sim_slot {
+	int32_t pid;		/* for display only: PIDs differ across namespaces */
+	uint32_t in_use;
+	uint64_t used[SIM_MAX_GPUS];
+};
+
+struct sim_state {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t ngpus;
+	pthread_mutex_t lock;	/* robust, process-shared */
+	struct sim_gpu gpu[SIM_MAX_GPUS];
+	struct sim_slot slot[SIM_MAX_SLOTS];
+};
+
+/* Maps the state, creating it on first use. Returns 0 or -errno;
+ * idempotent, and redone in a fork child, which must not use its parent's
+ * slot. */
+int sim_state_open(void);
+struct sim_state *sim_state(void);
+void sim_state_lock(void);
+void sim_state_unlock(void);
+
+/* Physical memory of GPU `phys`, charged to this process's slot (taken on
+ * first use). */
+int sim_phys_reserve(int phys, uint64_t bytes);	/* 0 or -ENOMEM */
+void sim_phys_release(int phys, uint64_t bytes);
+/* Frees what processes that died still held; call with the lock held. */
+void sim_reap_dead_locked(void);
+
+uint64_t sim_now_ns(void);
+uint64_t sim_round_page(uint64_t bytes);
+
+#endif

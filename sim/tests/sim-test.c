@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tests of the simulated GPU itself, one group per subcommand; run by
+ * test/suites/30-libcgpu-host.sh, each with a fresh CGPU_SIM_STATE file and
+ * the default node (4 x Tesla T4, 15109 MiB) unless the group says.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgpu_cuda.h"
+#include "cgpu_nvml.h"
+
+#define MiB (1ULL << 20)
+#define TOTAL (15109ULL * MiB)
+
+static int failures;
+
+#define CHECK(cond)                                                       \
+	do {                                                              \
+		if (!(cond)) {                                            \
+			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__,     \
+				__LINE__, #cond);                         \
+			failures++;                                       \
+		}                                                         \
+	} while (0)
+#define OK(call) CHECK((call) == CUDA_SUCCESS)
+#define NOK(call) CHECK((call) == NVML_SUCCESS)
+
+static CUcontext use_device(int dev)
+{
+	CUcontext ctx = NULL;
+
+	OK(cuInit(0));
+	OK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	OK(cuCtxSetCurrent(ctx));
+	return ctx;
+}
+
+static unsigned long long nvml_used(unsigned idx)
+{
+	nvmlDevice_t d;
+	nvmlMemory_t m = { 0 };
+
+	NOK(nvmlInit_v2());
+	NOK(nvmlDeviceGetHandleByIndex_v2(idx, &d));
+	NOK(nvmlDeviceGetMemoryInfo(d, &m));
+	NOK(nvmlShutdown());
+	return m.used;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void test_basics(void)
+{
+	char name[64], bus[32];
+	CUuuid u;
+	int n = 0, v = 0, attr = 0;
+	size_t total = 0;
+	const char *s;
+	CUcontext c1, c2, cur;
+	CUdevice dev;
+
+	CHECK(cuDeviceGetCount(&n) == CUDA_ERROR_NOT_INITIALIZED);
+	CHECK(cuInit(1) == CUDA_ERROR_INVALID_VALUE);
+	OK(cuInit(0));
+	OK(cuDeviceGetCount(&n));
+	CHECK(n == 4);
+	OK(cuDriverGetVersion(&v));
+	CHECK(v == 12020);
+	OK(cuDeviceGetName(name, sizeof(name), 3));
+	CHECK(!strcmp(name, "Tesla T4"));
+	OK(cuDeviceGetUuid_v2(&u, 1));
+	CHECK((unsigned char)u.bytes[0] == 0xc6 && u.bytes[15] == 1);
+	OK(cuDeviceGetPCIBusId(bus, sizeof(bus), 2));
+	CHECK(!strcmp(bus, "0000:12:00.0"));
+	OK(cuDeviceTotalMem_v2(&total, 0));
+	CHECK(total == TOTAL);
+	OK(cuDeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0));
+	CHECK(attr == 7);
+	CHECK(cuDeviceGetAttribute(&attr, (CUdevice_attribute)9999, 0) ==
+	      CUDA_ERROR_INVALID_VALUE);
+	CHECK(cuDeviceGet(&dev, 4) == CUDA_ERROR_INVALID_DEVICE);
+	OK(cuGetErrorName(CUDA_ERROR_OUT_OF_MEMORY, &s));
+	CHECK(!strcmp(s, "CUDA_ERROR_OUT_OF_MEMORY"));
+	OK(cuGetErrorString(CUDA_ERROR_NOT_SUPPORTED, &s));
+	CHECK(!strcmp(s, "operation not supported"));
+	/* Contexts: create pushes, pop returns it, destroy unbinds. */
+	CHECK(cuCtxGetDevice(&dev) == CUDA_ERROR_INVALID_CONTEXT);
+	OK(cuCtxCreate_v2(&c1, 0, 2));
+	OK(cuCtxGetDevice(&dev));
+	CHECK(dev == 2);
+	OK(cuCtxCreate_v2(&c2, 0, 1));
+	OK(cuCtxPopCurrent_v2(&cur));
+	CHECK(cur == c2);
+	OK(cuCtxGetCurrent(&cur));
+	CHECK(cur == c1);
+	OK(cuCtxPushCurrent_v2(c2));
+	OK(cuCtxDestroy_v2(c2));
+	OK(cuCtxGetCurrent(&cur));
+	CHECK(cur == c1);
+	OK(cuCtxDestroy_v2(c1));
+	CHECK(cuCtxSynchronize() == CUDA_ERROR_INVALID_CONTEXT);
+}
+
+/* argv: the physical GPUs CUDA should see, in order, then "/" and NVML's. */
+static void test_visible(int argc, char **argv)
+{
+	int i = 0, n = 0;
+	unsigned int nn = 0;
+	CUuuid u;
+	char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE], want[64];
+	nvmlDevice_t d;
+	CUresult r = cuInit(0);
+
+	for (; i < argc && strcmp(argv[i], "/"); i++) {
+		OK(r);
+		OK(cuDeviceGetCount(&n));
+		OK(cuDeviceGetUuid_v2(&u, i));
+		CHECK(u.bytes[15] == atoi(argv[i]));
+	}
+	if (i == 0)
+		CHECK(r == CUDA_ERROR_NO_DEVICE);
+	else
+		CHECK(n == i);
+	NOK(nvmlInit_v2());
+	NOK(nvmlDeviceGetCount_v2(&nn));
+	CHECK((int)nn == argc - i - 1);
+	for (unsigned j = 0; j < nn; j++) {
+		NOK(nvmlDeviceGetHandleByIndex_v2(j, &d));
+		NOK(nvmlDeviceGetUUID(d, uuid, sizeof(uuid)));
+		snprintf(want, sizeof(want), "GPU-c6a1d000-0000-4000-8000-%012d",
+			 atoi(argv[i + 1 + j]));
+		CHECK(!strcmp(uuid, want));
+	}
+}
+
+static void test_memory(void)
+{
+	CUdeviceptr a, b, m, p;
+	size_t free_b, total, pitch;
+	CUcontext ctx;
+	char buf[16] = "cgpu-sim", back[16] = "";
+
+	use_device(1);
+	OK(cuMemGetInfo_v2(&free_b, &total));
+	CHECK(total == TOTAL && free_b == TOTAL);
+	OK(cuMemAlloc_v2(&a, 100 * MiB + 1));
+	OK(cuMemGetInfo_v2(&free_b, &total));
+	CHECK(free_b == TOTAL - 102 * MiB);	/* whole 2 MiB pages */
+	CHECK(nvml_used(1) == 102 * MiB && nvml_used(0) == 0);
+	OK(cuMemcpyHtoD_v2(a, buf, sizeof(buf)));
+	OK(cuMemsetD8_v2(a + 0, 'C', 1));
+	OK(cuMemcpyDtoH_v2(back, a, sizeof(back)));
+	CHECK(!strcmp(back, "Cgpu-sim"));
+	OK(cuMemAllocPitch_v2(&p, &pitch, 1000, 10, 4));
+	CHECK(pitch == 1024);
+	OK(cuMemAllocManaged(&m, 10 * MiB, CU_MEM_ATTACH_GLOBAL));
+	CHECK(cuMemAlloc_v2(&b, TOTAL) == CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(cuMemAlloc_v2(&b, 0) == CUDA_ERROR_INVALID_VALUE);
+	OK(cuMemFree_v2(a));
+	OK(cuMemFree_v2(p));
+	OK(cuMemFree_v2(m));
+	CHECK(cuMemFree_v2(a) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(nvml_used(1) == 0);
+	/* Destroying a context, or resetting a primary one, frees its memory. */
+	OK(cuCtxCreate_v2(&ctx, 0, 1));
+	OK(cuMemAlloc_v2(&b, 64 * MiB));
+	CHECK(nvml_used(1) == 64 * MiB);
+	OK(cuCtxDestroy_v2(ctx));
+	CHECK(nvml_used(1) == 0);
+	use_device(1);
+	OK(cuMemAlloc_v2(&b, 64 * MiB));
+	OK(cuDevicePrimaryCtxReset_v2(1));
+	CHECK(nvml_used(1) == 0);
+}
+
+static void test_pools(void)
+{
+	CUmemoryPool def, cur, mine;
+	CUmemPoolProps props = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+				 .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	CUdeviceptr a, b, c;
+	cuuint64_t v, keep = 64 * MiB;
+
+	use_device(0);
+	OK(cuDeviceGetDefaultMemPool(&def, 0));
+	OK(cuDeviceGetMemPool(&cur, 0));
+	CHECK(def == cur);
+	OK(cuMemAllocAsync(&a, 3 * MiB, NULL));
+	OK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v));
+	CHECK(v == 4 * MiB);
+	OK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+	CHECK(v == 3 * MiB);
+	CHECK(nvml_used(0) == 4 * MiB);
+	/* A freed chunk is reused for a smaller request: no new reservation. */
+	OK(cuMemFreeAsync(a, NULL));
+	OK(cuMemAllocAsync(&b, 1 * MiB, NULL));
+	CHECK(b == a);
+	OK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v));
+	CHECK(v == 4 * MiB);
+	OK(cuMemFreeAsync(b, NULL));
+	/* Synchronising releases what is above the threshold (0). */
+	OK(cuStreamSynchronize(NULL));
+	OK(cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &v));
+	CHECK(v == 0 && nvml_used(0) == 0);
+	/* A created pool with a threshold keeps memory over a sync until trimmed. */
+	OK(cuMemPoolCreate(&mine, &props));
+	OK(cuMemPoolSetAttribute(mine, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep));
+	OK(cuMemAllocFromPoolAsync(&c, 10 * MiB, mine, NULL));
+	OK(cuMemFreeAsync(c, NULL));
+	OK(cuCtxSynchronize());
+	CHECK(nvml_used(0) == 10 * MiB);
+	OK(cuMemPoolTrimTo(mine, 0));
+	CHECK(nvml_used(0) == 0);
+	/* Destroying a pool with an allocation out frees it on the last free. */
+	OK(cuDeviceSetMemPool(0, mine));
+	OK(cuMemAllocAsync(&c, 2 * MiB, NULL));
+	OK(cuMemPoolDestroy(mine));
+	OK(cuDeviceGetMemPool(&cur, 0));
+	CHECK(cur == def);
+	CHECK(nvml_used(0) == 2 * MiB);
+	OK(cuMemFree_v2(c));
+	CHECK(nvml_used(0) == 0);
+	CHECK(cuMemPoolDestroy(def) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(cuMemAllocFromPoolAsync(&c, MiB, mine, NULL) == CUDA_ERROR_INVALID_VALUE);
+}
+
+static void test_vmm(void)
+{
+	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				     .location = { CU_MEM_LOCATION_TYPE_DEVICE, 2 } };
+	CUmemAccessDesc acc = { prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr va;
+	size_t g;
+
+	use_device(2);
+	OK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CHECK(g == 2 * MiB);
+	CHECK(cuMemCreate(&h, MiB, &prop, 0) == CUDA_ERROR_INVALID_VALUE);
+	OK(cuMemCreate(&h, 8 * MiB, &prop, 0));
+	CHECK(nvml_used(2) == 8 * MiB);
+	OK(cuMemAddressReserve(&va, 8 * MiB, 0, 0, 0));
+	CHECK(va % (2 * MiB) == 0);
+	OK(cuMemMap(va, 8 * MiB, 0, h, 0));
+	OK(cuMemSetAccess(va, 8 * MiB, &acc, 1));
+	((volatile char *)(uintptr_t)va)[8 * MiB - 1] = 7;
+	/* Released while mapped: the memory stays until unmapped. */
+	OK(cuMemRelease(h));
+	CHECK(nvml_used(2) == 8 * MiB);
+	CHECK(((volatile char *)(uintptr_t)va)[8 * MiB - 1] == 7);
+	OK(cuMemUnmap(va, 8 * MiB));
+	CHECK(nvml_used(2) == 0);
+	OK(cuMemAddressFree(va, 8 * MiB));
+	CHECK(cuMemCreate(&h, 16ULL << 30, &prop, 0) == CUDA_ERROR_OUT_OF_MEMORY);
+}
+
+static void test_arrays(void)
+{
+	CUDA_ARRAY_DESCRIPTOR d = { 1024, 1024, CU_AD_FORMAT_FLOAT, 4 };
+	CUDA_ARRAY3D_DESCRIPTOR d3 = { 256, 256, 64, CU_AD_FORMAT_HALF, 2, 0 };
+	CUDA_ARRAY3D_DESCRIPTOR dm = { 1024, 1024, 0, CU_AD_FORMAT_UNSIGNED_INT8, 1, 0 };
+	CUarray a, b;
+	CUmipmappedArray m;
+
+	use_device(3);
+	OK(cuArrayCreate_v2(&a, &d));
+	CHECK(nvml_used(3) == 16 * MiB);
+	OK(cuArray3DCreate_v2(&b, &d3));
+	CHECK(nvml_used(3) == 32 * MiB);
+	/* 1 MiB + 256 KiB + ... rounds up to one page. */
+	OK(cuMipmappedArrayCreate(&m, &dm, 11));
+	CHECK(nvml_used(3) == 34 * MiB);
+	CHECK(cuArrayDestroy((CUarray)m) == CUDA_ERROR_INVALID_HANDLE);
+	OK(cuMipmappedArrayDestroy(m));
+	OK(cuArrayDestroy(a));
+	OK(cuArrayDestroy(b));
+	CHECK(nvml_used(3) == 0);
+	d.Format = (CUarray_format)0x77;
+	CHECK(cuArrayCreate_v2(&a, &d) == CUDA_ERROR_INVALID_VALUE);
+}
+
+static CUfunction sleep_fn(void)
+{
+	CUmodule mod;
+	CUfunction f = NULL;
+
+	OK(cuModuleLoadData(&mod, "any image"));
+	CHECK(cuModuleGetFunction(&f, mod, "matmul") == CUDA_ERROR_NOT_FOUND);
+	OK(cuModuleGetFunction(&f, mod, "sleep_us"));
+	return f;
+}
+
+static void launch_us(CUfunction f, CUstream s, unsigned long long us)
+{
+	void *params[] = { &us };
+
+	OK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, s, params, NULL));
+}
+
+static void test_timeline(void)
+{
+	CUfunction f;
+	CUstream s1, s2;
+	CUevent e0, e1;
+	float ms;
+	double t0, t;
+	pid_t kids[2];
+	int st;
+
+	use_device(0);
+	f = sleep_fn();
+	OK(cuStreamCreate(&s1, 0));
+	OK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+	OK(cuEventCreate(&e0, 0));
+	OK(cuEventCreate(&e1, 0));
+	t0 = now_ms();
+	OK(cuEventRecord(e0, s1));
+	for (int i = 0; i < 5; i++)
+		launch_us(f, s1, 20000);
+	OK(cuEventRecord(e1, s1));
+	CHECK(now_ms() - t0 < 20);		/* launches do not block */
+	CHECK(cuStreamQuery(s1) == CUDA_ERROR_NOT_READY);
+	CHECK(cuEventElapsedTime(&ms, e0, e1) == CUDA_ERROR_NOT_READY);
+	/* s2's kernel queues behind s1's on the one engine. */
+	launch_us(f, s2, 10000);
+	OK(cuStreamSynchronize(s2));
+	t = now_ms() - t0;
+	CHECK(t >= 110 && t < 200);
+	OK(cuEventSynchronize(e1));
+	OK(cuEventElapsedTime(&ms, e0, e1));
+	CHECK(ms >= 99 && ms < 101);
+	OK(cuStreamQuery(s1));
+	/* Two processes' work serialises on the shared engine. */
+	t0 = now_ms();
+	for (int k = 0; k < 2; k++) {
+		kids[k] = fork();
+		if (kids[k] == 0) {
+			use_device(0);
+			f = sleep_fn();
+			for (int i = 0; i < 10; i++)
+				launch_us(f, NULL, 10000);
+			OK(cuCtxSynchronize());
+			_exit(failures != 0);
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		waitpid(kids[k], &st, 0);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	t = now_ms() - t0;
+	CHECK(t >= 200 && t < 400);
+	(void)s2;
+}
+
+/* A process killed while holding memory: the next user reaps it. */
+static void test_reap(void)
+{
+	int fds[2];
+	char c;
+	pid_t kid;
+
+	CHECK(pipe(fds) == 0);
+	kid = fork();
+	if (kid == 0) {
+		CUdeviceptr p;
+
+		use_device(1);
+		OK(cuMemAlloc_v2(&p, 1000 * MiB));
+		CHECK(write(fds[1], "x", 1) == 1);
+		pause();
+		_exit(0);
+	}
+	CHECK(read(fds[0], &c, 1) == 1);
+	CHECK(nvml_used(1) == 1000 * MiB);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+	CHECK(nvml_used(1) == 0);
+}
+
+/* A fork child has no driver state until it calls cuInit itself, and its
+ * memory is its own. */
+static void test_fork(void)
+{
+	CUdeviceptr p;
+	pid_t kid;
+	int st;
+
+	use_device(0);
+	OK(cuMemAlloc_v2(&p, 10 * MiB));
+	kid = fork();
+	if (kid == 0) {
+		CUdeviceptr q;
+
+		CHECK(cuMemAlloc_v2(&q, MiB) == CUDA_ERROR_NOT_INITIALIZED);
+		use_device(0);
+		OK(cuMemAlloc_v2(&q, 20 * MiB));
+		CHECK(nvml_used(0) == 30 * MiB);
+		_exit(failures != 0);
+	}
+	waitpid(kid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(nvml_used(0) == 10 * MiB);
+	OK(cuMemFree_v2(p));
+}
+
+static void test_nvml(void)
+{
+	nvmlDevice_t d, d2;
+	nvmlMemory_v2_t m = { .version = 0 };
+	nvmlPciInfo_t pci;
+	char buf[8];
+	unsigned idx;
+
+	CHECK(nvmlDeviceGetCount_v2(&idx) == NVML_ERROR_UNINITIALIZED);
+	NOK(nvmlInit_v2());
+	NOK(nvmlDeviceGetHandleByIndex_v2(2, &d));
+	CHECK(nvmlDeviceGetMemoryInfo_v2(d, &m) == NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+	m.version = nvmlMemory_v2;
+	NOK(nvmlDeviceGetMemoryInfo_v2(d, &m));
+	CHECK(m.total == TOTAL && m.free == TOTAL);
+	NOK(nvmlDeviceGetPciInfo_v3(d, &pci));
+	CHECK(!strcmp(pci.busId, "00000000:12:00.0"));
+	NOK(nvmlDeviceGetHandleByPciBusId_v2("0000:12:00.0", &d2));
+	CHECK(d2 == d);
+	NOK(nvmlDeviceGetHandleByUUID("GPU-c6a1d000-0000-4000-8000-000000000002", &d2));
+	CHECK(d2 == d);
+	NOK(nvmlDeviceGetIndex(d, &idx));
+	CHECK(idx == 2);
+	CHECK(nvmlDeviceGetName(d, buf, sizeof(buf)) == NVML_ERROR_INSUFFICIENT_SIZE);
+	CHECK(nvmlDeviceGetHandleByUUID("GPU-nope", &d2) == NVML_ERROR_NOT_FOUND);
+	CHECK(!strcmp(nvmlErrorString(NVML_ERROR_NOT_FOUND), "Not Found"));
+	NOK(nvmlShutdown());
+}
+
+/*
+ * Reads the simulator's exported names on stdin and checks that its
+ * cuGetProcAddress_v2 resolves every base name like the real libcuda at
+ * argv[0] does, for CUDA versions 2.0 to 12.9 and each stream mode: the same
+ * variant where the simulator has it, nothing where it does not.
+ */
+static void test_procaddr(int argc, char **argv)
+{
+	typedef CUresult (*gpa_t)(const char *, void **, int, cuuint64_t,
+				  CUdriverProcAddressQueryResult *);
+	void *real = argc > 0 ? dlopen(argv[0], RTLD_NOW | RTLD_LOCAL) : NULL;
+	void *sim = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	gpa_t rg, sg;
+	char base[128], exports[8192] = " ";
+	int compared = 0;
+
+	CHECK(real && sim);
+	if (!real || !sim)
+		return;
+	rg = (gpa_t)dlsym(real, "cuGetProcAddress_v2");
+	sg = (gpa_t)dlsym(sim, "cuGetProcAddress_v2");
+	while (scanf("%127s", base) == 1) {
+		strcat(exports, base);
+		strcat(exports, " ");
+	}
+	for (char *tok = strtok(strdup(exports), " "); tok; tok = strtok(NULL, " ")) {
+		char *suffix;
+
+		snprintf(base, sizeof(base), "%s", tok);
+		while ((suffix = strrchr(base, '_')) &&
+		       (!strcmp(suffix, "_ptsz") || !strcmp(suffix, "_ptds") ||
+			(suffix[1] == 'v' && suffix[2] >= '0' && suffix[2] <= '9')))
+			*suffix = 0;
+		for (int ver = 2000; ver <= 12090; ver += 10) {
+			for (cuuint64_t fl = 0; fl <= 2; fl++) {
+				void *rp = NULL, *sp = NULL;
+				CUdriverProcAddressQueryResult rs, ss;
+				Dl_info ri, si;
+				char want[160];
+
+				CHECK(rg(base, &rp, ver, fl, &rs) == CUDA_SUCCESS);
+				CHECK(sg(base, &sp, ver, fl, &ss) == CUDA_SUCCESS);
+				if (!rp || !dladdr(rp, &ri) || !ri.dli_sname) {
+					CHECK(!sp);
+					continue;
+				}
+				snprintf(want, sizeof(want), " %s ", ri.dli_sname);
+				if (!strstr(exports, want)) {
+					if (sp) {
+						fprintf(stderr, "%s v%d f%llu: real %s, sim has it not\n",
+							base, ver, (unsigned long long)fl, ri.dli_sname);
+						failures++;
+					}
+					continue;
+				}
+				/* By address: a per-thread alias shares its code. */
+				compared++;
+				if (sp != dlsym(sim, ri.dli_sname)) {
+					fprintf(stderr, "%s v%d f%llu: real %s, sim %s\n", base,
+						ver, (unsigned long long)fl, ri.dli_sname,
+						sp && dladdr(sp, &si) ? si.dli_sname : "none");
+					failures++;
+				}
+			}
+		}
+	}
+	CHECK(compared > 1000);
+	printf("procaddr: %d resolutions compared\n", compared);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} groups[] = {
+		{ "basics", test_basics },   { "memory", test_memory },
+		{ "pools", test_pools },     { "vmm", test_vmm },
+		{ "arrays", test_arrays },   { "timeline", test_timeline },
+		{ "reap", test_reap },       { "fork", test_fork },
+		{ "nvml", test_nvml },
+	};
+
+	if (argc < 2)
+		return 2;
+	if (!strcmp(argv[1], "visible"))
+		test_visible(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "procaddr"))
+		test_procaddr(argc - 2, argv + 2);
+	else {
+		size_t i;
+
+		for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+			if (!strcmp(groups[i].name, argv[1]))
+				break;
+		if (i == sizeof(groups) / sizeof(groups[0]))
+			return 2;
+		groups[i].fn();
+	}
+	printf("sim-test %s: %s\n", argv[1], failures ? "FAIL" : "ok");
+	return failures != 0;
+}
