@@ -1,0 +1,194 @@
+// Command cgpu-runtime is the cgpu OCI runtime, a wrapper in the manner of
+// nvidia-container-runtime: on create it decides the container's cGPU instances from its
+// environment and registers them in the cgpu tree, on delete it removes them, and every
+// command goes on to the next runtime (runc) with the same arguments.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/cgpu-project/cgpu/pkg/alloc"
+	"github.com/cgpu-project/cgpu/pkg/node"
+	"github.com/cgpu-project/cgpu/pkg/oci"
+	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/register"
+	"github.com/cgpu-project/cgpu/pkg/runcargs"
+	"github.com/cgpu-project/cgpu/pkg/specmod"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+type runtime struct {
+	args runcargs.Args
+	cfg  node.Config
+	next string
+}
+
+func run(argv []string) int {
+	a, err := runcargs.Parse(argv)
+	if err != nil {
+		return fail(a, err)
+	}
+	cfg, err := node.Load(a.Config, os.Getenv)
+	if err != nil {
+		return fail(a, err)
+	}
+	next, err := cfg.NextRuntimePath()
+	if err != nil {
+		return fail(a, err)
+	}
+	r := runtime{args: a, cfg: cfg, next: next}
+	switch {
+	case a.Command == "create" && a.ID != "":
+		return r.create()
+	case a.Command == "delete" && a.ID != "":
+		return r.delete()
+	}
+	return r.exec()
+}
+
+// exec hands the whole command to the next runtime, which replaces this process.
+func (r runtime) exec() int {
+	err := syscall.Exec(r.next, append([]string{r.next}, r.args.Pass...), os.Environ())
+	return fail(r.args, fmt.Errorf("running %s: %w", r.next, err))
+}
+
+// child runs the next runtime and waits for it, for the commands cgpu has work after.
+func (r runtime) child(args ...string) (int, error) {
+	cmd := exec.Command(r.next, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), nil
+	}
+	if err != nil {
+		return 1, fmt.Errorf("running %s: %w", r.next, err)
+	}
+	return 0, nil
+}
+
+func (r runtime) create() int {
+	bundle := r.args.Bundle
+	if bundle == "" {
+		bundle = "."
+	}
+	spec, err := oci.Load(bundle)
+	if err != nil {
+		return fail(r.args, fmt.Errorf("reading the bundle: %w", err))
+	}
+	env, err := spec.Env()
+	if err != nil {
+		return fail(r.args, err)
+	}
+	in, err := alloc.ParseEnv(alloc.EnvMap(env))
+	if err != nil {
+		return fail(r.args, err)
+	}
+	if in.Off != "" {
+		return r.exec()
+	}
+	n, err := node.Open(r.cfg)
+	if err != nil {
+		return fail(r.args, err)
+	}
+	plan, err := register.Register(n.Tree, n.GPUs, r.args.ID, in)
+	if err != nil {
+		return fail(r.args, err)
+	}
+	if !plan.Enabled {
+		return r.exec()
+	}
+	logf(r.args, "info", "registered container %s: %s", procfs.ShortID(r.args.ID), summary(plan))
+	if err := specmod.Apply(spec, plan); err == nil {
+		err = spec.Save(bundle)
+	}
+	if err != nil {
+		return r.undo(n.Tree, 1, fmt.Errorf("updating the bundle: %w", err))
+	}
+	code, err := r.child(r.args.Pass...)
+	if code != 0 || err != nil {
+		return r.undo(n.Tree, code, err)
+	}
+	return 0
+}
+
+// undo unregisters a container whose create failed after registration, and passes the
+// failure on.
+func (r runtime) undo(t procfs.Tree, code int, cause error) int {
+	if err := register.Unregister(t, r.args.ID); err != nil {
+		cause = fmt.Errorf("%v; unregistering: %w", cause, err)
+	}
+	if cause != nil {
+		fail(r.args, cause)
+	}
+	return max(code, 1)
+}
+
+// delete unregisters once the next runtime has removed the container, or when it no
+// longer knows the container at all: a container it still holds keeps its limits.
+func (r runtime) delete() int {
+	code, err := r.child(r.args.Pass...)
+	if err != nil {
+		return fail(r.args, err)
+	}
+	if code != 0 && r.exists() {
+		return code
+	}
+	t, err := node.OpenTree(r.cfg)
+	if err == nil {
+		err = register.Unregister(t, r.args.ID)
+	}
+	if err != nil && !errors.Is(err, procfs.ErrNoModule) {
+		return fail(r.args, err)
+	}
+	return code
+}
+
+func (r runtime) exists() bool {
+	cmd := exec.Command(r.next, append(append([]string(nil), r.args.Global...), "state", r.args.ID)...)
+	return cmd.Run() == nil
+}
+
+func summary(p alloc.Plan) string {
+	s := ""
+	for _, a := range p.GPUs {
+		s += fmt.Sprintf("[GPU %d memsize=%d weight=%d highprio=%t] ", a.Index, a.MemoryBytes, a.Weight, a.HighPrio)
+	}
+	return s
+}
+
+// fail reports err where the docker user sees it: containerd passes the last error of
+// the runtime's --log file on to dockerd, which prints it after "OCI runtime create failed".
+func fail(a runcargs.Args, err error) int {
+	logf(a, "error", "%v", err)
+	fmt.Fprintf(os.Stderr, "cgpu: %v\n", err)
+	return 1
+}
+
+func logf(a runcargs.Args, level, format string, args ...any) {
+	if a.Log == "" {
+		return
+	}
+	f, err := os.OpenFile(a.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	msg := "cgpu: " + fmt.Sprintf(format, args...)
+	now := time.Now().Format(time.RFC3339Nano)
+	if a.LogFormat == "json" {
+		b, _ := json.Marshal(map[string]string{"level": level, "msg": msg, "time": now})
+		fmt.Fprintf(f, "%s\n", b)
+		return
+	}
+	fmt.Fprintf(f, "time=%q level=%s msg=%q\n", now, level, msg)
+}

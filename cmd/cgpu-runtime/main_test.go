@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cgpu-project/cgpu/pkg/oci"
+	"github.com/cgpu-project/cgpu/pkg/procfs"
+)
+
+// These tests drive the built cgpu-runtime with the real runc on a busybox bundle, as
+// containerd does: the same global options, create, state and delete.
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cgpu-runtime-test")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "cgpu-runtime")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type rig struct {
+	t                        *testing.T
+	dir, root, tree, cfgPath string
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("runc needs root")
+	}
+	if _, err := exec.LookPath("runc"); err != nil {
+		t.Skip("no runc")
+	}
+	bb, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Skip("no busybox")
+	}
+	dir := t.TempDir()
+	r := &rig{t: t, dir: dir, root: filepath.Join(dir, "runc"), tree: filepath.Join(dir, "proc"), cfgPath: filepath.Join(dir, "runtime.json")}
+	cfg, _ := json.Marshal(map[string]any{"sim": true, "sim_gpus": 2, "procfs_root": r.tree, "next_runtime": "runc"})
+	os.WriteFile(r.cfgPath, cfg, 0o644)
+	os.MkdirAll(filepath.Join(dir, "bundle", "rootfs", "bin"), 0o755)
+	b, err := os.ReadFile(bb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "bundle", "rootfs", "bin", "busybox"), b, 0o755)
+	cmd := exec.Command("runc", "spec")
+	cmd.Dir = filepath.Join(dir, "bundle")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("runc spec: %s", out)
+	}
+	return r
+}
+
+func (r *rig) bundle(args []string, env ...string) string {
+	b := filepath.Join(r.dir, "bundle")
+	raw, _ := os.ReadFile(filepath.Join(b, "config.json"))
+	var c map[string]any
+	json.Unmarshal(raw, &c)
+	p := c["process"].(map[string]any)
+	p["terminal"] = false
+	p["args"] = args
+	p["env"] = append([]string{"PATH=/bin"}, env...)
+	raw, _ = json.Marshal(c)
+	os.WriteFile(filepath.Join(b, "config.json"), raw, 0o644)
+	return b
+}
+
+// runtime runs cgpu-runtime with containerd's global options and returns its exit code
+// and standard error. Output goes to files: a container's init keeps a pipe open.
+func (r *rig) runtime(args ...string) (int, string) {
+	r.t.Helper()
+	errf, _ := os.CreateTemp(r.dir, "stderr")
+	defer errf.Close()
+	full := append([]string{"--cgpu-config", r.cfgPath, "--root", r.root, "--log", filepath.Join(r.dir, "log.json"), "--log-format", "json"}, args...)
+	cmd := exec.Command(bin, full...)
+	cmd.Stderr = errf
+	err := cmd.Run()
+	b, _ := os.ReadFile(errf.Name())
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), string(b)
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return 0, string(b)
+}
+
+func (r *rig) state() *procfs.State {
+	r.t.Helper()
+	tr, err := procfs.Open(r.tree, 2)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	st, err := tr.Read()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return st
+}
+
+func (r *rig) runcKnows(id string) bool {
+	return exec.Command("runc", "--root", r.root, "state", id).Run() == nil
+}
+
+const id = "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00"
+
+func TestCreateRegistersDeleteUnregisters(t *testing.T) {
+	r := newRig(t)
+	b := r.bundle([]string{"/bin/busybox", "sleep", "60"}, "ALIYUN_COM_GPU_MEM_CONTAINER=6", "ALIYUN_COM_GPU_HIGH_PRIO=1")
+	if code, stderr := r.runtime("create", "--bundle", b, id); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	defer exec.Command("runc", "--root", r.root, "delete", "--force", id).Run()
+	if !r.runcKnows(id) {
+		t.Fatal("runc did not create the container")
+	}
+	in := r.state().GPU(0).Instance(id)
+	if in == nil || in.Memsize != 6337173913 || !in.HighPrio || in.Weight != 1 {
+		t.Fatalf("GPU 0 instance %+v", in)
+	}
+	spec, _ := oci.Load(b)
+	env, _ := spec.Env()
+	for _, want := range []string{"ALIYUN_COM_GPU_VISIBLE_DEVICES=0", "NVIDIA_VISIBLE_DEVICES=0", "ALIYUN_COM_GPU_MEM_DEV=15"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("bundle env %v lacks %s", env, want)
+		}
+	}
+	if code, stderr := r.runtime("delete", "--force", id); code != 0 {
+		t.Fatalf("delete: %d %s", code, stderr)
+	}
+	if r.runcKnows(id) || r.state().GPU(0).Instance(id) != nil {
+		t.Fatal("delete left the container or its instance")
+	}
+	// A second delete (containerd retries) changes nothing and registers nothing.
+	r.runtime("delete", id)
+	if len(r.state().GPU(0).Instances) != 0 {
+		t.Fatal("instances after a second delete")
+	}
+}
+
+func TestRefusedCreateReachesTheUser(t *testing.T) {
+	r := newRig(t)
+	b := r.bundle([]string{"/bin/busybox", "sleep", "60"}, "ALIYUN_COM_GPU_MEM_CONTAINER=16")
+	code, stderr := r.runtime("create", "--bundle", b, id)
+	if code == 0 {
+		exec.Command("runc", "--root", r.root, "delete", "--force", id).Run()
+		t.Fatal("16 GiB on a 15 GiB GPU was created")
+	}
+	want := "ALIYUN_COM_GPU_MEM_CONTAINER=16: above the GPU's size"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q lacks %q", stderr, want)
+	}
+	log, _ := os.ReadFile(filepath.Join(r.dir, "log.json"))
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	var last map[string]string
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last["level"] != "error" || !strings.Contains(last["msg"], want) {
+		t.Errorf("runtime log's last line %q is not the error containerd reports", lines[len(lines)-1])
+	}
+	if r.runcKnows(id) || len(r.state().GPU(0).Instances) != 0 {
+		t.Fatal("a refused create left a container or an instance")
+	}
+}
+
+func TestFailedRuncCreateUnregisters(t *testing.T) {
+	r := newRig(t)
+	b := r.bundle([]string{"/bin/no-such-program"}, "ALIYUN_COM_GPU_MEM_CONTAINER=2")
+	if code, _ := r.runtime("create", "--bundle", b, id); code == 0 {
+		t.Fatal("runc created a container without its program")
+	}
+	for _, g := range r.state().GPUs {
+		if len(g.Instances) != 0 {
+			t.Fatalf("GPU %d kept %+v after runc failed", g.Index, g.Instances)
+		}
+	}
+}
+
+func TestDisabledPassesThrough(t *testing.T) {
+	r := newRig(t)
+	for _, env := range [][]string{{"CGPU_DISABLE=true", "ALIYUN_COM_GPU_MEM_CONTAINER=abc"}, {"ALIYUN_COM_GPU_MEM_CONTAINER=0"}, nil} {
+		b := r.bundle([]string{"/bin/busybox", "true"}, env...)
+		if code, stderr := r.runtime("create", "--bundle", b, id); code != 0 {
+			t.Fatalf("%v: create %d %s", env, code, stderr)
+		}
+		if !r.runcKnows(id) {
+			t.Fatalf("%v: not passed to runc", env)
+		}
+		if code, stderr := r.runtime("delete", "--force", id); code != 0 {
+			t.Fatalf("%v: delete %d %s", env, code, stderr)
+		}
+		for _, g := range r.state().GPUs {
+			if len(g.Instances) != 0 {
+				t.Fatalf("%v: registered %+v", env, g.Instances)
+			}
+		}
+	}
+}
+
+func TestOtherCommandsAreRuncs(t *testing.T) {
+	r := newRig(t)
+	code, stderr := r.runtime("--version")
+	if code != 0 || stderr != "" {
+		t.Fatalf("--version: %d %q", code, stderr)
+	}
+	if code, _ := r.runtime("state", "nonexistent"); code == 0 {
+		t.Fatal("state of an unknown container succeeded")
+	}
+}
