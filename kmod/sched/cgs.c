@@ -178,6 +178,7 @@ static void charge_holder(struct cgs *s, u64 now)
 	u64 ns = min_u64(now - s->charged_to, CGS_MAX_CHARGE_NS);
 
 	s->charged_to = now;
+	s->held_ns += ns;
 	in->charged_ns += ns;
 	if (!s->prio_grant) {
 		add_lag(s, s->holder, ns);
@@ -254,8 +255,8 @@ static void grant(struct cgs *s, s32 i, bool prio, u64 now)
 
 	s->holder = i;
 	s->prio_grant = prio;
-	s->slice_start = now;
 	s->charged_to = now;
+	s->held_ns = 0;
 	s->deadline = now + s->quantum_ns;
 	if (i != s->last_holder)
 		s->switches++;
@@ -342,34 +343,42 @@ static void set_next_tick(struct cgs *s, u64 now)
 	s->next_tick = t;
 }
 
+/* An idle slot ends when due, when its owner has work, or for high priority. */
+static void check_idle_slot(struct cgs *s, u64 now)
+{
+	s32 o = s->idle_owner;
+	bool back = o >= 0 && s->inst[o].busy && participates(s, &s->inst[o]);
+	bool hp = hp_pick(s, CGS_NONE) != CGS_NONE;
+
+	if (now < s->idle_until && !back && !hp)
+		return;
+	end_idle(s, now);
+	if (back && !hp)
+		grant(s, o, false, now);
+	else
+		pick_next(s, now);
+}
+
 static void decide(struct cgs *s, u64 now)
 {
 	if (s->policy == CGS_NATIVE) {
 		s->next_tick = CGS_NEVER;
 		return;
 	}
-	if (s->holder >= 0 && now >= s->deadline + s->grace_ns) {
+	if (s->holder >= 0) {
+		check_holder(s, now);
+		if (now < s->deadline + s->grace_ns) {
+			set_next_tick(s, now);
+			return;
+		}
 		s->inst[s->holder].takebacks++;
 		s->inst[s->holder].busy = 0;
 		drop_holder(s, now);
 	}
-	if (s->holder >= 0) {
-		check_holder(s, now);
-	} else if (s->idle_owner != CGS_NONE) {
-		s32 o = s->idle_owner;
-		bool back = o >= 0 && s->inst[o].busy && participates(s, &s->inst[o]);
-		bool hp = hp_pick(s, CGS_NONE) != CGS_NONE;
-
-		if (now >= s->idle_until || back || hp) {
-			end_idle(s, now);
-			if (back && !hp)
-				grant(s, o, false, now);
-			else
-				pick_next(s, now);
-		}
-	} else {
+	if (s->idle_owner != CGS_NONE)
+		check_idle_slot(s, now);
+	else
 		pick_next(s, now);
-	}
 	set_next_tick(s, now);
 }
 
@@ -400,7 +409,7 @@ void cgs_init(struct cgs *s, struct cgs_inst *slots, u32 nslots, u64 now)
 int cgs_set_timing(struct cgs *s, u64 quantum_ns, u64 grace_ns, u64 now)
 {
 	if (quantum_ns < CGS_MIN_QUANTUM_NS || quantum_ns > CGS_MAX_QUANTUM_NS ||
-	    grace_ns > CGS_MAX_GRACE_NS)
+	    grace_ns < CGS_MIN_GRACE_NS || grace_ns > CGS_MAX_GRACE_NS)
 		return CGS_EINVAL;
 	now = advance(s, now);
 	s->quantum_ns = quantum_ns;
@@ -464,8 +473,10 @@ int cgs_set_policy(struct cgs *s, u32 policy, u64 now)
 	if (policy >= CGS_NPOLICIES)
 		return CGS_EINVAL;
 	now = advance(s, now);
-	if (policy == s->policy)
+	if (policy == s->policy) {
+		decide(s, now);
 		return 0;
+	}
 	native_edge = policy == CGS_NATIVE || s->policy == CGS_NATIVE;
 	if (s->holder >= 0) {
 		if (native_edge)
@@ -564,7 +575,8 @@ int cgs_release(struct cgs *s, u32 i, u64 used_ns, bool more, u64 now)
 	if (!in || s->holder != (s32)i)
 		return CGS_EPERM;
 	now = advance(s, now);
-	in->used_ns += min_u64(used_ns, now - s->slice_start);
+	charge_holder(s, now);
+	in->used_ns += min_u64(used_ns, s->held_ns);
 	in->busy = more;
 	drop_holder(s, now);
 	decide(s, now);

@@ -40,6 +40,7 @@ enum cgs_policy {
 #define CGS_MIN_QUANTUM_NS	100000ULL
 #define CGS_MAX_QUANTUM_NS	1000000000ULL
 #define CGS_DEF_GRACE_NS	100000000ULL	/* 100 ms */
+#define CGS_MIN_GRACE_NS	1000000ULL
 #define CGS_MAX_GRACE_NS	10000000000ULL
 /* High priority may take prio_ratio percent of any window this long. */
 #define CGS_PRIO_WINDOW_NS	100000000ULL
@@ -83,8 +84,8 @@ struct cgs {
 	s32 holder;		/* instance index, or CGS_NONE */
 	s32 last_holder;
 	u8 prio_grant;		/* the holder's grant is charged to prio_credit */
-	u64 slice_start;	/* when the holder was granted */
 	u64 charged_to;		/* the holder is charged up to here */
+	u64 held_ns;		/* charged for the current hold so far */
 	u64 deadline;		/* the holder submits nothing from here on */
 
 	s32 idle_owner;		/* whose slot leaves the GPU idle, or CGS_NONE */
