@@ -1,0 +1,34 @@
+// Command docker-cgpu is the Docker CLI plugin behind "docker cgpu": it turns a request
+// for a share of a GPU into a validated plan and runs the container on the cgpu runtime.
+package main
+
+import (
+	"github.com/docker/cli/cli-plugins/metadata"
+	"github.com/docker/cli/cli-plugins/plugin"
+	"github.com/docker/cli/cli/command"
+	"github.com/spf13/cobra"
+)
+
+// Version is the plugin's version, set at build time with -ldflags "-X main.Version=...".
+var Version = "0.1.0"
+
+func main() {
+	plugin.Run(newCgpuCommand, metadata.Metadata{
+		SchemaVersion:    "0.1.0",
+		Vendor:           "cgpu project",
+		Version:          Version,
+		ShortDescription: "Share GPUs between containers with hard memory limits",
+		URL:              "https://github.com/cgpu-project/cgpu",
+	})
+}
+
+func newCgpuCommand(dockerCLI command.Cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cgpu",
+		Short: "Share GPUs between containers with hard memory limits",
+		// Without a subcommand, print the usage instead of doing nothing.
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newRunCommand(dockerCLI))
+	return cmd
+}

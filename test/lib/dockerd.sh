@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Shell helpers for tests that need a real Docker daemon of their own. Source this file.
+# Everything lives under one directory given by the caller, so a test never touches the
+# machine's own daemon, ~/.docker or /var/lib/docker, and the same helpers run on a
+# developer machine, in CI, or inside the project's QEMU VM.
+#
+#   dockerd_start DIR [RUNTIME_PATH RUNTIME_CONFIG]
+#       Starts dockerd with its data, exec root, socket, pid file and log under DIR
+#       (vfs storage, no iptables, no bridge). With RUNTIME_PATH, registers it as the
+#       "cgpu" runtime, passing "--cgpu-config RUNTIME_CONFIG". Exports DOCKER_HOST and
+#       DOCKER_CONFIG (DIR/config, where plugins go). Waits until the daemon answers.
+#   dockerd_install_plugin DIR PLUGIN_PATH
+#       Makes PLUGIN_PATH the CLI plugin DIR/config/cli-plugins/<its name>.
+#   dockerd_import_busybox IMAGE
+#       Builds IMAGE from busybox-static (no registry needed).
+#   dockerd_stop DIR
+#       Stops the daemon and everything it started, and removes DIR.
+#
+# DOCKER_BIN selects the client (default: docker in PATH). Needs root.
+
+dockerd_log() { echo "dockerd.sh: $*" >&2; }
+
+dockerd_start() {
+	local dir=$1 runtime=${2:-} runtime_cfg=${3:-}
+	local i
+	# Unix socket paths are limited to 108 bytes: containerd's lives under the exec root.
+	if [ ${#dir} -gt 60 ]; then
+		dockerd_log "state dir $dir is too long for unix sockets (keep it under 60 chars)"
+		return 1
+	fi
+	mkdir -p "$dir/data" "$dir/exec" "$dir/config/cli-plugins" || return 1
+	if [ -n "$runtime" ]; then
+		jq -n --arg path "$runtime" --arg cfg "$runtime_cfg" \
+			'{runtimes: {cgpu: {path: $path, runtimeArgs: (if $cfg == "" then [] else ["--cgpu-config", $cfg] end)}}}' \
+			>"$dir/daemon.json"
+	else
+		echo '{}' >"$dir/daemon.json"
+	fi
+	dockerd --data-root "$dir/data" --exec-root "$dir/exec" -H "unix://$dir/docker.sock" \
+		--pidfile "$dir/dockerd.pid" --config-file "$dir/daemon.json" \
+		--iptables=false --ip-masq=false --bridge=none --storage-driver=vfs \
+		>"$dir/dockerd.log" 2>&1 &
+	echo $! >"$dir/dockerd.launcher.pid"
+	export DOCKER_HOST="unix://$dir/docker.sock"
+	export DOCKER_CONFIG="$dir/config"
+	for i in $(seq 1 120); do
+		if "${DOCKER_BIN:-docker}" version >/dev/null 2>&1; then
+			return 0
+		fi
+		if ! kill -0 "$(cat "$dir/dockerd.launcher.pid")" 2>/dev/null; then
+			break
+		fi
+		sleep 0.5
+	done
+	dockerd_log "dockerd did not come up; its log:"
+	tail -n 30 "$dir/dockerd.log" >&2
+	return 1
+}
+
+dockerd_install_plugin() {
+	local dir=$1 plugin=$2
+	ln -sf "$(realpath "$plugin")" "$dir/config/cli-plugins/$(basename "$plugin")"
+}
+
+dockerd_import_busybox() {
+	local image=$1 bb rootfs applet
+	bb=$(command -v busybox) || { dockerd_log "busybox (busybox-static) is not installed"; return 1; }
+	rootfs=$(mktemp -d)
+	mkdir -p "$rootfs/bin" "$rootfs/tmp" "$rootfs/etc" "$rootfs/proc" "$rootfs/sys" "$rootfs/dev"
+	cp "$bb" "$rootfs/bin/busybox"
+	for applet in $("$bb" --list); do
+		[ "$applet" = busybox ] || ln -s busybox "$rootfs/bin/$applet"
+	done
+	echo 'root:x:0:0:root:/root:/bin/sh' >"$rootfs/etc/passwd"
+	echo 'root:x:0:' >"$rootfs/etc/group"
+	tar -C "$rootfs" -c . | "${DOCKER_BIN:-docker}" import -c 'ENV PATH=/bin' -c 'CMD ["sh"]' - "$image" >/dev/null
+	local rc=$?
+	rm -rf "$rootfs"
+	return $rc
+}
+
+dockerd_stop() {
+	local dir=$1 pid i
+	[ -d "$dir" ] || return 0
+	if [ -f "$dir/dockerd.pid" ]; then
+		pid=$(cat "$dir/dockerd.pid")
+		# Containers first, so their runtime deletes run while the daemon still can.
+		"${DOCKER_BIN:-docker}" ps -aq 2>/dev/null | xargs -r "${DOCKER_BIN:-docker}" rm -f >/dev/null 2>&1
+		kill "$pid" 2>/dev/null
+		for i in $(seq 1 60); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.5
+		done
+		kill -9 "$pid" 2>/dev/null
+	fi
+	# Whatever is still mounted under the state dir (container shm, netns) goes first.
+	grep -o " $dir/[^ ]*" /proc/self/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null
+	rm -rf "$dir"
+}
