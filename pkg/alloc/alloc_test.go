@@ -455,7 +455,7 @@ func TestScaling(t *testing.T) {
 
 func TestEnvMap(t *testing.T) {
 	got := EnvMap([]string{"A=1", "B", "A=2=3", "C="})
-	want := map[string]string{"A": "2=3", "B": "", "C": ""}
+	want := map[string]string{"A": "2=3", "C": ""}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("EnvMap = %v", got)
 	}

@@ -37,12 +37,14 @@ type Intent struct {
 }
 
 // EnvMap turns KEY=VALUE entries into a map; a later entry overrides an earlier one, as
-// docker's own merging of --env-file and -e does. An entry without "=" has no value.
+// docker's own merging of --env-file and -e does. An entry without "=" (docker's -e NAME
+// for a name the client does not have) sets nothing.
 func EnvMap(env []string) map[string]string {
 	m := make(map[string]string, len(env))
 	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		m[k] = v
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
 	}
 	return m
 }
