@@ -568,6 +568,20 @@ int cgs_pending(struct cgs *s, u32 i, u64 now)
 	return 0;
 }
 
+int cgs_idle(struct cgs *s, u32 i, u64 now)
+{
+	struct cgs_inst *in = joined(s, i);
+
+	if (!in)
+		return CGS_ENOENT;
+	if (s->holder == (s32)i)
+		return cgs_release(s, i, 0, false, now);
+	now = advance(s, now);
+	in->busy = 0;
+	decide(s, now);
+	return 0;
+}
+
 int cgs_release(struct cgs *s, u32 i, u64 used_ns, bool more, u64 now)
 {
 	struct cgs_inst *in = joined(s, i);

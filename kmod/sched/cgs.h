@@ -116,6 +116,11 @@ int cgs_set_highprio(struct cgs *s, u32 i, bool highprio, u64 now);
 /* Instance i has work it may not submit yet. */
 int cgs_pending(struct cgs *s, u32 i, u64 now);
 /*
+ * Instance i no longer has work waiting (its last waiter left: a signal, a
+ * closed file). A holder is released as if it reported no use.
+ */
+int cgs_idle(struct cgs *s, u32 i, u64 now);
+/*
  * The holder i has stopped submitting and its queued work has completed
  * (or it had none left): used_ns is the GPU time its work took during the
  * hold, more says whether it still has work. CGS_EPERM if i is not the

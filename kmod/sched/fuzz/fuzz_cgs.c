@@ -146,8 +146,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			cgs_set_highprio(&s, i, arg & 1, now);
 			break;
 		case 7:
-		case 8:
 			cgs_pending(&s, i, now);
+			break;
+		case 8:
+			if (arg & 1)
+				cgs_pending(&s, i, now);
+			else
+				cgs_idle(&s, i, now);
 			break;
 		case 9:
 			if (s.holder >= 0 && (arg & 1))

@@ -27,13 +27,23 @@ void drv_join(struct drv *d, u32 i, u32 weight, bool highprio)
 	drv_observe(d);
 }
 
+void drv_pair(struct drv *d, u32 policy, u64 overrun, u32 w0, u32 w1)
+{
+	drv_init(d, policy);
+	d->overrun = overrun;
+	drv_join(d, 0, w0, false);
+	drv_join(d, 1, w1, false);
+	drv_busy(d, 0, true);
+	drv_busy(d, 1, true);
+}
+
 void drv_busy(struct drv *d, u32 i, bool busy)
 {
 	d->busy[i] = busy;
 	if (busy)
 		cgs_pending(&d->s, i, d->now);
-	else if (cgs_holder(&d->s) == (s32)i)
-		cgs_release(&d->s, i, 0, false, d->now);
+	else
+		cgs_idle(&d->s, i, d->now);
 	drv_observe(d);
 }
 
@@ -83,6 +93,12 @@ void drv_measure(struct drv *d)
 	d->since = d->now;
 	d->from = d->now;
 	d->nseq = 0;
+}
+
+void drv_window(struct drv *d, u64 ns)
+{
+	drv_measure(d);
+	drv_run(d, ns);
 }
 
 double drv_share(const struct drv *d, u32 i)

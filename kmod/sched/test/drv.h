@@ -30,11 +30,15 @@ struct drv {
 
 void drv_init(struct drv *d, u32 policy);
 void drv_join(struct drv *d, u32 i, u32 weight, bool highprio);
+/* A fresh scheduler with instances 0 and 1 at these weights, both busy. */
+void drv_pair(struct drv *d, u32 policy, u64 overrun, u32 w0, u32 w1);
 /* Gives i endless work, or takes it away (a holder then releases at once). */
 void drv_busy(struct drv *d, u32 i, bool busy);
 void drv_run(struct drv *d, u64 ns);
 /* Starts a new measured window. */
 void drv_measure(struct drv *d);
+/* A measured window of ns. */
+void drv_window(struct drv *d, u64 ns);
 /* Fraction of the window i held the GPU. */
 double drv_share(const struct drv *d, u32 i);
 /* Records a holder change after any direct call on d->s. */

@@ -17,6 +17,16 @@ static void fresh(u32 policy)
 	cgs_set_policy(&s, policy, 1000);
 }
 
+/* Instances 0 and 1 (weight w1) both waiting since 1000: 0 holds. */
+static void two_waiting(u32 policy, u32 w1)
+{
+	fresh(policy);
+	cgs_join(&s, 0, 1, false, 1000);
+	cgs_join(&s, 1, w1, false, 1000);
+	cgs_pending(&s, 0, 1000);
+	cgs_pending(&s, 1, 1000);
+}
+
 static void defaults(void)
 {
 	fresh(CGS_DEF_POLICY);
@@ -78,6 +88,19 @@ static void grant_and_release(void)
 	CHECK(cgs_holder(&s) == CGS_NONE && cgs_next_tick(&s) == CGS_NEVER);
 }
 
+/* A waiter that leaves (killed while waiting) is no longer waited for. */
+static void waiter_leaves(void)
+{
+	two_waiting(CGS_PREEMPT, 1);
+	CHECK(cgs_idle(&s, 1, 2000) == 0 && !slot[1].busy);
+	cgs_tick(&s, 1000 + Q);
+	CHECK(cgs_holder(&s) == 0 && cgs_deadline(&s) == 1000 + 2 * Q);
+	/* the holder's last process gone: the GPU is free at once */
+	CHECK(cgs_idle(&s, 0, 3000 + Q) == 0);
+	CHECK(cgs_holder(&s) == CGS_NONE && slot[0].charged_ns == 2000 + Q);
+	CHECK(cgs_idle(&s, 3, 4000 + Q) == CGS_ENOENT);
+}
+
 /* Alone and still busy at the deadline: the slice is renewed in place. */
 static void renewal(void)
 {
@@ -102,11 +125,7 @@ static void renewal(void)
 /* The holder leaving frees the GPU at that instant; its slot can be reused. */
 static void holder_leaves(void)
 {
-	fresh(CGS_WEIGHT);
-	cgs_join(&s, 0, 1, false, 1000);
-	cgs_join(&s, 1, 2, false, 1000);
-	cgs_pending(&s, 0, 1000);
-	cgs_pending(&s, 1, 1000);
+	two_waiting(CGS_WEIGHT, 2);
 	CHECK(cgs_holder(&s) == 0);
 	CHECK(cgs_leave(&s, 0, 2000) == 0);
 	CHECK(cgs_holder(&s) == 1 && cgs_deadline(&s) == 2000 + Q);
@@ -141,11 +160,7 @@ static void silent_holder(void)
 {
 	u64 dl;
 
-	fresh(CGS_PREEMPT);
-	cgs_join(&s, 0, 1, false, 1000);
-	cgs_join(&s, 1, 1, false, 1000);
-	cgs_pending(&s, 0, 1000);
-	cgs_pending(&s, 1, 1000);
+	two_waiting(CGS_PREEMPT, 1);
 	dl = cgs_deadline(&s);
 	cgs_tick(&s, dl);
 	CHECK(cgs_holder(&s) == 0 && cgs_next_tick(&s) == dl + GRACE);
@@ -162,11 +177,7 @@ static void silent_holder(void)
 /* Runtime policy changes: 1 -> 2 keeps the slice; 5 opens the gate to all. */
 static void policy_switch(void)
 {
-	fresh(CGS_PREEMPT);
-	cgs_join(&s, 0, 1, false, 1000);
-	cgs_join(&s, 1, 1, false, 1000);
-	cgs_pending(&s, 0, 1000);
-	cgs_pending(&s, 1, 1000);
+	two_waiting(CGS_PREEMPT, 1);
 	CHECK(cgs_set_policy(&s, CGS_WEIGHT, 2000) == 0);
 	CHECK(cgs_holder(&s) == 0 && cgs_deadline(&s) == 1000 + Q);
 	CHECK(cgs_set_policy(&s, CGS_NATIVE, 3000) == 0);
@@ -201,20 +212,14 @@ static void weight_and_max_inst(void)
 	drv_busy(&d, 0, true);
 	drv_run(&d, 1000 * MS);
 	cgs_set_max_inst(&d.s, 2, d.now);
-	drv_measure(&d);
-	drv_run(&d, 4000 * MS);
+	drv_window(&d, 4000 * MS);
 	CHECK_NEAR(drv_share(&d, 0), 0.5, 0.01);
 
 	/* a weight change takes effect on the shares that follow */
-	drv_init(&d, CGS_WEIGHT);
-	drv_join(&d, 0, 1, false);
-	drv_join(&d, 1, 1, false);
-	drv_busy(&d, 0, true);
-	drv_busy(&d, 1, true);
+	drv_pair(&d, CGS_WEIGHT, 0, 1, 1);
 	drv_run(&d, 1000 * MS);
 	cgs_set_weight(&d.s, 1, 3, d.now);
-	drv_measure(&d);
-	drv_run(&d, 4000 * MS);
+	drv_window(&d, 4000 * MS);
 	CHECK_NEAR(drv_share(&d, 1), 0.75, 0.01);
 }
 
@@ -246,8 +251,7 @@ static void highprio_idle(void)
 	drv_join(&d, 0, 1, false);
 	drv_join(&d, 1, 2, true);
 	drv_busy(&d, 0, true);
-	drv_measure(&d);
-	drv_run(&d, 4000 * MS);
+	drv_window(&d, 4000 * MS);
 	CHECK_NEAR(drv_share(&d, 0), 1.0, 0.01);
 	CHECK(d.slot[1].grants == 0);
 }
@@ -258,12 +262,9 @@ static void highprio_bound(void)
 	struct drv d;
 	u64 before;
 
-	drv_init(&d, CGS_PREEMPT);
+	drv_pair(&d, CGS_PREEMPT, 0, 1, 1);
 	cgs_set_prio_ratio(&d.s, 20, 0);
-	drv_join(&d, 0, 1, false);
-	drv_join(&d, 1, 1, true);
-	drv_busy(&d, 0, true);
-	drv_busy(&d, 1, true);
+	cgs_set_highprio(&d.s, 1, true, 0);
 	drv_run(&d, 1000 * MS);
 	before = d.slot[1].prio_ns;
 	drv_measure(&d);
@@ -292,12 +293,7 @@ static void huge_overrun(void)
 {
 	struct drv d;
 
-	drv_init(&d, CGS_WEIGHT);
-	drv_join(&d, 0, 1, false);
-	drv_join(&d, 1, 1, false);
-	drv_busy(&d, 0, true);
-	drv_busy(&d, 1, true);
-	d.overrun = 3600000 * MS;
+	drv_pair(&d, CGS_WEIGHT, 3600000 * MS, 1, 1);
 	drv_run(&d, Q);
 	d.overrun = 0;
 	CHECK(cgs_holder(&d.s) == 1);
@@ -305,8 +301,7 @@ static void huge_overrun(void)
 	CHECK(d.slot[0].charged_ns == Q + CGS_MAX_CHARGE_NS);
 	CHECK(d.slot[0].lag > 0 && d.slot[1].lag == 0);
 	drv_run(&d, 2 * CGS_MAX_CHARGE_NS);
-	drv_measure(&d);
-	drv_run(&d, 4000 * MS);
+	drv_window(&d, 4000 * MS);
 	CHECK_NEAR(drv_share(&d, 0), 0.5, 0.02);
 }
 
@@ -315,6 +310,7 @@ void tests_events(void)
 	defaults();
 	refusals();
 	grant_and_release();
+	waiter_leaves();
 	renewal();
 	holder_leaves();
 	idle_slot();

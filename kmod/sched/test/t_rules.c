@@ -8,30 +8,20 @@
 #define RUN_NS	(10000 * MS)
 #define TOL	0.01
 
-static void start(struct drv *d, u32 policy, u64 overrun)
-{
-	drv_init(d, policy);
-	d->overrun = overrun;
-}
-
 /* Policy 0: 1/max_inst each, busy or not; nobody gets an empty slot. */
 static void fair_share(void)
 {
 	struct drv d;
 
-	start(&d, CGS_FAIR, 0);
+	drv_pair(&d, CGS_FAIR, 0, 1, 3);
 	cgs_set_max_inst(&d.s, 4, 0);
-	drv_join(&d, 0, 1, false);
-	drv_join(&d, 1, 3, false);
-	drv_busy(&d, 0, true);
-	drv_measure(&d);
-	drv_run(&d, RUN_NS);
+	drv_busy(&d, 1, false);
+	drv_window(&d, RUN_NS);
 	CHECK_NEAR(drv_share(&d, 0), 0.25, TOL);
 	CHECK(drv_share(&d, 1) == 0);
 
 	drv_busy(&d, 1, true);
-	drv_measure(&d);
-	drv_run(&d, RUN_NS);
+	drv_window(&d, RUN_NS);
 	/* weights do not count under policy 0 */
 	CHECK_NEAR(drv_share(&d, 0), 0.25, TOL);
 	CHECK_NEAR(drv_share(&d, 1), 0.25, TOL);
@@ -42,43 +32,41 @@ static void preemptive(void)
 {
 	struct drv d;
 
-	start(&d, CGS_PREEMPT, MS);
-	drv_join(&d, 0, 1, false);
-	drv_join(&d, 1, 5, false);
+	drv_pair(&d, CGS_PREEMPT, MS, 1, 5);
 	drv_join(&d, 2, 1, false);
-	drv_busy(&d, 0, true);
-	drv_measure(&d);
-	drv_run(&d, RUN_NS);
-	CHECK_NEAR(drv_share(&d, 0), 1.0, TOL);
-
-	drv_busy(&d, 1, true);
-	drv_measure(&d);
-	drv_run(&d, RUN_NS);
+	drv_window(&d, RUN_NS);
 	CHECK_NEAR(drv_share(&d, 0), 0.5, TOL);
 	CHECK_NEAR(drv_share(&d, 1), 0.5, TOL);
 	CHECK(drv_share(&d, 2) == 0);
+
+	drv_busy(&d, 1, false);
+	drv_window(&d, RUN_NS);
+	CHECK_NEAR(drv_share(&d, 0), 1.0, TOL);
 }
 
-/* Policy 2: weight shares, exact despite a drain of 3/4 of the quantum. */
-static void weight_based(void)
+/*
+ * Policies 2 and 4 with both busy: weight shares, exact despite a drain of
+ * 3/4 of the quantum past every deadline. With one idle, policy 2 leaves
+ * its slices idle and policy 4 lends them.
+ */
+static void weighted(void)
 {
-	struct drv d;
+	static const u32 policies[] = { CGS_WEIGHT, CGS_SOFT };
+	static const double lone[] = { 1.0 / 3, 1.0 };
+	int k;
 
-	start(&d, CGS_WEIGHT, 3 * MS);
-	drv_join(&d, 0, 1, false);
-	drv_join(&d, 1, 2, false);
-	drv_busy(&d, 0, true);
-	drv_busy(&d, 1, true);
-	drv_measure(&d);
-	drv_run(&d, RUN_NS);
-	CHECK_NEAR(drv_share(&d, 0), 1.0 / 3, TOL);
-	CHECK_NEAR(drv_share(&d, 1), 2.0 / 3, TOL);
+	for (k = 0; k < 2; k++) {
+		struct drv d;
 
-	/* the idle one keeps its slices: the GPU idles through them */
-	drv_busy(&d, 1, false);
-	drv_measure(&d);
-	drv_run(&d, RUN_NS);
-	CHECK_NEAR(drv_share(&d, 0), 1.0 / 3, TOL);
+		drv_pair(&d, policies[k], 3 * MS, 1, 2);
+		drv_window(&d, RUN_NS);
+		CHECK_NEAR(drv_share(&d, 0), 1.0 / 3, TOL);
+		CHECK_NEAR(drv_share(&d, 1), 2.0 / 3, TOL);
+
+		drv_busy(&d, 1, false);
+		drv_window(&d, RUN_NS);
+		CHECK_NEAR(drv_share(&d, 0), lone[k], TOL);
+	}
 }
 
 /* Policy 3: weight/max_inst, a hard cap even on an otherwise idle GPU. */
@@ -86,57 +74,27 @@ static void fixed(void)
 {
 	struct drv d;
 
-	start(&d, CGS_FIXED, MS);
+	drv_pair(&d, CGS_FIXED, MS, 2, 4);
 	cgs_set_max_inst(&d.s, 8, 0);
-	drv_join(&d, 0, 2, false);
-	drv_join(&d, 1, 4, false);
-	drv_busy(&d, 0, true);
-	drv_measure(&d);
-	drv_run(&d, RUN_NS);
-	CHECK_NEAR(drv_share(&d, 0), 0.25, TOL);
-
-	drv_busy(&d, 1, true);
-	drv_measure(&d);
-	drv_run(&d, RUN_NS);
+	drv_window(&d, RUN_NS);
 	CHECK_NEAR(drv_share(&d, 0), 0.25, TOL);
 	CHECK_NEAR(drv_share(&d, 1), 0.5, TOL);
-}
-
-/* Policy 4: weight shares among the busy; an idle one's time is lent. */
-static void soft(void)
-{
-	struct drv d;
-
-	start(&d, CGS_SOFT, MS);
-	drv_join(&d, 0, 1, false);
-	drv_join(&d, 1, 2, false);
-	drv_busy(&d, 0, true);
-	drv_busy(&d, 1, true);
-	drv_measure(&d);
-	drv_run(&d, RUN_NS);
-	CHECK_NEAR(drv_share(&d, 0), 1.0 / 3, TOL);
-	CHECK_NEAR(drv_share(&d, 1), 2.0 / 3, TOL);
 
 	drv_busy(&d, 1, false);
-	drv_measure(&d);
-	drv_run(&d, RUN_NS);
-	CHECK_NEAR(drv_share(&d, 0), 1.0, TOL);
+	drv_window(&d, RUN_NS);
+	CHECK_NEAR(drv_share(&d, 0), 0.25, TOL);
 }
 
 /*
  * The lender comes back first: under policy 4 an instance returning from
- * idle gets the GPU at the next switch point, ahead of the one that borrowed.
+ * idle gets the GPU at the next switch point, ahead of the ones that borrowed.
  */
 static void soft_lender_first(void)
 {
 	struct drv d;
 
-	start(&d, CGS_SOFT, 0);
-	drv_join(&d, 0, 1, false);
-	drv_join(&d, 1, 1, false);
+	drv_pair(&d, CGS_SOFT, 0, 1, 1);
 	drv_join(&d, 2, 1, false);
-	drv_busy(&d, 0, true);
-	drv_busy(&d, 1, true);
 	drv_run(&d, 1000 * MS + MS);
 	drv_measure(&d);
 	drv_busy(&d, 2, true);
@@ -149,7 +107,7 @@ static void native(void)
 {
 	struct drv d;
 
-	start(&d, CGS_NATIVE, 0);
+	drv_init(&d, CGS_NATIVE);
 	drv_join(&d, 0, 1, false);
 	drv_join(&d, 1, 0, false);
 	drv_busy(&d, 0, true);
@@ -167,13 +125,8 @@ static void weight_zero(void)
 	for (p = 0; p < CGS_NPOLICIES; p++) {
 		struct drv d;
 
-		start(&d, p, 0);
-		drv_join(&d, 0, 0, false);
-		drv_join(&d, 1, 1, false);
-		drv_busy(&d, 0, true);
-		drv_busy(&d, 1, true);
-		drv_measure(&d);
-		drv_run(&d, 100 * MS);
+		drv_pair(&d, p, 0, 0, 1);
+		drv_window(&d, 100 * MS);
 		CHECK(drv_share(&d, 0) == 0);
 		CHECK(!cgs_may_submit(&d.s, 0, d.now));
 	}
@@ -189,16 +142,8 @@ static void common_divisor(void)
 		struct drv a, b;
 		int i, same = 1;
 
-		start(&a, policies[k], 700000);
-		start(&b, policies[k], 700000);
-		drv_join(&a, 0, 2, false);
-		drv_join(&a, 1, 1, false);
-		drv_join(&b, 0, 8, false);
-		drv_join(&b, 1, 4, false);
-		drv_busy(&a, 0, true);
-		drv_busy(&a, 1, true);
-		drv_busy(&b, 0, true);
-		drv_busy(&b, 1, true);
+		drv_pair(&a, policies[k], 700000, 2, 1);
+		drv_pair(&b, policies[k], 700000, 8, 4);
 		drv_run(&a, 1000 * MS);
 		drv_run(&b, 1000 * MS);
 		CHECK(a.nseq == b.nseq && a.nseq > 100);
@@ -213,9 +158,8 @@ void tests_rules(void)
 {
 	fair_share();
 	preemptive();
-	weight_based();
+	weighted();
 	fixed();
-	soft();
 	soft_lender_first();
 	native();
 	weight_zero();

@@ -26,6 +26,16 @@ static void done(struct sim *w)
 	free(w);
 }
 
+/* Runs settle_ns, then measures a window of len_ns between a and b. */
+static void window(struct sim *w, uint64_t settle_ns, uint64_t len_ns, struct sim_snap *a,
+		   struct sim_snap *b)
+{
+	sim_run(w, w->now + settle_ns);
+	sim_snap(w, a);
+	sim_run(w, w->now + len_ns);
+	sim_snap(w, b);
+}
+
 static double share(const struct sim_snap *a, const struct sim_snap *b, int i)
 {
 	return (double)sim_share_ppm(a, b, i) / 1e6;
@@ -39,10 +49,7 @@ static void ratio_at_batch_128(void)
 
 	sim_add(w, work_resnet(WORK_BATCHES, 128), 1, false);
 	sim_add(w, work_resnet(WORK_BATCHES, 128), 2, false);
-	sim_run(w, 1000 * MS);
-	sim_snap(w, &a);
-	sim_run(w, 11000 * MS);
-	sim_snap(w, &b);
+	window(w, 1000 * MS, 10000 * MS, &a, &b);
 	CHECK_NEAR(sim_img_per_s(&a, &b, 1) / sim_img_per_s(&a, &b, 0), 2.0, 0.02);
 	done(w);
 }
@@ -56,10 +63,7 @@ static void hung_holder(void)
 	sim_add(w, work_resnet(WORK_BATCHES, 32), 1, false);
 	sim_add(w, work_resnet(WORK_BATCHES, 32), 1, false);
 	w->c[0].hangs = true;
-	sim_run(w, 1000 * MS);
-	sim_snap(w, &a);
-	sim_run(w, 5000 * MS);
-	sim_snap(w, &b);
+	window(w, 1000 * MS, 4000 * MS, &a, &b);
 	CHECK(w->slots[0].takebacks == 1);
 	CHECK(share(&a, &b, 1) > 0.97);
 	CHECK(w->c[1].wait.max <= Q + CGS_DEF_GRACE_NS + 2 * MS);
@@ -93,39 +97,27 @@ static void runtime_policy(void)
 {
 	struct sim *w = new_sim(CGS_WEIGHT);
 	struct sim_snap a, b;
-	uint64_t t = 0;
 	size_t waits;
 
 	sim_add(w, work_resnet(WORK_BATCHES, 16), 1, false);
 	sim_add(w, work_resnet(WORK_BATCHES, 16), 2, false);
-	sim_run(w, t += 1000 * MS);
-	sim_snap(w, &a);
-	sim_run(w, t += 3000 * MS);
-	sim_snap(w, &b);
+	window(w, 1000 * MS, 3000 * MS, &a, &b);
 	CHECK_NEAR(share(&a, &b, 1) / share(&a, &b, 0), 2.0, 0.02);
 
 	cgs_set_policy(&w->sched, CGS_PREEMPT, w->now);
-	sim_run(w, t += 500 * MS);
-	sim_snap(w, &a);
-	sim_run(w, t += 3000 * MS);
-	sim_snap(w, &b);
+	window(w, 500 * MS, 3000 * MS, &a, &b);
 	CHECK_NEAR(share(&a, &b, 1) / share(&a, &b, 0), 1.0, 0.02);
 
 	cgs_set_policy(&w->sched, CGS_NATIVE, w->now);
-	sim_run(w, t += 500 * MS);
+	sim_run(w, w->now + 500 * MS);
 	waits = w->c[0].wait.n + w->c[1].wait.n;
-	sim_snap(w, &a);
-	sim_run(w, t += 3000 * MS);
-	sim_snap(w, &b);
+	window(w, 0, 3000 * MS, &a, &b);
 	CHECK(w->c[0].wait.n + w->c[1].wait.n == waits);
 	CHECK(b.switches == a.switches);
 	CHECK(share(&a, &b, 0) + share(&a, &b, 1) > 0.97);
 
 	cgs_set_policy(&w->sched, CGS_WEIGHT, w->now);
-	sim_run(w, t += 500 * MS);
-	sim_snap(w, &a);
-	sim_run(w, t += 3000 * MS);
-	sim_snap(w, &b);
+	window(w, 500 * MS, 3000 * MS, &a, &b);
 	CHECK_NEAR(share(&a, &b, 1) / share(&a, &b, 0), 2.0, 0.02);
 	done(w);
 }
@@ -139,10 +131,7 @@ static void arrival(void)
 	sim_add(w, work_resnet(WORK_BATCHES, 8), 1, false);
 	sim_run(w, 2000 * MS);
 	sim_add(w, work_resnet(WORK_BATCHES, 8), 1, false);
-	sim_run(w, 2100 * MS);
-	sim_snap(w, &a);
-	sim_run(w, 5100 * MS);
-	sim_snap(w, &b);
+	window(w, 100 * MS, 3000 * MS, &a, &b);
 	CHECK_NEAR(share(&a, &b, 0), share(&a, &b, 1), 0.02);
 	CHECK(share(&a, &b, 0) + share(&a, &b, 1) > 0.95);
 	done(w);
