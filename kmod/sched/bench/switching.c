@@ -69,12 +69,13 @@ void bench_switching(void)
 	size_t i;
 
 	printf("(c) granularity: two busy containers (batch 32), switches per second\n");
-	printf("%-8s %12s %12s %8s %8s %s\n", "policy", "2:1", "8:4", "ratio", "ratio", "verdict");
+	printf("%-8s %12s %12s %9s %9s %s\n", "policy", "2:1", "8:4", "share 2:1", "share 8:4",
+	       "verdict");
 	for (i = 0; i < 2; i++) {
 		double r21, r84, f21 = switches_per_s(policies[i], 2, 1, &r21);
 		double f84 = switches_per_s(policies[i], 8, 4, &r84);
 
-		printf("%-8u %10.1f/s %10.1f/s %8.3f %8.3f %s\n", policies[i], f21, f84, r21, r84,
+		printf("%-8u %10.1f/s %10.1f/s %9.3f %9.3f %s\n", policies[i], f21, f84, r21, r84,
 		       verdict(f21 > 0 && fabs(rel_err(f84, f21)) <= 0.01));
 	}
 	printf("target: 8:4 switches as often as 2:1 (within 1%%), shares 2.0 both\n\n");
