@@ -6,36 +6,12 @@
  */
 #include <stdlib.h>
 
+#include "arraysize.h"
 #include "core.h"
 
 struct CUarray_st {
 	int mipmapped;
 };
-
-static unsigned int format_bytes(CUarray_format f)
-{
-	switch (f) {
-	case CU_AD_FORMAT_UNSIGNED_INT8:
-	case CU_AD_FORMAT_SIGNED_INT8: return 1;
-	case CU_AD_FORMAT_UNSIGNED_INT16:
-	case CU_AD_FORMAT_SIGNED_INT16:
-	case CU_AD_FORMAT_HALF: return 2;
-	case CU_AD_FORMAT_UNSIGNED_INT32:
-	case CU_AD_FORMAT_SIGNED_INT32:
-	case CU_AD_FORMAT_FLOAT: return 4;
-	}
-	return 0;
-}
-
-static uint64_t level_bytes(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned level)
-{
-	uint64_t w = d->Width >> level, h = d->Height >> level,
-		 z = d->Depth >> level;
-
-	return (w ? w : 1) * (d->Height ? (h ? h : 1) : 1) *
-	       (d->Depth ? (z ? z : 1) : 1) * d->NumChannels *
-	       format_bytes(d->Format);
-}
 
 static CUresult create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d,
 		       unsigned levels, int mipmapped)
@@ -47,11 +23,10 @@ static CUresult create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d,
 
 	if (r)
 		return r;
-	if (!out || !d || !d->Width || !format_bytes(d->Format) || !levels ||
+	if (!out || !d || !d->Width || !cgpu_format_bytes(d->Format) || !levels ||
 	    (d->NumChannels != 1 && d->NumChannels != 2 && d->NumChannels != 4))
 		return CUDA_ERROR_INVALID_VALUE;
-	for (unsigned l = 0; l < levels; l++)
-		v.bytes += level_bytes(d, l);
+	v.bytes = cgpu_array_bytes(d, levels);
 	a = malloc(sizeof(*a));
 	if (!a)
 		return CUDA_ERROR_OUT_OF_MEMORY;

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A context takes its memory with it when it is destroyed, and a primary
+ * context when it is reset or released for the last time: the charges for
+ * that memory go back then.
+ */
+#include "ledger.h"
+#include "track.h"
+
+#define MAX_DEV 64
+
+static CUcontext primary[MAX_DEV];	/* learnt from cuDevicePrimaryCtxRetain */
+
+static CUcontext primary_of(CUdevice dev)
+{
+	return dev >= 0 && dev < MAX_DEV ?
+		       __atomic_load_n(&primary[dev], __ATOMIC_ACQUIRE) :
+		       NULL;
+}
+
+CGPU_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+	CUresult r;
+
+	NEED_CUDA();
+	r = REAL_CU(cuCtxDestroy_v2, ctx);
+	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF)
+		track_purge_ctx(ctx);
+	return r;
+}
+
+CGPU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	CUresult r;
+
+	NEED_CUDA();
+	r = REAL_CU(cuDevicePrimaryCtxRetain, pctx, dev);
+	if (r == CUDA_SUCCESS && dev >= 0 && dev < MAX_DEV)
+		__atomic_store_n(&primary[dev], *pctx, __ATOMIC_RELEASE);
+	return r;
+}
+
+CGPU_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	unsigned int flags;
+	int active = 1;
+	CUresult r;
+
+	NEED_CUDA();
+	r = REAL_CU(cuDevicePrimaryCtxRelease_v2, dev);
+	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF &&
+	    REAL_CU(cuDevicePrimaryCtxGetState, dev, &flags, &active) ==
+		    CUDA_SUCCESS &&
+	    !active)
+		track_purge_ctx(primary_of(dev));
+	return r;
+}
+
+CGPU_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	CUresult r;
+
+	NEED_CUDA();
+	r = REAL_CU(cuDevicePrimaryCtxReset_v2, dev);
+	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF)
+		track_purge_ctx(primary_of(dev));
+	return r;
+}

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Stream-ordered allocations are charged for what their pool reserves, not
+ * for what is asked: a pool keeps freed memory and grows in chunks.
+ *
+ * Before the driver is asked, the ask (rounded up to 2 MiB pages) less what
+ * the pool holds idle is charged; afterwards the charge is set to the pool's
+ * CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT ("reconcile"). Growth past the
+ * estimate that the budget cannot take is undone and refused. Pools release
+ * memory at synchronisation points, on trim and on destroy: each reconciles
+ * there.
+ */
+#include "devmap.h"
+#include "ledger.h"
+#include "track.h"
+
+#define POOL_PAGE (2ULL << 20)
+#define MAX_POOLS 64
+#define MAX_DEV 64
+
+struct pool {
+	CUmemoryPool handle;
+	int slot;
+	int destroyed;
+	uint64_t charged;	/* what the budget carries for this pool */
+	uint64_t inflight;	/* estimates charged for calls in progress */
+	uint64_t live;		/* bytes of allocations from it not yet freed */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool pools[MAX_POOLS];
+static int npools;
+static CUmemoryPool current[MAX_DEV];	/* cuDeviceGetMemPool, cached */
+
+void pool_fork(enum track_fork_phase phase)
+{
+	if (phase == TRACK_FORK_PREPARE) {
+		pthread_mutex_lock(&lock);
+	} else if (phase == TRACK_FORK_PARENT) {
+		pthread_mutex_unlock(&lock);
+	} else {
+		pthread_mutex_init(&lock, NULL);
+		npools = 0;
+	}
+}
+
+/* Caller holds lock. */
+static struct pool *find(CUmemoryPool h)
+{
+	for (int i = 0; i < npools; i++)
+		if (pools[i].handle == h)
+			return &pools[i];
+	return NULL;
+}
+
+/* Caller holds lock. NULL when the table is full: not limited then. */
+static struct pool *get(CUmemoryPool h, int slot)
+{
+	struct pool *p = find(h);
+
+	if (!p && npools < MAX_POOLS) {
+		p = &pools[npools++];
+		*p = (struct pool){ .handle = h, .slot = slot };
+	}
+	return p;
+}
+
+/* Caller holds lock. */
+static void drop(struct pool *p)
+{
+	ledger_uncharge(p->slot, p->charged);
+	*p = pools[--npools];
+}
+
+/* Sets the charge to what the driver says the pool reserves. 0, or -1 when
+ * the budget cannot take the growth (charge unchanged). */
+static int reconcile(CUmemoryPool h)
+{
+	cuuint64_t reserved;
+	struct pool *p;
+	int err = 0;
+
+	if (REAL_CU(cuMemPoolGetAttribute, h, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+		    &reserved) != CUDA_SUCCESS)
+		return 0;
+	pthread_mutex_lock(&lock);
+	p = find(h);
+	if (p && !p->destroyed) {
+		uint64_t want = reserved + p->inflight;
+
+		if (want > p->charged) {
+			if (ledger_charge(p->slot, want - p->charged))
+				err = -1;
+			else
+				p->charged = want;
+		} else if (want < p->charged) {
+			ledger_uncharge(p->slot, p->charged - want);
+			p->charged = want;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return err;
+}
+
+void pool_released(void *pool, uint64_t bytes)
+{
+	struct pool *p;
+
+	pthread_mutex_lock(&lock);
+	p = find(pool);
+	if (p) {
+		p->live -= bytes;
+		if (p->destroyed && p->live == 0)
+			drop(p);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void reconcile_all(void)
+{
+	CUmemoryPool hs[MAX_POOLS];
+	int n = 0;
+
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < npools; i++)
+		if (!pools[i].destroyed)
+			hs[n++] = pools[i].handle;
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < n; i++)
+		reconcile(hs[i]);
+}
+
+/* The pool stream-ordered allocations on dev come from now. */
+static CUmemoryPool current_pool(CUdevice dev)
+{
+	CUmemoryPool h = NULL;
+
+	if (dev < 0 || dev >= MAX_DEV)
+		return NULL;
+	h = __atomic_load_n(&current[dev], __ATOMIC_ACQUIRE);
+	if (!h && REAL_CU(cuDeviceGetMemPool, &h, dev) == CUDA_SUCCESS)
+		__atomic_store_n(&current[dev], h, __ATOMIC_RELEASE);
+	return h;
+}
+
+struct async_call {
+	CUdeviceptr *dptr;
+	size_t bytes;
+	CUmemoryPool pool;	/* NULL: the device's current pool */
+	CUstream stream;
+	CUresult (*from_current)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*from_pool)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+};
+
+static CUresult call(struct async_call *a)
+{
+	if (!a->from_current && !a->from_pool)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	return a->from_current ?
+		       a->from_current(a->dptr, a->bytes, a->stream) :
+		       a->from_pool(a->dptr, a->bytes, a->pool, a->stream);
+}
+
+/* Growth the budget refused: the allocation goes back, the pool gives its
+ * idle memory back to the device. */
+static void undo(struct async_call *a, CUmemoryPool h)
+{
+	struct ptrmap_val v;
+
+	REAL_CU(cuMemFreeAsync, *a->dptr, a->stream);
+	REAL_CU(cuStreamSynchronize, a->stream);
+	REAL_CU(cuMemPoolTrimTo, h, 0);
+	if (ptrmap_take(&track_dptr, *a->dptr, &v))
+		pool_released(h, v.bytes);
+	reconcile(h);
+}
+
+static CUresult async_alloc(struct async_call *a)
+{
+	CUcontext ctx;
+	CUdevice dev;
+	CUmemoryPool h = a->pool;
+	struct pool *p;
+	uint64_t est = (a->bytes + POOL_PAGE - 1) & ~(POOL_PAGE - 1), pre = 0;
+	int slot;
+	CUresult r;
+
+	if (cgpu_mode == CGPU_OFF || !a->dptr || !a->bytes ||
+	    track_current(&ctx, &slot) != CUDA_SUCCESS ||
+	    REAL_CU(cuCtxGetDevice, &dev) != CUDA_SUCCESS)
+		return call(a);
+	if (!h)
+		h = current_pool(dev);
+	pthread_mutex_lock(&lock);
+	p = h ? get(h, slot) : NULL;
+	if (p) {
+		uint64_t idle = p->charged > p->live + p->inflight ?
+					p->charged - p->live - p->inflight : 0;
+
+		pre = est > idle ? est - idle : 0;
+		if (pre && track_charge(p->slot, pre) != CUDA_SUCCESS) {
+			pthread_mutex_unlock(&lock);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		p->charged += pre;
+		p->inflight += pre;
+	}
+	pthread_mutex_unlock(&lock);
+	if (!p)
+		return call(a);
+	r = call(a);
+	pthread_mutex_lock(&lock);
+	p = find(h);
+	if (p) {
+		p->inflight -= pre;
+		if (r == CUDA_SUCCESS)
+			p->live += a->bytes;
+	}
+	pthread_mutex_unlock(&lock);
+	if (r == CUDA_SUCCESS &&
+	    track_put(&track_dptr, *a->dptr, a->bytes, slot, T_POOLED, NULL, h)) {
+		pool_released(h, a->bytes);
+		REAL_CU(cuMemFreeAsync, *a->dptr, a->stream);
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (reconcile(h) && r == CUDA_SUCCESS) {
+		undo(a, h);
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return r;
+}
+
+CGPU_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize,
+				     CUstream hStream)
+{
+	NEED_CUDA();
+	return async_alloc(&(struct async_call){
+		.dptr = dptr, .bytes = bytesize, .stream = hStream,
+		.from_current = real_cuMemAllocAsync });
+}
+
+CGPU_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+					  CUstream hStream)
+{
+	NEED_CUDA();
+	return async_alloc(&(struct async_call){
+		.dptr = dptr, .bytes = bytesize, .stream = hStream,
+		.from_current = real_cuMemAllocAsync_ptsz });
+}
+
+CGPU_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr,
+					     size_t bytesize, CUmemoryPool pool,
+					     CUstream hStream)
+{
+	NEED_CUDA();
+	return async_alloc(&(struct async_call){
+		.dptr = dptr, .bytes = bytesize, .pool = pool, .stream = hStream,
+		.from_pool = real_cuMemAllocFromPoolAsync });
+}
+
+CGPU_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr,
+						  size_t bytesize,
+						  CUmemoryPool pool,
+						  CUstream hStream)
+{
+	NEED_CUDA();
+	return async_alloc(&(struct async_call){
+		.dptr = dptr, .bytes = bytesize, .pool = pool, .stream = hStream,
+		.from_pool = real_cuMemAllocFromPoolAsync_ptsz });
+}
+
+static CUresult free_async(uint64_t key, void *arg)
+{
+	void **a = arg;
+
+	return ((CUresult(*)(CUdeviceptr, CUstream))a[0])(key, a[1]);
+}
+
+static CUresult free_async_with(CUresult (*fn)(CUdeviceptr, CUstream),
+				CUdeviceptr dptr, CUstream stream)
+{
+	void *arg[2] = { (void *)fn, stream };
+
+	if (!fn)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (cgpu_mode == CGPU_OFF)
+		return fn(dptr, stream);
+	return track_free(&track_dptr, dptr, free_async, arg);
+}
+
+CGPU_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+	NEED_CUDA();
+	return free_async_with(real_cuMemFreeAsync, dptr, hStream);
+}
+
+CGPU_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+	NEED_CUDA();
+	return free_async_with(real_cuMemFreeAsync_ptsz, dptr, hStream);
+}
+
+CGPU_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool,
+				     const CUmemPoolProps *props)
+{
+	CUresult r;
+	int slot;
+
+	NEED_CUDA();
+	r = REAL_CU(cuMemPoolCreate, pool, props);
+	if (r != CUDA_SUCCESS || cgpu_mode == CGPU_OFF ||
+	    props->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+		return r;
+	slot = devmap_cuda(props->location.id);
+	pthread_mutex_lock(&lock);
+	if (slot >= 0)
+		get(*pool, slot);
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* The driver frees a destroyed pool's memory once its last allocation is
+ * freed; its charge goes with it then. */
+CGPU_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+	struct pool *p;
+	CUresult r;
+
+	NEED_CUDA();
+	r = REAL_CU(cuMemPoolDestroy, pool);
+	if (r != CUDA_SUCCESS || cgpu_mode == CGPU_OFF)
+		return r;
+	for (int i = 0; i < MAX_DEV; i++)
+		__atomic_compare_exchange_n(&current[i], &(CUmemoryPool){ pool },
+					    NULL, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_RELAXED);
+	pthread_mutex_lock(&lock);
+	p = find(pool);
+	if (p) {
+		p->destroyed = 1;
+		if (p->live == 0)
+			drop(p);
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+CGPU_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+{
+	CUresult r;
+
+	NEED_CUDA();
+	r = REAL_CU(cuMemPoolTrimTo, pool, minBytesToKeep);
+	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF)
+		reconcile(pool);
+	return r;
+}
+
+CGPU_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool,
+					   CUmemPool_attribute attr, void *value)
+{
+	CUresult r;
+
+	NEED_CUDA();
+	r = REAL_CU(cuMemPoolSetAttribute, pool, attr, value);
+	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF)
+		reconcile(pool);
+	return r;
+}
+
+CGPU_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+	CUresult r;
+
+	NEED_CUDA();
+	r = REAL_CU(cuDeviceSetMemPool, dev, pool);
+	if (r == CUDA_SUCCESS && dev >= 0 && dev < MAX_DEV)
+		__atomic_store_n(&current[dev], pool, __ATOMIC_RELEASE);
+	return r;
+}
+
+/* Synchronisation is where pools hand memory back to the device. */
+static CUresult synced(CUresult r)
+{
+	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF &&
+	    __atomic_load_n(&npools, __ATOMIC_RELAXED))
+		reconcile_all();
+	return r;
+}
+
+CGPU_EXPORT CUresult cuStreamSynchronize(CUstream hStream)
+{
+	NEED_CUDA();
+	return synced(REAL_CU(cuStreamSynchronize, hStream));
+}
+
+CGPU_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream)
+{
+	NEED_CUDA();
+	return synced(REAL_CU(cuStreamSynchronize_ptsz, hStream));
+}
+
+CGPU_EXPORT CUresult cuCtxSynchronize(void)
+{
+	NEED_CUDA();
+	return synced(REAL_CU(cuCtxSynchronize));
+}
+
+CGPU_EXPORT CUresult cuEventSynchronize(CUevent hEvent)
+{
+	NEED_CUDA();
+	return synced(REAL_CU(cuEventSynchronize, hEvent));
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
+#include "ledger.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cgpu.h"
+#include "cgpu_ioctl.h"
+#include "config.h"
+
+int cgpu_mode = CGPU_OFF;
+
+static struct cgpu_config cfg;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Kernel mode. fd is -1 in a fork child until it attaches on its own. */
+static int kfd = -1;
+static unsigned kn;
+static struct cgpu_query kq[CGPU_MAX_GPUS];
+
+/* Local mode. */
+static struct local_slot {
+	unsigned char uuid[16];
+	uint64_t budget;
+	uint64_t used;		/* atomic */
+} local[CGPU_MAX_GPUS];
+static int nlocal;
+
+static int said_local, said_error, said_attach, said_ioctl;
+
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	int r;
+
+	do
+		r = ioctl(fd, req, arg);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : 0;
+}
+
+/* 0 attached, -ENOENT not a registered container, else -errno. */
+static int attach(void)
+{
+	struct cgpu_attach a = { .abi_version = CGPU_ABI_VERSION };
+	int fd = open(CGPU_DEVICE_PATH, O_RDWR | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = xioctl(fd, CGPU_IOC_ATTACH, &a);
+	for (unsigned i = 0; !err && i < a.ngpus && i < CGPU_MAX_GPUS; i++) {
+		memset(&kq[i], 0, sizeof(kq[i]));
+		kq[i].abi_version = CGPU_ABI_VERSION;
+		kq[i].slot = i;
+		err = xioctl(fd, CGPU_IOC_QUERY, &kq[i]);
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	kn = a.ngpus < CGPU_MAX_GPUS ? a.ngpus : CGPU_MAX_GPUS;
+	kfd = fd;
+	return 0;
+}
+
+static const char *get_env(const char *name)
+{
+	return getenv(name);
+}
+
+void ledger_init(void)
+{
+	int err;
+
+	cgpu_config_parse(&cfg, get_env);
+	if (cfg.disabled) {
+		cgpu_mode = CGPU_OFF;
+		return;
+	}
+	err = attach();
+	if (err == 0) {
+		cgpu_mode = CGPU_KERNEL;
+		return;
+	}
+	if (err != -ENOENT && err != -ENXIO && err != -ENODEV)
+		cgpu_say_once(&said_attach, "cgpu: %s: attach failed: %s",
+			      CGPU_DEVICE_PATH, strerror(-err));
+	if (cfg.error[0])
+		cgpu_say_once(&said_error,
+			      "cgpu: %s; refusing all GPU memory until it is fixed",
+			      cfg.error);
+	if (!cfg.limited && !cfg.error[0]) {
+		cgpu_mode = CGPU_OFF;
+		return;
+	}
+	cgpu_mode = CGPU_LOCAL;
+	cgpu_say_once(&said_local,
+		      "cgpu: %s unavailable; enforcing the GPU memory budget from the environment in this process only",
+		      CGPU_DEVICE_PATH);
+}
+
+void ledger_after_fork_child(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	/* The parent's charges stay on the parent's file. */
+	if (kfd >= 0)
+		close(kfd);
+	kfd = -1;
+	for (int i = 0; i < nlocal; i++)
+		local[i].used = 0;
+}
+
+/* Kernel mode: the attached file, attaching in a fork child. */
+static int kernel_fd(void)
+{
+	int fd = __atomic_load_n(&kfd, __ATOMIC_ACQUIRE);
+
+	if (likely(fd >= 0))
+		return fd;
+	pthread_mutex_lock(&lock);
+	if (kfd < 0 && attach())
+		cgpu_say_once(&said_attach,
+			      "cgpu: %s: re-attach after fork failed; refusing GPU memory",
+			      CGPU_DEVICE_PATH);
+	fd = kfd;
+	pthread_mutex_unlock(&lock);
+	return fd;
+}
+
+static int zero_uuid(const unsigned char *u)
+{
+	for (int i = 0; i < 16; i++)
+		if (u[i])
+			return 0;
+	return 1;
+}
+
+static int kernel_slot(const unsigned char uuid[16], int order)
+{
+	int any_uuid = 0;
+
+	for (unsigned i = 0; i < kn; i++) {
+		if (zero_uuid(kq[i].uuid))
+			continue;
+		any_uuid = 1;
+		if (!memcmp(kq[i].uuid, uuid, 16))
+			return (int)i;
+	}
+	return !any_uuid && order >= 0 && (unsigned)order < kn ? order : -1;
+}
+
+static int local_slot(const unsigned char uuid[16], uint64_t total,
+		      int (*pos)(void *arg), void *arg)
+{
+	int i, p = 0;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nlocal; i++)
+		if (!memcmp(local[i].uuid, uuid, 16))
+			goto out;
+	if (nlocal == CGPU_MAX_GPUS) {
+		i = -1;
+		goto out;
+	}
+	pthread_mutex_unlock(&lock);
+	/* The position may need NVML; no lock is held across that. */
+	if (!cgpu_config_uniform(&cfg))
+		p = pos(arg);
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nlocal; i++)
+		if (!memcmp(local[i].uuid, uuid, 16))
+			goto out;
+	memcpy(local[i].uuid, uuid, 16);
+	local[i].budget = p < 0 ? 0 : cgpu_config_budget(&cfg, p, total);
+	nlocal++;
+out:
+	pthread_mutex_unlock(&lock);
+	return i;
+}
+
+int ledger_slot(const unsigned char uuid[16], int order, uint64_t total,
+		int (*pos)(void *arg), void *arg)
+{
+	switch (cgpu_mode) {
+	case CGPU_KERNEL:
+		return kernel_slot(uuid, order);
+	case CGPU_LOCAL:
+		return local_slot(uuid, total, pos, arg);
+	}
+	return -1;
+}
+
+static int kernel_charge(unsigned long req, int slot, uint64_t bytes)
+{
+	struct cgpu_charge c = { .abi_version = CGPU_ABI_VERSION,
+				 .gpu = kq[slot].gpu, .bytes = bytes };
+	int fd = kernel_fd(), err;
+
+	if (fd < 0)
+		return -ENOMEM;
+	err = xioctl(fd, req, &c);
+	if (err && err != -ENOMEM)
+		cgpu_say_once(&said_ioctl, "cgpu: %s: %s: %s", CGPU_DEVICE_PATH,
+			      req == CGPU_IOC_CHARGE ? "charge" : "uncharge",
+			      strerror(-err));
+	return err;
+}
+
+int ledger_charge(int slot, uint64_t bytes)
+{
+	struct local_slot *s;
+	uint64_t used;
+
+	if (cgpu_mode == CGPU_KERNEL)
+		return kernel_charge(CGPU_IOC_CHARGE, slot, bytes) ? -ENOMEM : 0;
+	s = &local[slot];
+	used = __atomic_load_n(&s->used, __ATOMIC_RELAXED);
+	do {
+		if (bytes > s->budget || used > s->budget - bytes)
+			return -ENOMEM;
+	} while (!__atomic_compare_exchange_n(&s->used, &used, used + bytes, 1,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return 0;
+}
+
+void ledger_uncharge(int slot, uint64_t bytes)
+{
+	if (cgpu_mode == CGPU_KERNEL)
+		kernel_charge(CGPU_IOC_UNCHARGE, slot, bytes);
+	else
+		__atomic_fetch_sub(&local[slot].used, bytes, __ATOMIC_RELAXED);
+}
+
+int ledger_view(int slot, uint64_t *budget, uint64_t *used)
+{
+	struct cgpu_query q = { .abi_version = CGPU_ABI_VERSION,
+				.slot = (unsigned)slot };
+	int fd;
+
+	if (cgpu_mode == CGPU_LOCAL) {
+		*budget = local[slot].budget;
+		*used = __atomic_load_n(&local[slot].used, __ATOMIC_RELAXED);
+		return 0;
+	}
+	fd = kernel_fd();
+	if (fd < 0 || xioctl(fd, CGPU_IOC_QUERY, &q))
+		return -1;
+	*budget = q.memsize;
+	*used = q.used;
+	return 0;
+}

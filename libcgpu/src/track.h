@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What this process holds: each allocation with the size charged for it and
+ * the GPU slot it was charged on, so a free uncharges exactly that.
+ */
+#ifndef CGPU_TRACK_H
+#define CGPU_TRACK_H
+
+#include "cgpu.h"
+#include "ptrmap.h"
+
+enum track_kind { T_LINEAR = 1, T_POOLED, T_ARRAY, T_VMM };
+enum track_fork_phase { TRACK_FORK_PREPARE, TRACK_FORK_PARENT, TRACK_FORK_CHILD };
+
+extern struct ptrmap track_dptr;	/* device pointers: linear, pooled */
+extern struct ptrmap track_array;	/* CUarray, CUmipmappedArray */
+extern struct ptrmap track_vmm;		/* cuMemCreate handles */
+
+/* The current context and its device's slot (-1: not the container's). */
+CUresult track_current(CUcontext *ctx, int *slot);
+/* Charge before the driver is asked: CUDA_ERROR_OUT_OF_MEMORY if refused. */
+CUresult track_charge(int slot, uint64_t bytes);
+/* Record an allocation the driver made; on failure (no memory for the
+ * record) the caller must undo it. */
+int track_put(struct ptrmap *m, uint64_t key, uint64_t bytes, int slot,
+	      int kind, void *ctx, void *aux);
+/* After the driver freed what v describes: give its charge back. */
+void track_release(const struct ptrmap_val *v);
+/* Frees what key names with free_fn (the driver call); the charge goes
+ * back only once the driver has freed it. */
+CUresult track_free(struct ptrmap *m, uint64_t key,
+		    CUresult (*free_fn)(uint64_t key, void *arg), void *arg);
+/* Everything a context held went with it. */
+void track_purge_ctx(void *ctx);
+void track_fork(enum track_fork_phase phase);
+
+/* Pools (hook_pool.c): an allocation from pool p of bytes was freed. */
+void pool_released(void *p, uint64_t bytes);
+void pool_fork(enum track_fork_phase phase);
+
+#endif

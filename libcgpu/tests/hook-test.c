@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libcgpu on the simulated GPU in process-local mode (no /dev/cgpu): run with
+ * LD_PRELOAD=libcgpu.so, a fresh CGPU_SIM_STATE, CGPU_TEST_SMI pointing at
+ * the simulator's nvidia-smi and the budget in the environment each group
+ * names (test/suites/30-libcgpu-host.sh does all that).
+ *
+ * "Physical" use is read by running nvidia-smi without the hook, which is
+ * how a test tells that a refused call never reached the driver.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgpu_cuda.h"
+#include "cgpu_nvml.h"
+
+#define MiB (1ULL << 20)
+#define GiB (1ULL << 30)
+
+extern char **environ;
+static int failures;
+
+#define CHECK(cond)                                                       \
+	do {                                                              \
+		if (!(cond)) {                                            \
+			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__,     \
+				__LINE__, #cond);                         \
+			failures++;                                       \
+		}                                                         \
+	} while (0)
+#define OK(call) CHECK((call) == CUDA_SUCCESS)
+#define IS(call, want) CHECK((call) == (want))
+
+/* Every hooked call, as the test reaches it through one path. */
+#define API(X)                                                        \
+	X(memAlloc, cuMemAlloc_v2, cuMemAlloc)                        \
+	X(memAllocPitch, cuMemAllocPitch_v2, cuMemAllocPitch)         \
+	X(memFree, cuMemFree_v2, cuMemFree)                           \
+	X(memAllocManaged, cuMemAllocManaged, cuMemAllocManaged)      \
+	X(memGetInfo, cuMemGetInfo_v2, cuMemGetInfo)                  \
+	X(deviceTotalMem, cuDeviceTotalMem_v2, cuDeviceTotalMem)      \
+	X(memAllocAsync, cuMemAllocAsync, cuMemAllocAsync)            \
+	X(memAllocFromPoolAsync, cuMemAllocFromPoolAsync,             \
+	  cuMemAllocFromPoolAsync)                                    \
+	X(memFreeAsync, cuMemFreeAsync, cuMemFreeAsync)               \
+	X(memPoolCreate, cuMemPoolCreate, cuMemPoolCreate)            \
+	X(memPoolDestroy, cuMemPoolDestroy, cuMemPoolDestroy)         \
+	X(memPoolTrimTo, cuMemPoolTrimTo, cuMemPoolTrimTo)            \
+	X(memPoolSetAttribute, cuMemPoolSetAttribute,                 \
+	  cuMemPoolSetAttribute)                                      \
+	X(deviceSetMemPool, cuDeviceSetMemPool, cuDeviceSetMemPool)   \
+	X(streamSynchronize, cuStreamSynchronize, cuStreamSynchronize) \
+	X(ctxSynchronize, cuCtxSynchronize, cuCtxSynchronize)         \
+	X(eventSynchronize, cuEventSynchronize, cuEventSynchronize)   \
+	X(memCreate, cuMemCreate, cuMemCreate)                        \
+	X(memRelease, cuMemRelease, cuMemRelease)                     \
+	X(arrayCreate, cuArrayCreate_v2, cuArrayCreate)               \
+	X(array3DCreate, cuArray3DCreate_v2, cuArray3DCreate)         \
+	X(arrayDestroy, cuArrayDestroy, cuArrayDestroy)               \
+	X(mipCreate, cuMipmappedArrayCreate, cuMipmappedArrayCreate)  \
+	X(mipDestroy, cuMipmappedArrayDestroy, cuMipmappedArrayDestroy) \
+	X(ctxDestroy, cuCtxDestroy_v2, cuCtxDestroy)                  \
+	X(primaryRetain, cuDevicePrimaryCtxRetain,                    \
+	  cuDevicePrimaryCtxRetain)                                   \
+	X(primaryRelease, cuDevicePrimaryCtxRelease_v2,               \
+	  cuDevicePrimaryCtxRelease)                                  \
+	X(primaryReset, cuDevicePrimaryCtxReset_v2,                   \
+	  cuDevicePrimaryCtxReset)                                    \
+	X(getProcAddress, cuGetProcAddress_v2, cuGetProcAddress)
+
+struct api {
+#define FIELD(f, sym, base) __typeof__(sym) *f;
+	API(FIELD)
+#undef FIELD
+};
+
+enum path { SYMBOL, DLSYM, GPA1, GPA2, GPA2_PTDS };
+static const char *const path_names[] = { "symbol", "dlsym", "cuGetProcAddress",
+					  "cuGetProcAddress_v2",
+					  "cuGetProcAddress_v2/per-thread" };
+
+static int in_libcgpu(const void *p)
+{
+	Dl_info info;
+
+	return p && dladdr(p, &info) && strstr(info.dli_fname, "libcgpu.so");
+}
+
+/* Resolves every call through path p; each must land in libcgpu. */
+static struct api resolve(enum path p)
+{
+	typedef CUresult (*gpa1_t)(const char *, void **, int, cuuint64_t);
+	typedef CUresult (*gpa2_t)(const char *, void **, int, cuuint64_t,
+				   CUdriverProcAddressQueryResult *);
+	struct api a = { 0 };
+	void *h = dlopen("libcuda.so.1", RTLD_NOW);
+	gpa1_t g1 = (gpa1_t)dlsym(h, "cuGetProcAddress");
+	gpa2_t g2 = (gpa2_t)dlsym(h, "cuGetProcAddress_v2");
+	cuuint64_t fl = p == GPA2_PTDS ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0;
+	CUdriverProcAddressQueryResult st;
+	void *fn;
+
+#define GET(f, sym, base)                                                    \
+	fn = NULL;                                                           \
+	switch (p) {                                                         \
+	case SYMBOL: fn = (void *)sym; break;                                \
+	case DLSYM: fn = dlsym(h, #sym); break;                              \
+	case GPA1: g1(#base, &fn, 12020, fl); break;                         \
+	default: g2(#base, &fn, 12020, fl, &st); break;                      \
+	}                                                                    \
+	if (!in_libcgpu(fn)) {                                               \
+		fprintf(stderr, "FAIL %s: %s does not resolve to libcgpu\n", \
+			path_names[p], #base);                               \
+		failures++;                                                  \
+	}                                                                    \
+	a.f = (__typeof__(a.f))fn;
+	API(GET)
+#undef GET
+	return a;
+}
+
+/* GPU memory used on a physical GPU, from nvidia-smi run without libcgpu. */
+static unsigned long long phys_used(int gpu)
+{
+	char *argv[] = { getenv("CGPU_TEST_SMI"), "--query-gpu=memory.used",
+			 "--format=csv,noheader,nounits", NULL };
+	char *env[256], buf[256] = "";
+	int out[2], n = 0, st, line = 0;
+	posix_spawn_file_actions_t fa;
+	unsigned long long mib = ~0ULL;
+	FILE *f;
+	pid_t pid;
+
+	for (char **e = environ; *e && n < 255; e++)
+		if (strncmp(*e, "LD_PRELOAD=", 11))
+			env[n++] = *e;
+	env[n] = NULL;
+	if (!argv[0] || pipe(out))
+		return ~0ULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_addclose(&fa, out[0]);
+	if (posix_spawn(&pid, argv[0], &fa, NULL, argv, env)) {
+		close(out[0]);
+		close(out[1]);
+		return ~0ULL;
+	}
+	close(out[1]);
+	f = fdopen(out[0], "r");
+	while (fgets(buf, sizeof(buf), f))
+		if (line++ == gpu)
+			mib = strtoull(buf, NULL, 10);
+	fclose(f);
+	waitpid(pid, &st, 0);
+	posix_spawn_file_actions_destroy(&fa);
+	return mib == ~0ULL ? mib : mib * MiB;
+}
+
+static void use_device(int dev)
+{
+	CUcontext ctx;
+
+	OK(cuInit(0));
+	OK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	OK(cuCtxSetCurrent(ctx));
+}
+
+/* What the container is told is free on the current device. */
+static size_t free_now(const struct api *a)
+{
+	size_t f = 0, t = 0;
+
+	OK(a->memGetInfo(&f, &t));
+	return f;
+}
+
+/* argv budget: bytes on device 0. Every call, through every path. */
+static void test_paths(unsigned long long budget)
+{
+	for (enum path p = SYMBOL; p <= GPA2_PTDS; p++) {
+		struct api a = resolve(p);
+		CUdeviceptr x, y, pitched, m;
+		CUmemGenericAllocationHandle h;
+		CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+					     .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+		CUDA_ARRAY_DESCRIPTOR ad = { 1024, 1024, CU_AD_FORMAT_FLOAT, 4 };
+		CUarray arr;
+		size_t f, t, pitch;
+		unsigned long long base;
+
+		use_device(0);
+		base = phys_used(0);
+		OK(a.memGetInfo(&f, &t));
+		CHECK(t == budget && f == budget);
+		OK(a.deviceTotalMem(&t, 0));
+		CHECK(t == budget);
+		OK(a.memAlloc(&x, 600 * MiB));
+		CHECK(free_now(&a) == budget - 600 * MiB);
+		CHECK(phys_used(0) == base + 600 * MiB);
+		/* Refused before the driver: nothing more is used. */
+		IS(a.memAlloc(&y, 500 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+		CHECK(phys_used(0) == base + 600 * MiB);
+		OK(a.memAllocPitch(&pitched, &pitch, 1000, 1024, 4));
+		CHECK(pitch == 1024 && free_now(&a) == budget - 601 * MiB);
+		OK(a.memFree(pitched));
+		OK(a.memFree(x));
+		CHECK(free_now(&a) == budget);
+		IS(a.memAllocManaged(&m, MiB, CU_MEM_ATTACH_GLOBAL),
+		   CUDA_ERROR_NOT_SUPPORTED);
+		CHECK(phys_used(0) == base);
+		/* A pool is charged what it reserves (whole 2 MiB pages here)
+		 * until it gives the memory back at a sync. */
+		OK(a.memAllocAsync(&x, 3 * MiB, NULL));
+		CHECK(free_now(&a) == budget - 4 * MiB);
+		OK(a.memFreeAsync(x, NULL));
+		CHECK(free_now(&a) == budget - 4 * MiB);
+		OK(a.streamSynchronize(NULL));
+		CHECK(free_now(&a) == budget);
+		OK(a.memCreate(&h, 8 * MiB, &prop, 0));
+		CHECK(free_now(&a) == budget - 8 * MiB);
+		OK(a.memRelease(h));
+		OK(a.arrayCreate(&arr, &ad));
+		CHECK(free_now(&a) == budget - 16 * MiB);
+		OK(a.arrayDestroy(arr));
+		CHECK(free_now(&a) == budget && phys_used(0) == base);
+		printf("path %s: ok\n", path_names[p]);
+	}
+}
+
+static void test_pools(unsigned long long budget)
+{
+	struct api a = resolve(SYMBOL);
+	CUmemPoolProps props = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+				 .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	CUmemoryPool mine;
+	CUdeviceptr x, y, big;
+	CUstream s;
+	CUevent ev;
+	cuuint64_t keep = 64 * MiB, zero = 0;
+	unsigned long long base;
+
+	use_device(0);
+	base = phys_used(0);
+	OK(cuStreamCreate(&s, 0));
+	OK(cuEventCreate(&ev, 0));
+	OK(a.memPoolCreate(&mine, &props));
+	OK(a.memPoolSetAttribute(mine, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep));
+	OK(a.memAllocFromPoolAsync(&x, 10 * MiB, mine, s));
+	CHECK(free_now(&a) == budget - 10 * MiB);
+	OK(a.memFreeAsync(x, s));
+	OK(a.streamSynchronize(s));
+	CHECK(free_now(&a) == budget - 10 * MiB);	/* kept: threshold */
+	/* The idle 10 MiB chunk serves a smaller request: no more charged,
+	 * although the budget has less than the ask left outside the pool. */
+	OK(a.memAlloc(&big, budget - 14 * MiB));
+	OK(a.memAllocFromPoolAsync(&y, 5 * MiB, mine, s));
+	CHECK(free_now(&a) == 4 * MiB);
+	OK(a.memFreeAsync(y, s));
+	IS(a.memAllocFromPoolAsync(&y, 12 * MiB, mine, s), CUDA_ERROR_OUT_OF_MEMORY);
+	OK(a.memFree(big));
+	OK(a.memPoolTrimTo(mine, 0));
+	CHECK(free_now(&a) == budget);
+	/* Released at a sync once the threshold is 0 again. */
+	OK(a.memPoolSetAttribute(mine, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &zero));
+	OK(a.memAllocFromPoolAsync(&x, 6 * MiB, mine, s));
+	OK(a.memFreeAsync(x, s));
+	OK(cuEventRecord(ev, s));
+	OK(a.eventSynchronize(ev));
+	CHECK(free_now(&a) == budget);
+	/* The device's current pool feeds cuMemAllocAsync. */
+	OK(a.deviceSetMemPool(0, mine));
+	OK(a.memAllocAsync(&x, 2 * MiB, s));
+	CHECK(free_now(&a) == budget - 2 * MiB);
+	/* Destroyed with an allocation out: charged until that is freed. */
+	OK(a.memPoolDestroy(mine));
+	CHECK(free_now(&a) == budget - 2 * MiB);
+	OK(a.memFree(x));
+	OK(a.ctxSynchronize());
+	CHECK(free_now(&a) == budget);
+	IS(a.memAllocAsync(&x, budget + MiB, s), CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(phys_used(0) == base);
+}
+
+static void test_handles(unsigned long long budget)
+{
+	struct api a = resolve(SYMBOL);
+	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				     .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	CUDA_ARRAY3D_DESCRIPTOR d3 = { 256, 256, 64, CU_AD_FORMAT_HALF, 2, 0 };
+	CUDA_ARRAY3D_DESCRIPTOR dm = { 1024, 1024, 0, CU_AD_FORMAT_UNSIGNED_INT8, 1, 0 };
+	CUmemGenericAllocationHandle h, h2;
+	CUarray arr;
+	CUmipmappedArray mip;
+	unsigned long long base;
+
+	use_device(0);
+	base = phys_used(0);
+	OK(a.memCreate(&h, budget - 2 * MiB, &prop, 0));
+	IS(a.memCreate(&h2, 4 * MiB, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(phys_used(0) == base + budget - 2 * MiB);
+	OK(a.memRelease(h));
+	/* A driver refusal gives the charge back. */
+	IS(a.memCreate(&h2, MiB, &prop, 0), CUDA_ERROR_INVALID_VALUE);
+	CHECK(free_now(&a) == budget);
+	OK(a.array3DCreate(&arr, &d3));
+	CHECK(free_now(&a) == budget - 16 * MiB);
+	OK(a.mipCreate(&mip, &dm, 11));
+	CHECK(free_now(&a) == budget - 16 * MiB - (MiB + 349525));
+	OK(a.mipDestroy(mip));
+	OK(a.arrayDestroy(arr));
+	CHECK(free_now(&a) == budget && phys_used(0) == base);
+}
+
+/* A context's memory goes when it does. */
+static void test_ctx(unsigned long long budget)
+{
+	struct api a = resolve(SYMBOL);
+	CUDA_ARRAY_DESCRIPTOR ad = { 1024, 1024, CU_AD_FORMAT_FLOAT, 4 };
+	CUcontext ctx, prim;
+	CUdeviceptr x;
+	CUarray arr;
+
+	OK(cuInit(0));
+	OK(cuCtxCreate_v2(&ctx, 0, 0));
+	OK(a.memAlloc(&x, 100 * MiB));
+	OK(a.arrayCreate(&arr, &ad));
+	CHECK(free_now(&a) == budget - 116 * MiB);
+	OK(a.ctxDestroy(ctx));
+	OK(a.primaryRetain(&prim, 0));
+	OK(cuCtxSetCurrent(prim));
+	CHECK(free_now(&a) == budget);
+	OK(a.memAlloc(&x, 100 * MiB));
+	OK(a.primaryReset(0));
+	OK(a.primaryRetain(&prim, 0));
+	CHECK(free_now(&a) == budget);
+	OK(a.memAlloc(&x, 50 * MiB));
+	OK(a.primaryRelease(0));
+	OK(a.primaryRetain(&prim, 0));
+	CHECK(free_now(&a) == budget);
+}
+
+/* argv: per CUDA device, its budget in bytes (after CUDA_VISIBLE_DEVICES). */
+static void test_multi(int argc, char **argv)
+{
+	struct api a = resolve(SYMBOL);
+	CUdeviceptr x;
+	int n = 0;
+
+	OK(cuInit(0));
+	OK(cuDeviceGetCount(&n));
+	CHECK(n == argc);
+	for (int dev = 0; dev < n; dev++) {
+		unsigned long long want = strtoull(argv[dev], NULL, 10);
+		size_t t;
+
+		OK(a.deviceTotalMem(&t, dev));
+		CHECK(t == want);
+		use_device(dev);
+		CHECK(free_now(&a) == want);
+		/* Filling this device leaves the others' budgets alone. */
+		OK(a.memAlloc(&x, want - want % (2 * MiB)));
+		IS(a.memAlloc(&x, 2 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+	}
+	printf("devices: %d\n", n);
+}
+
+/* argv: per NVML index, its budget in bytes. */
+static void test_nvml(int argc, char **argv)
+{
+	nvmlDevice_t d;
+	nvmlMemory_t m;
+	nvmlMemory_v2_t m2 = { .version = nvmlMemory_v2 };
+	CUdeviceptr x;
+	unsigned n;
+
+	CHECK(nvmlInit_v2() == NVML_SUCCESS);
+	CHECK(nvmlDeviceGetCount_v2(&n) == NVML_SUCCESS && (int)n == argc);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned long long want = strtoull(argv[i], NULL, 10);
+
+		CHECK(nvmlDeviceGetHandleByIndex_v2(i, &d) == NVML_SUCCESS);
+		CHECK(nvmlDeviceGetMemoryInfo(d, &m) == NVML_SUCCESS);
+		CHECK(m.total == want && m.free == want && m.used == 0);
+		CHECK(nvmlDeviceGetMemoryInfo_v2(d, &m2) == NVML_SUCCESS);
+		CHECK(m2.total == want && m2.free == want && m2.reserved == 0);
+	}
+	/* This process's own use shows (process-local mode sees no other). */
+	use_device(0);
+	OK(cuMemAlloc_v2(&x, 100 * MiB));
+	CHECK(nvmlDeviceGetHandleByIndex_v2(0, &d) == NVML_SUCCESS);
+	CHECK(nvmlDeviceGetMemoryInfo(d, &m) == NVML_SUCCESS);
+	CHECK(m.used == 100 * MiB && m.free == m.total - 100 * MiB);
+}
+
+struct thread_arg {
+	unsigned long long budget;
+	unsigned long long *held;
+	int refused;
+};
+
+static void *churn(void *p)
+{
+	struct thread_arg *t = p;
+	CUdeviceptr x;
+
+	use_device(0);
+	for (int i = 0; i < 300; i++) {
+		CUresult r = cuMemAlloc_v2(&x, 16 * MiB);
+
+		if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+			__atomic_fetch_add(&t->refused, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		OK(r);
+		CHECK(__atomic_add_fetch(t->held, 16 * MiB, __ATOMIC_SEQ_CST) <=
+		      t->budget);
+		sched_yield();	/* hold it while others try */
+		__atomic_sub_fetch(t->held, 16 * MiB, __ATOMIC_SEQ_CST);
+		OK(cuMemFree_v2(x));
+	}
+	return NULL;
+}
+
+/* Threads racing for a budget of a few allocations never hold more. */
+static void test_threads(unsigned long long budget)
+{
+	pthread_t th[8];
+	unsigned long long held = 0;
+	struct thread_arg t = { budget, &held, 0 };
+	struct api a = resolve(SYMBOL);
+
+	for (int i = 0; i < 8; i++)
+		pthread_create(&th[i], NULL, churn, &t);
+	for (int i = 0; i < 8; i++)
+		pthread_join(th[i], NULL);
+	use_device(0);
+	CHECK(free_now(&a) == budget);
+	printf("threads: %d of 2400 allocations refused\n", t.refused);
+}
+
+/* A fork child starts with nothing charged; the parent keeps its charges. */
+static void test_fork(unsigned long long budget)
+{
+	struct api a = resolve(SYMBOL);
+	CUdeviceptr x;
+	pid_t kid;
+	int st;
+
+	use_device(0);
+	OK(a.memAlloc(&x, 600 * MiB));
+	kid = fork();
+	if (kid == 0) {
+		CUdeviceptr y;
+
+		use_device(0);
+		CHECK(free_now(&a) == budget);
+		OK(a.memAlloc(&y, 900 * MiB));
+		IS(a.memAlloc(&y, 200 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+		_exit(failures != 0);
+	}
+	waitpid(kid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(free_now(&a) == budget - 600 * MiB);
+	OK(a.memFree(x));
+}
+
+/* Nothing limited: the driver's own answers come through. */
+static void test_unlimited(void)
+{
+	CUdeviceptr x, m;
+	size_t f, t;
+
+	use_device(0);
+	OK(cuMemGetInfo_v2(&f, &t));
+	CHECK(t == 15109 * MiB);
+	OK(cuMemAlloc_v2(&x, 8 * GiB));
+	OK(cuMemAllocManaged(&m, MiB, CU_MEM_ATTACH_GLOBAL));
+	OK(cuMemFree_v2(x));
+	OK(cuMemFree_v2(m));
+}
+
+/* A malformed budget refuses everything rather than nothing. */
+static void test_refuse_all(void)
+{
+	CUdeviceptr x;
+
+	use_device(0);
+	IS(cuMemAlloc_v2(&x, MiB), CUDA_ERROR_OUT_OF_MEMORY);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long long arg = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
+	const char *g = argc > 1 ? argv[1] : "";
+
+	if (!strcmp(g, "paths"))
+		test_paths(arg);
+	else if (!strcmp(g, "pools"))
+		test_pools(arg);
+	else if (!strcmp(g, "handles"))
+		test_handles(arg);
+	else if (!strcmp(g, "ctx"))
+		test_ctx(arg);
+	else if (!strcmp(g, "multi"))
+		test_multi(argc - 2, argv + 2);
+	else if (!strcmp(g, "nvml"))
+		test_nvml(argc - 2, argv + 2);
+	else if (!strcmp(g, "threads"))
+		test_threads(arg);
+	else if (!strcmp(g, "fork"))
+		test_fork(arg);
+	else if (!strcmp(g, "unlimited"))
+		test_unlimited();
+	else if (!strcmp(g, "refuse-all"))
+		test_refuse_all();
+	else
+		return 2;
+	printf("hook-test %s: %s\n", g, failures ? "FAIL" : "ok");
+	return failures != 0;
+}

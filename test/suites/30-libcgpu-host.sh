@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The simulated GPU and libcgpu on the host, without the kernel module
+# (libcgpu in process-local mode), then the benchmark figures.
+# Runs from the repo root; exits non-zero on the first failed check.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+make -s -C sim
+make -s -C libcgpu
+
+SIM=$PWD/sim/build
+HOOK=$PWD/libcgpu/build
+REF=$(sim/fetch-nvidia-ref.sh)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+export LD_LIBRARY_PATH=$SIM CGPU_TEST_SMI=$SIM/nvidia-smi
+# No budget variable leaks in from the caller's environment.
+unset CGPU_DISABLE CGPU_MEM_LIMIT_BYTES ALIYUN_COM_GPU_MEM_CONTAINER \
+      ALIYUN_COM_GPU_MEM_DEV CUDA_VISIBLE_DEVICES NVIDIA_VISIBLE_DEVICES \
+      CGPU_SIM_GPUS CGPU_SIM_MEM_MIB
+
+n=0
+fresh() { n=$((n + 1)); export CGPU_SIM_STATE=$TMP/state-$n; }
+say() { echo "--- $*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+say "exported names exist in NVIDIA's libcuda.so.1 / libnvidia-ml.so.1 (535)"
+exports() { nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "W" { print $3 }' | sort -u; }
+exports "$REF/libcuda.so.1" >"$TMP/real"
+exports "$REF/libnvidia-ml.so.1" >>"$TMP/real"
+sort -u -o "$TMP/real" "$TMP/real"
+for lib in "$SIM/libcuda.so.1" "$SIM/libnvidia-ml.so.1" "$HOOK/libcgpu.so"; do
+	extra=$(exports "$lib" | grep -vx dlsym | comm -23 - "$TMP/real")
+	[ -z "$extra" ] || fail "$(basename "$lib") exports names NVIDIA's libraries lack: $extra"
+	echo "$(basename "$lib"): $(exports "$lib" | wc -l) exports, all real names"
+done
+"$HOOK/hooks-vs-real" "$REF/libcuda.so.1" "$REF/libnvidia-ml.so.1"
+
+say "NVML declarations match nvml.h"
+cc -Ilibcgpu/include -o "$TMP/nl-ours" libcgpu/tests/nvml-layout.c
+cc -DREAL_NVML -I"$REF" -o "$TMP/nl-real" libcgpu/tests/nvml-layout.c
+diff <("$TMP/nl-ours") <("$TMP/nl-real") || fail "NVML layout differs from nvml.h"
+echo "nvml layout: $("$TMP/nl-ours" | wc -l) sizes, offsets and values identical"
+
+say "simulator"
+for g in basics memory pools vmm arrays timeline reap fork nvml; do
+	fresh
+	"$SIM/sim-test" "$g"
+done
+fresh
+exports "$SIM/libcuda.so.1" | "$SIM/sim-test" procaddr "$REF/libcuda.so.1"
+# Device enumeration: physical GPUs CUDA sees, "/", those NVML sees.
+visible() { fresh; env "$@" "$SIM/sim-test" visible "${args[@]}"; }
+args=(0 1 2 3 / 0 1 2 3); visible
+args=(2 0 / 0 1 2 3); visible CUDA_VISIBLE_DEVICES=2,0
+args=(1 3 / 1 3); visible NVIDIA_VISIBLE_DEVICES=3,1
+args=(3 / 1 3); visible NVIDIA_VISIBLE_DEVICES=3,1 CUDA_VISIBLE_DEVICES=1
+args=(3 / 1 3); visible NVIDIA_VISIBLE_DEVICES=GPU-c6a1d000-0000-4000-8000-000000000003,1 \
+	CUDA_VISIBLE_DEVICES=GPU-c6a1d000-0000-4000-8000-000000000003
+args=(0 1 / 0 1 2 3); visible CUDA_VISIBLE_DEVICES=0,1,7,2
+args=(/); visible NVIDIA_VISIBLE_DEVICES=none
+args=(/ 0 1 2 3); visible CUDA_VISIBLE_DEVICES=
+args=(0 / 0); visible CGPU_SIM_GPUS=1
+fresh
+CGPU_SIM_GPUS=2 CGPU_SIM_MEM_MIB=1000 "$SIM/nvidia-smi" -L >"$TMP/L"
+diff "$TMP/L" - <<'EOF' || fail "nvidia-smi -L"
+GPU 0: Tesla T4 (UUID: GPU-c6a1d000-0000-4000-8000-000000000000)
+GPU 1: Tesla T4 (UUID: GPU-c6a1d000-0000-4000-8000-000000000001)
+EOF
+grep -q '0MiB / 1000MiB' <("$SIM/nvidia-smi") || fail "nvidia-smi table"
+echo "nvidia-smi: ok"
+
+say "libcgpu, process-local mode"
+"$HOOK/config-test"
+LD_PRELOAD=$HOOK/libcgpu.so "$HOOK/rtld-next-test"
+hook() { fresh; env LD_PRELOAD="$HOOK/libcgpu.so" "$@" 2>>"$TMP/stderr"; }
+B=$((1 << 30))
+for g in paths pools handles ctx fork; do
+	hook CGPU_MEM_LIMIT_BYTES=$B "$HOOK/hook-test" $g $B
+done
+hook CGPU_MEM_LIMIT_BYTES=$((48 << 20)) "$HOOK/hook-test" threads $((48 << 20))
+T=$((15109 << 20))
+b() { echo $(($1 * T / 15)); }
+hook ALIYUN_COM_GPU_MEM_CONTAINER=1,2,3,4 ALIYUN_COM_GPU_MEM_DEV=15 \
+	CUDA_VISIBLE_DEVICES=2,0,3 "$HOOK/hook-test" multi "$(b 3)" "$(b 1)" "$(b 4)"
+hook ALIYUN_COM_GPU_MEM_CONTAINER=4,3 ALIYUN_COM_GPU_MEM_DEV=15 NVIDIA_VISIBLE_DEVICES=3,1 \
+	CUDA_VISIBLE_DEVICES=1,0 "$HOOK/hook-test" multi "$(b 3)" "$(b 4)"
+hook ALIYUN_COM_GPU_MEM_CONTAINER=1,2,3,4 ALIYUN_COM_GPU_MEM_DEV=15 \
+	"$HOOK/hook-test" nvml "$(b 1)" "$(b 2)" "$(b 3)" "$(b 4)"
+hook "$HOOK/hook-test" unlimited
+hook CGPU_DISABLE=true CGPU_MEM_LIMIT_BYTES=4096 "$HOOK/hook-test" unlimited
+hook ALIYUN_COM_GPU_MEM_CONTAINER=1,0 "$HOOK/hook-test" unlimited
+hook ALIYUN_COM_GPU_MEM_CONTAINER=6GiB "$HOOK/hook-test" refuse-all
+grep -q 'ALIYUN_COM_GPU_MEM_CONTAINER=6GiB is not a list' "$TMP/stderr" || fail "malformed budget not reported"
+# SPEC: 6 of a 15 GiB T4 shows as about 6043 MiB in the container's nvidia-smi.
+hook ALIYUN_COM_GPU_MEM_CONTAINER=6 ALIYUN_COM_GPU_MEM_DEV=15 "$SIM/nvidia-smi" >"$TMP/smi"
+[ "$(grep -c '0MiB / 6043MiB' "$TMP/smi")" = 4 ] || fail "nvidia-smi under the hook: $(cat "$TMP/smi")"
+hook ALIYUN_COM_GPU_MEM_CONTAINER=6 "$SIM/cudaprobe" meminfo >"$TMP/probe"
+for k in cuda.total cuda.devtotal nvml.total nvml2.total; do
+	grep -qx "$k=$(b 6)" "$TMP/probe" || fail "$k: $(cat "$TMP/probe")"
+done
+echo "views: 6 of 15 GiB = $(b 6) bytes ($(( $(b 6) >> 20 )) MiB) in CUDA, NVML and nvidia-smi"
+# Said once per process, and only in a limited mode (paths refuses managed
+# memory five times in one process: one line).
+[ "$(grep -c 'enforcing the GPU memory budget from the environment' "$TMP/stderr")" -ge 10 ] || fail "local mode not announced"
+[ "$(grep -c 'managed memory' "$TMP/stderr")" = 1 ] || fail "managed refusal lines: $(grep -c 'managed memory' "$TMP/stderr")"
+echo "stderr lines: ok"
+
+say "benchmarks (figures, not checks)"
+fresh
+CGPU_MEM_LIMIT_BYTES=$((8 << 30)) "$HOOK/bench" "$HOOK/libcgpu.so" 2>/dev/null
+echo "suite 30-libcgpu-host: all checks passed"
