@@ -389,9 +389,9 @@ void cgs_init(struct cgs *s, struct cgs_inst *slots, u32 nslots, u64 now)
 	*s = (struct cgs){
 		.inst = slots,
 		.ninst = nslots,
-		.policy = CGS_DEF_POLICY,
-		.max_inst = CGS_DEF_MAX_INST,
-		.prio_ratio = CGS_DEF_PRIO_RATIO,
+		.policy = CGPU_POLICY_DEFAULT,
+		.max_inst = CGPU_MAX_INST_DEFAULT,
+		.prio_ratio = CGPU_PRIO_RATIO_DEFAULT,
 		.quantum_ns = CGS_DEF_QUANTUM_NS,
 		.grace_ns = CGS_DEF_GRACE_NS,
 		.now = now,
@@ -428,7 +428,7 @@ int cgs_join(struct cgs *s, u32 i, u32 weight, bool highprio, u64 now)
 	struct cgs_inst *in;
 	s64 v = 0;
 
-	if (i >= s->ninst || weight > CGS_MAX_INST)
+	if (i >= s->ninst || weight > CGPU_MAX_INST_MAX)
 		return CGS_EINVAL;
 	in = &s->inst[i];
 	if (in->joined)
@@ -502,7 +502,7 @@ int cgs_set_policy(struct cgs *s, u32 policy, u64 now)
 
 int cgs_set_max_inst(struct cgs *s, u32 max_inst, u64 now)
 {
-	if (max_inst < 1 || max_inst > CGS_MAX_INST)
+	if (max_inst < CGPU_MAX_INST_MIN || max_inst > CGPU_MAX_INST_MAX)
 		return CGS_EINVAL;
 	now = advance(s, now);
 	s->max_inst = max_inst;
@@ -512,7 +512,7 @@ int cgs_set_max_inst(struct cgs *s, u32 max_inst, u64 now)
 
 int cgs_set_prio_ratio(struct cgs *s, u32 ratio, u64 now)
 {
-	if (ratio < CGS_MIN_PRIO_RATIO || ratio > CGS_MAX_PRIO_RATIO)
+	if (ratio < CGPU_PRIO_RATIO_MIN || ratio > CGPU_PRIO_RATIO_MAX)
 		return CGS_EINVAL;
 	now = advance(s, now);
 	s->prio_ratio = ratio;
@@ -528,7 +528,7 @@ int cgs_set_weight(struct cgs *s, u32 i, u32 weight, u64 now)
 
 	if (!in)
 		return CGS_ENOENT;
-	if (weight > CGS_MAX_INST)
+	if (weight > CGPU_MAX_INST_MAX)
 		return CGS_EINVAL;
 	now = advance(s, now);
 	if (s->holder == (s32)i) {

@@ -18,6 +18,8 @@
 #define CGS_H
 
 #include "cgs_types.h"
+/* The procfs ranges and defaults (CGPU_*): one definition for cgpu_km and cgs. */
+#include "../lib/types.h"
 
 enum cgs_policy {
 	CGS_FAIR = 0,		/* 1/max_inst each, busy or not */
@@ -28,13 +30,7 @@ enum cgs_policy {
 	CGS_NATIVE = 5,		/* no slicing */
 };
 
-#define CGS_NPOLICIES		6
-#define CGS_MAX_INST		25	/* procfs max_inst range 1..25 */
-#define CGS_MIN_PRIO_RATIO	20	/* procfs prio_ratio range 20..99 */
-#define CGS_MAX_PRIO_RATIO	99
-#define CGS_DEF_MAX_INST	16	/* docs/contracts.md defaults */
-#define CGS_DEF_POLICY		CGS_PREEMPT
-#define CGS_DEF_PRIO_RATIO	30
+#define CGS_NPOLICIES		(CGPU_POLICY_MAX + 1)
 
 #define CGS_DEF_QUANTUM_NS	4000000ULL	/* 4 ms */
 #define CGS_MIN_QUANTUM_NS	100000ULL

@@ -211,7 +211,7 @@ void bench_policies(void)
 		const struct policy_table *t = &tables[p];
 
 		printf("-- policy %u, %s (max_inst %u, prio_ratio %u)\n", t->policy, t->name,
-		       t->max_inst, CGS_DEF_PRIO_RATIO);
+		       t->max_inst, CGPU_PRIO_RATIO_DEFAULT);
 		for (s = 0; s < 6 && t->sc[s].what; s++)
 			run_scenario(t, &t->sc[s], alone);
 	}

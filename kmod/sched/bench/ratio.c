@@ -24,8 +24,8 @@ void bench_ratio(void)
 	       "ratio", "error", "use/alone", "original", "verdict");
 	for (b = 1; b <= 128; b *= 2, row++) {
 		struct work w = work_resnet(WORK_BATCHES, b);
-		struct run *alone = run_new(false, CGS_NATIVE, CGS_DEF_MAX_INST);
-		struct run *r = run_new(true, CGS_WEIGHT, CGS_DEF_MAX_INST);
+		struct run *alone = run_new(false, CGS_NATIVE, CGPU_MAX_INST_DEFAULT);
+		struct run *r = run_new(true, CGS_WEIGHT, CGPU_MAX_INST_DEFAULT);
 		double ratio, err, use;
 
 		sim_add(&alone->w, w, 1, false);

@@ -50,7 +50,7 @@ double run_img_per_s(const struct run *r, int id)
 
 double alone_share(struct work w)
 {
-	struct run *r = run_new(false, CGS_NATIVE, CGS_DEF_MAX_INST);
+	struct run *r = run_new(false, CGS_NATIVE, CGPU_MAX_INST_DEFAULT);
 	double s;
 
 	sim_add(&r->w, w, 1, false);

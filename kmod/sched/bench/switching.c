@@ -11,7 +11,7 @@
 
 static double switches_per_s(uint32_t policy, uint32_t wa, uint32_t wb, double *ratio)
 {
-	struct run *r = run_new(true, policy, CGS_MAX_INST);
+	struct run *r = run_new(true, policy, CGPU_MAX_INST_MAX);
 	double f;
 
 	sim_add(&r->w, work_resnet(WORK_BATCHES, 32), wa, false);
@@ -36,7 +36,7 @@ static struct work short_tasks(void)
 static void short_task(uint32_t policy, uint32_t wa, uint32_t wb, uint64_t *lat,
 		       uint64_t *wait, uint64_t *wait_max)
 {
-	struct run *r = run_new(true, policy, CGS_MAX_INST);
+	struct run *r = run_new(true, policy, CGPU_MAX_INST_MAX);
 
 	sim_add(&r->w, short_tasks(), wa, false);
 	sim_add(&r->w, work_resnet(WORK_BATCHES, 32), wb, false);
@@ -49,7 +49,7 @@ static void short_task(uint32_t policy, uint32_t wa, uint32_t wb, uint64_t *lat,
 
 static uint64_t alone_latency(void)
 {
-	struct run *r = run_new(false, CGS_NATIVE, CGS_DEF_MAX_INST);
+	struct run *r = run_new(false, CGS_NATIVE, CGPU_MAX_INST_DEFAULT);
 	uint64_t l;
 
 	sim_add(&r->w, short_tasks(), 1, false);

@@ -29,7 +29,7 @@ static void two_waiting(u32 policy, u32 w1)
 
 static void defaults(void)
 {
-	fresh(CGS_DEF_POLICY);
+	fresh(CGPU_POLICY_DEFAULT);
 	CHECK(s.policy == CGS_PREEMPT && s.max_inst == 16 && s.prio_ratio == 30);
 	CHECK(cgs_holder(&s) == CGS_NONE);
 	CHECK(cgs_next_tick(&s) == CGS_NEVER);
@@ -44,18 +44,18 @@ static void refusals(void)
 	CHECK(cgs_join(&s, 0, 1, false, 1000) == 0);
 	gen = cgs_gen(&s);
 	CHECK(cgs_join(&s, 4, 1, false, 1000) == CGS_EINVAL);
-	CHECK(cgs_join(&s, 1, CGS_MAX_INST + 1, false, 1000) == CGS_EINVAL);
+	CHECK(cgs_join(&s, 1, CGPU_MAX_INST_MAX + 1, false, 1000) == CGS_EINVAL);
 	CHECK(cgs_join(&s, 0, 1, false, 1000) == CGS_EEXIST);
 	CHECK(cgs_leave(&s, 1, 1000) == CGS_ENOENT);
 	CHECK(cgs_pending(&s, 3, 1000) == CGS_ENOENT);
 	CHECK(cgs_set_weight(&s, 2, 1, 1000) == CGS_ENOENT);
-	CHECK(cgs_set_weight(&s, 0, CGS_MAX_INST + 1, 1000) == CGS_EINVAL);
+	CHECK(cgs_set_weight(&s, 0, CGPU_MAX_INST_MAX + 1, 1000) == CGS_EINVAL);
 	CHECK(cgs_set_highprio(&s, 2, true, 1000) == CGS_ENOENT);
 	CHECK(cgs_set_policy(&s, CGS_NPOLICIES, 1000) == CGS_EINVAL);
 	CHECK(cgs_set_max_inst(&s, 0, 1000) == CGS_EINVAL);
-	CHECK(cgs_set_max_inst(&s, CGS_MAX_INST + 1, 1000) == CGS_EINVAL);
-	CHECK(cgs_set_prio_ratio(&s, CGS_MIN_PRIO_RATIO - 1, 1000) == CGS_EINVAL);
-	CHECK(cgs_set_prio_ratio(&s, CGS_MAX_PRIO_RATIO + 1, 1000) == CGS_EINVAL);
+	CHECK(cgs_set_max_inst(&s, CGPU_MAX_INST_MAX + 1, 1000) == CGS_EINVAL);
+	CHECK(cgs_set_prio_ratio(&s, CGPU_PRIO_RATIO_MIN - 1, 1000) == CGS_EINVAL);
+	CHECK(cgs_set_prio_ratio(&s, CGPU_PRIO_RATIO_MAX + 1, 1000) == CGS_EINVAL);
 	CHECK(cgs_set_timing(&s, CGS_MIN_QUANTUM_NS - 1, GRACE, 1000) == CGS_EINVAL);
 	CHECK(cgs_set_timing(&s, Q, CGS_MAX_GRACE_NS + 1, 1000) == CGS_EINVAL);
 	CHECK(cgs_release(&s, 0, 0, false, 1000) == CGS_EPERM);

@@ -7,11 +7,11 @@
 #include "cgs.h"
 
 static struct cgs probe;
-static struct cgs_inst probe_slots[CGS_MAX_INST];
+static struct cgs_inst probe_slots[CGPU_MAX_INST_MAX];
 
 static int __init cgs_probe_init(void)
 {
-	cgs_init(&probe, probe_slots, CGS_MAX_INST, 0);
+	cgs_init(&probe, probe_slots, CGPU_MAX_INST_MAX, 0);
 	return cgs_join(&probe, 0, 1, false, 0);
 }
 
