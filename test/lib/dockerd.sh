@@ -82,18 +82,20 @@ dockerd_import_busybox() {
 dockerd_stop() {
 	local dir=$1 pid i
 	[ -d "$dir" ] || return 0
+	# Callers may run under set -e: a step that finds nothing to do must not end the cleanup.
 	if [ -f "$dir/dockerd.pid" ]; then
 		pid=$(cat "$dir/dockerd.pid")
 		# Containers first, so their runtime deletes run while the daemon still can.
-		"${DOCKER_BIN:-docker}" ps -aq 2>/dev/null | xargs -r "${DOCKER_BIN:-docker}" rm -f >/dev/null 2>&1
-		kill "$pid" 2>/dev/null
+		"${DOCKER_BIN:-docker}" -H "unix://$dir/docker.sock" ps -aq 2>/dev/null |
+			xargs -r "${DOCKER_BIN:-docker}" -H "unix://$dir/docker.sock" rm -f >/dev/null 2>&1 || true
+		kill "$pid" 2>/dev/null || true
 		for i in $(seq 1 60); do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.5
 		done
-		kill -9 "$pid" 2>/dev/null
+		kill -9 "$pid" 2>/dev/null || true
 	fi
 	# Whatever is still mounted under the state dir (container shm, netns) goes first.
-	grep -o " $dir/[^ ]*" /proc/self/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null
+	{ grep -o " $dir/[^ ]*" /proc/self/mounts || true; } | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
 	rm -rf "$dir"
 }

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# End to end through a real dockerd of its own (test/lib/dockerd.sh): docker cgpu run and
+# the cgpu runtime on the simulated node, then the docker run benchmark's figures.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=1
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
+[ "$(id -u)" -eq 0 ] || { echo "40-docker-e2e: needs root (a private dockerd)" >&2; exit 1; }
+[ -x bin/docker-cgpu ] && [ -x bin/cgpu-runtime ] || make go
+# The client Debian's docker.io ships; any other docker in PATH is only a fallback.
+DOCKER_BIN=${DOCKER_BIN:-$(command -v /usr/bin/docker docker | head -n 1)}
+export DOCKER_BIN
+# The node is this test's own: nothing from the caller's environment picks another.
+unset CGPU_SIM CGPU_SIM_GPUS CGPU_SIM_MEM_MIB CGPU_PROCFS_ROOT DOCKER_CONTEXT
+
+source test/lib/dockerd.sh
+state=$(mktemp -d /tmp/cgpu-e2e.XXXXXX)
+trap 'dockerd_stop "$state"' EXIT
+jq -n --arg root "$state/proc" '{sim: true, procfs_root: $root, next_runtime: "runc"}' >"$state/runtime.json"
+export CGPU_RUNTIME_CONFIG=$state/runtime.json
+dockerd_start "$state" "$PWD/bin/cgpu-runtime" "$CGPU_RUNTIME_CONFIG"
+dockerd_install_plugin "$state" bin/docker-cgpu
+export CGPU_E2E_IMAGE=cgpu-e2e-busybox
+dockerd_import_busybox "$CGPU_E2E_IMAGE"
+
+# SPEC's example asks for an unlimited memlock; a machine that may not raise its own hard
+# limit (no CAP_SYS_RESOURCE, as in some sandboxes) refuses that to plain docker run too,
+# so there the example runs with the highest limit the machine allows.
+if (ulimit -H -l unlimited) 2>/dev/null; then
+	CGPU_E2E_MEMLOCK=-1
+else
+	CGPU_E2E_MEMLOCK=$(( $(ulimit -H -l) * 1024 ))
+	echo "40-docker-e2e: this machine cannot raise memlock; SPEC's example runs with memlock=$CGPU_E2E_MEMLOCK"
+fi
+export CGPU_E2E_MEMLOCK CGPU_E2E=1
+
+go test -count=1 -v ./test/e2e/ 2>&1 | grep -v '^=== RUN'
+[ "${PIPESTATUS[0]}" -eq 0 ]
+
+echo "--- benchmark"
+IMAGE=$CGPU_E2E_IMAGE bench/docker-run.sh "${CGPU_BENCH_ROUNDS:-10}"
