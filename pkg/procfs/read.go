@@ -74,6 +74,10 @@ func readGPU(dir string, idx int) (GPUState, error) {
 			continue
 		}
 		in, err := readInstance(filepath.Join(dir, e.Name()))
+		if errors.Is(err, fs.ErrNotExist) {
+			// Removed between listing and reading (an "echo del > inst_ctl" by hand).
+			continue
+		}
 		if err != nil {
 			return g, err
 		}
