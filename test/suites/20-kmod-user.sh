@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# cgpu_km's pure logic in user space: unit tests and a bounded fuzz run, both under
+# ASan and UBSan (kmod/Makefile).
+set -euo pipefail
+make -C kmod check FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
