@@ -96,6 +96,15 @@ func (r runtime) create() int {
 	if in.Off != "" {
 		return r.exec()
 	}
+	if in.Mem == nil {
+		on, err := r.defaultMemsizeSet()
+		if err != nil {
+			return fail(r.args, err)
+		}
+		if !on {
+			return r.exec()
+		}
+	}
 	n, err := node.Open(r.cfg)
 	if err != nil {
 		return fail(r.args, err)
@@ -119,6 +128,24 @@ func (r runtime) create() int {
 		return r.undo(n.Tree, code, err)
 	}
 	return 0
+}
+
+// defaultMemsizeSet tells whether a container that names no memory still gets cGPU. It
+// needs the tree only, so that such containers run on a node without GPUs or module, as
+// they would without cgpu.
+func (r runtime) defaultMemsizeSet() (bool, error) {
+	t, err := node.OpenTree(r.cfg)
+	if errors.Is(err, procfs.ErrNoModule) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	st, err := t.Read()
+	if err != nil {
+		return false, err
+	}
+	return st.DefaultMemsize != 0, nil
 }
 
 // undo unregisters a container whose create failed after registration, and passes the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/oci"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
 )
@@ -208,6 +209,33 @@ func TestDisabledPassesThrough(t *testing.T) {
 				t.Fatalf("%v: registered %+v", env, g.Instances)
 			}
 		}
+	}
+}
+
+// On a node with neither GPU nor simulator a container that asks for nothing runs as with
+// runc, and one that asks for memory is refused with the line that names the simulator.
+func TestNoGPUNode(t *testing.T) {
+	r := newRig(t)
+	if _, err := os.Stat("/proc/cgpu_km"); err == nil {
+		t.Skip("this machine has the cgpu_km module loaded")
+	}
+	if _, err := gpu.NewNVML().GPUs(); err == nil {
+		t.Skip("NVML finds GPUs on this machine")
+	}
+	cfg, _ := json.Marshal(map[string]any{"next_runtime": "runc"})
+	os.WriteFile(r.cfgPath, cfg, 0o644)
+	b := r.bundle([]string{"/bin/busybox", "true"})
+	if code, stderr := r.runtime("create", "--bundle", b, id); code != 0 {
+		t.Fatalf("plain container on a GPU-less node: %d %s", code, stderr)
+	}
+	r.runtime("delete", "--force", id)
+	b = r.bundle([]string{"/bin/busybox", "true"}, "ALIYUN_COM_GPU_MEM_CONTAINER=1")
+	code, stderr := r.runtime("create", "--bundle", b, id)
+	if code == 0 || !strings.Contains(stderr, "set CGPU_SIM=1 to use the simulated node") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("cGPU container on a GPU-less node: exit %d, stderr %q", code, stderr)
+	}
+	if r.runcKnows(id) {
+		t.Fatal("refused container was created")
 	}
 }
 
