@@ -132,24 +132,58 @@ func readInt(path string) (int, error) {
 	return v, nil
 }
 
-// readHeld sums the PID lines of a meminfo file: the memory an instance's processes hold.
-func readHeld(path string) (uint64, error) {
+// Meminfo is an instance's meminfo file: the memory it has left and what each of its
+// processes holds.
+type Meminfo struct {
+	Free  uint64
+	Procs []ProcMem
+}
+
+// ProcMem is one "PID: P Mem: M" line; PID is the process's id on the host.
+type ProcMem struct {
+	PID int
+	Mem uint64
+}
+
+// Held is the memory the instance's processes hold.
+func (m Meminfo) Held() uint64 {
+	var held uint64
+	for _, p := range m.Procs {
+		held += p.Mem
+	}
+	return held
+}
+
+// ReadMeminfo reads the meminfo of instance id on GPU gpu of the tree at root. Both
+// backends share the layout, so it serves either.
+func ReadMeminfo(root string, gpu int, id string) (Meminfo, error) {
+	return readMeminfo(filepath.Join(root, strconv.Itoa(gpu), ShortID(id), fileMeminfo))
+}
+
+func readMeminfo(path string) (Meminfo, error) {
+	var m Meminfo
 	f, err := os.Open(path)
+	if err != nil {
+		return m, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var p ProcMem
+		if n, _ := fmt.Sscanf(sc.Text(), "PID: %d Mem: %d", &p.PID, &p.Mem); n == 2 {
+			m.Procs = append(m.Procs, p)
+			continue
+		}
+		fmt.Sscanf(sc.Text(), "Free: %d", &m.Free)
+	}
+	return m, sc.Err()
+}
+
+// readHeld is the memory an instance's processes hold; a missing meminfo holds none.
+func readHeld(path string) (uint64, error) {
+	m, err := readMeminfo(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	var held uint64
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var pid int
-		var mem uint64
-		if n, _ := fmt.Sscanf(sc.Text(), "PID: %d Mem: %d", &pid, &mem); n == 2 {
-			held += mem
-		}
-	}
-	return held, sc.Err()
+	return m.Held(), err
 }

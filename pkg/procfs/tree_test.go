@@ -248,3 +248,24 @@ func TestReadRejectsGarbage(t *testing.T) {
 		t.Fatalf("err = %v, want it to name max_inst", err)
 	}
 }
+
+func TestReadMeminfo(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "proc")
+	tr, _ := Open(root, 1)
+	if err := tr.Update(func(tx Tx) error { return tx.Add(AddRequest{GPU: 0, ID: idA, Memsize: 1000, Weight: 1}) }); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadMeminfo(root, 0, idA)
+	if err != nil || m.Free != 1000 || len(m.Procs) != 0 || m.Held() != 0 {
+		t.Fatalf("fresh instance: %+v, %v", m, err)
+	}
+	os.WriteFile(filepath.Join(root, "0", idA[:12], "meminfo"), []byte("Free: 600\nPID: 7 Mem: 100\nPID: 9 Mem: 300\n"), 0o644)
+	m, err = ReadMeminfo(root, 0, idA[:12])
+	want := Meminfo{Free: 600, Procs: []ProcMem{{7, 100}, {9, 300}}}
+	if err != nil || m.Free != want.Free || len(m.Procs) != 2 || m.Procs[0] != want.Procs[0] || m.Procs[1] != want.Procs[1] || m.Held() != 400 {
+		t.Fatalf("got %+v, %v; want %+v", m, err, want)
+	}
+	if _, err := ReadMeminfo(root, 0, "bbbbbbbbbbbb"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing instance: %v", err)
+	}
+}
