@@ -1,0 +1,122 @@
+package stat
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cgpu-project/cgpu/pkg/gpu"
+	"github.com/cgpu-project/cgpu/pkg/policy"
+	"github.com/cgpu-project/cgpu/pkg/procfs"
+)
+
+const (
+	idWeb   = "aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111"
+	idDB    = "bbbbbbbbbbbb2222222222222222222222222222222222222222222222222222"
+	idGhost = "cccccccccccc"
+)
+
+// sample is a node of two simulated T4s: web (2 processes) and db on GPU 0 under the
+// weight policy, db high priority; an orphan on GPU 1 under native.
+func sample(t testing.TB) Input {
+	gpus, _ := gpu.Sim{Count: 2, MemMiB: 15109}.GPUs()
+	st := procfs.NewState(2)
+	st.DefaultMemsize = 1 << 30
+	for _, r := range []procfs.AddRequest{
+		{GPU: 0, ID: idWeb, Memsize: 6 << 30, Weight: 1},
+		{GPU: 0, ID: idDB, Memsize: 4 << 30, Weight: 3, HighPrio: true},
+		{GPU: 1, ID: idGhost + "0000", Memsize: 1 << 30, Weight: 2},
+	} {
+		if _, err := st.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.SetGPU(0, procfs.KeyPolicy, policy.Weight); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetGPU(1, procfs.KeyPolicy, policy.Native); err != nil {
+		t.Fatal(err)
+	}
+	return Input{
+		Time: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Root: "/proc/cgpu_km", Kernel: true, State: st, GPUs: gpus,
+		Meminfo: map[MeminfoKey]procfs.Meminfo{
+			{0, idWeb[:12]}:  {Free: 6<<30 - 300, Procs: []procfs.ProcMem{{PID: 100, Mem: 100}, {PID: 101, Mem: 200}}},
+			{0, idDB[:12]}:   {Free: 4 << 30},
+			{1, idGhost}:     {Free: 1<<30 - 50, Procs: []procfs.ProcMem{{PID: 300, Mem: 50}}},
+		},
+		Containers: []Container{{ID: idWeb, Name: "web", State: "running"}, {ID: idDB, Name: "db", State: "exited"}},
+		Util:       map[int]Utilization{0: {GPU: 80, PerPID: map[int]float64{100: 30, 101: 25.5, 999: 10}}},
+	}
+}
+
+func TestBuild(t *testing.T) {
+	s := Build(sample(t))
+	if s.SchemaVersion != SchemaVersion || !s.Time.Equal(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)) ||
+		s.Root != "/proc/cgpu_km" || !s.Kernel || s.Simulated || s.DefaultMemsize != 1<<30 || s.DockerError != "" || len(s.GPUs) != 2 {
+		t.Fatalf("node: %+v", s)
+	}
+	g0, g1 := s.GPUs[0], s.GPUs[1]
+	if g0.Index != 0 || g0.UUID != gpu.SimUUID(0) || g0.Name != "Tesla T4" || g0.Policy != 2 || g0.PolicyName != "weight" ||
+		g0.MaxInst != 16 || g0.FreeWeight != 12 || g0.PrioRatio != 30 || g0.MemoryTotal != 15109<<20 ||
+		g0.MemoryGiven != 10<<30 || g0.MemoryUsed != 300 || *g0.Utilization != 80 || len(g0.Instances) != 2 {
+		t.Fatalf("GPU 0: %+v", g0)
+	}
+	if g1.PolicyName != "native" || g1.Utilization != nil || g1.MemoryUsed != 50 || len(g1.Instances) != 1 {
+		t.Fatalf("GPU 1: %+v", g1)
+	}
+	web, db, ghost := g0.Instances[0], g0.Instances[1], g1.Instances[0]
+	if web.GPU != 0 || web.ID != idWeb[:12] || *web.Container != (Container{idWeb, "web", "running"}) || web.Orphan ||
+		web.Memsize != 6<<30 || web.Used != 300 || web.Free != 6<<30-300 || len(web.Processes) != 2 ||
+		web.Processes[1] != (Process{PID: 101, Used: 200}) || web.Weight != 1 || web.HighPrio {
+		t.Fatalf("web: %+v", web)
+	}
+	// Weight policy, prio_ratio 30, db high priority: web 0.7 x 1/4, alone 1/1; db
+	// 0.3 + 0.7 x 3/4 both ways. Utilisation: its two processes' 30 + 25.5.
+	if *web.ComputeShare != 17.5 || *web.ComputeLimit != 100 || *web.Utilization != 55.5 {
+		t.Fatalf("web compute %v %v util %v", *web.ComputeShare, *web.ComputeLimit, *web.Utilization)
+	}
+	if db.Container.State != "exited" || !db.HighPrio || db.Weight != 3 || *db.ComputeShare != 82.5 || *db.ComputeLimit != 82.5 ||
+		*db.Utilization != 0 || len(db.Processes) != 0 {
+		t.Fatalf("db: %+v", db)
+	}
+	if ghost.Container != nil || !ghost.Orphan || ghost.ComputeShare != nil || ghost.ComputeLimit != nil || ghost.Utilization != nil {
+		t.Fatalf("orphan on native: %+v", ghost)
+	}
+}
+
+func TestBuildWithoutDocker(t *testing.T) {
+	in := sample(t)
+	in.Containers, in.DockerErr = nil, errors.New("Cannot connect to the Docker daemon")
+	s := Build(in)
+	if s.DockerError != "Cannot connect to the Docker daemon" {
+		t.Fatalf("docker_error %q", s.DockerError)
+	}
+	for _, g := range s.GPUs {
+		for _, in := range g.Instances {
+			if in.Container != nil || in.Orphan {
+				t.Errorf("%s: container %v orphan %v, want unknown and no orphan", in.ID, in.Container, in.Orphan)
+			}
+		}
+	}
+}
+
+func TestBuildSkipsInstanceGoneWhileRead(t *testing.T) {
+	in := sample(t)
+	delete(in.Meminfo, MeminfoKey{0, idDB[:12]})
+	s := Build(in)
+	if len(s.GPUs[0].Instances) != 1 || s.GPUs[0].Instances[0].ID != idWeb[:12] {
+		t.Fatalf("instances %+v", s.GPUs[0].Instances)
+	}
+}
+
+func TestBuildUtilisationCapped(t *testing.T) {
+	in := sample(t)
+	in.Util[0] = Utilization{GPU: 100, PerPID: map[int]float64{100: 70, 101: 60}}
+	if u := *Build(in).GPUs[0].Instances[0].Utilization; u != 100 {
+		t.Fatalf("utilisation %v, want 100", u)
+	}
+	in.Util[0] = Utilization{GPU: 10}
+	if u := Build(in).GPUs[0].Instances[0].Utilization; u != nil {
+		t.Fatalf("utilisation without per-process samples %v, want unknown", *u)
+	}
+}

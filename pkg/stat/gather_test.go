@@ -1,0 +1,70 @@
+package stat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cgpu-project/cgpu/pkg/gpu"
+	"github.com/cgpu-project/cgpu/pkg/procfs"
+)
+
+func simTree(t testing.TB, gpus int) procfs.Tree {
+	tr, err := procfs.Open(filepath.Join(t.TempDir(), "proc"), gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func source(tr procfs.Tree, gpus []gpu.GPU, containers []Container, dockerErr error) Source {
+	return Source{Tree: tr, GPUs: gpus, Simulated: true,
+		Containers: func(context.Context) ([]Container, error) { return containers, dockerErr },
+		Now:        func() time.Time { return time.Unix(1700000000, 0).UTC() }}
+}
+
+// Every figure comes from the tree on disk: values written through the tree's own
+// writer, meminfo as the kernel prints it.
+func TestGatherReadsTheTree(t *testing.T) {
+	tr := simTree(t, 2)
+	gpus, _ := gpu.Sim{Count: 2, MemMiB: 15109}.GPUs()
+	err := tr.Update(func(tx procfs.Tx) error {
+		return errors.Join(tx.Add(procfs.AddRequest{GPU: 1, ID: idWeb, Memsize: 3 << 30, Weight: 4}),
+			tx.SetGPU(1, procfs.KeyMaxInst, 8), tx.SetGPU(1, procfs.KeyPrioRatio, 50), tx.SetDefaultMemsize(5))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mi := filepath.Join(tr.Root(), "1", idWeb[:12], "meminfo")
+	if err := os.WriteFile(mi, []byte(fmt.Sprintf("Free: %d\nPID: 42 Mem: 1000\n", 3<<30-1000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := source(tr, gpus, []Container{{ID: idWeb, Name: "web", State: "running"}}, nil).Gather(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Root != tr.Root() || s.Kernel || !s.Simulated || s.DefaultMemsize != 5 || len(s.GPUs) != 2 || len(s.GPUs[0].Instances) != 0 {
+		t.Fatalf("snapshot %+v", s)
+	}
+	g := s.GPUs[1]
+	in := g.Instances[0]
+	if g.MaxInst != 8 || g.FreeWeight != 4 || g.PrioRatio != 50 || g.PolicyName != "preemptive" || g.MemoryGiven != 3<<30 ||
+		g.MemoryUsed != 1000 || in.Container.Name != "web" || in.Used != 1000 || in.Free != 3<<30-1000 ||
+		in.Processes[0] != (Process{42, 1000}) || in.Weight != 4 || *in.ComputeShare != 100 {
+		t.Fatalf("GPU 1 %+v instance %+v", g, in)
+	}
+}
+
+func TestGatherWithoutTree(t *testing.T) {
+	tr, err := procfs.Open("/proc/cgpu_km_test_absent", 1)
+	if err == nil {
+		_, err = source(tr, nil, nil, nil).Gather(context.Background())
+	}
+	if !errors.Is(err, procfs.ErrNoModule) {
+		t.Fatalf("err = %v, want ErrNoModule", err)
+	}
+}
