@@ -40,9 +40,9 @@ func sample(t testing.TB) Input {
 	return Input{
 		Time: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Root: "/proc/cgpu_km", Kernel: true, State: st, GPUs: gpus,
 		Meminfo: map[MeminfoKey]procfs.Meminfo{
-			{0, idWeb[:12]}:  {Free: 6<<30 - 300, Procs: []procfs.ProcMem{{PID: 100, Mem: 100}, {PID: 101, Mem: 200}}},
-			{0, idDB[:12]}:   {Free: 4 << 30},
-			{1, idGhost}:     {Free: 1<<30 - 50, Procs: []procfs.ProcMem{{PID: 300, Mem: 50}}},
+			{0, idWeb[:12]}: {Free: 6<<30 - 300, Procs: []procfs.ProcMem{{PID: 100, Mem: 100}, {PID: 101, Mem: 200}}},
+			{0, idDB[:12]}:  {Free: 4 << 30},
+			{1, idGhost}:    {Free: 1<<30 - 50, Procs: []procfs.ProcMem{{PID: 300, Mem: 50}}},
 		},
 		Containers: []Container{{ID: idWeb, Name: "web", State: "running"}, {ID: idDB, Name: "db", State: "exited"}},
 		Util:       map[int]Utilization{0: {GPU: 80, PerPID: map[int]float64{100: 30, 101: 25.5, 999: 10}}},
