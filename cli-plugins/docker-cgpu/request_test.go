@@ -138,3 +138,13 @@ func TestPlanJSONSchema(t *testing.T) {
 		t.Errorf("disabled plan: %s", buf.String())
 	}
 }
+
+func TestDockerSettings(t *testing.T) {
+	got := dockerSettings("cgpu", map[string]string{planLabel: "{}"},
+		map[string]string{"NVIDIA_VISIBLE_DEVICES": "0", "ALIYUN_COM_GPU_MEM_CONTAINER": "6"}, `"device=0"`)
+	want := [][2]string{{"runtime", "cgpu"}, {"label", planLabel + "={}"}, {"env", "ALIYUN_COM_GPU_MEM_CONTAINER=6"},
+		{"env", "NVIDIA_VISIBLE_DEVICES=0"}, {"gpus", `"device=0"`}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+}

@@ -103,26 +103,28 @@ func runRun(cmd *cobra.Command, dockerRun *cobra.Command, o options, args []stri
 		}
 		return out.writeTable(cmd.OutOrStdout())
 	}
-	set := func(name, value string) error {
-		if err := dockerRun.Flags().Set(name, value); err != nil {
-			return cgpuErr(fmt.Errorf("setting docker run --%s %s: %w", name, value, err))
-		}
-		return nil
-	}
-	settings := [][2]string{{"runtime", runtime}, {"label", planLabel + "=" + out.Labels[planLabel]}}
-	for _, k := range sortedKeys(added) {
-		settings = append(settings, [2]string{"env", k + "=" + added[k]})
-	}
-	if gpus != "" {
-		settings = append(settings, [2]string{"gpus", gpus})
-	}
-	for _, s := range settings {
-		if err := set(s[0], s[1]); err != nil {
-			return err
+	for _, kv := range dockerSettings(runtime, out.Labels, added, gpus) {
+		if err := dockerRun.Flags().Set(kv[0], kv[1]); err != nil {
+			return cgpuErr(fmt.Errorf("setting docker run --%s %s: %w", kv[0], kv[1], err))
 		}
 	}
 	dockerRun.SetContext(cmd.Context())
 	return dockerRun.RunE(dockerRun, args)
+}
+
+// dockerSettings are the docker run options that carry the plan, as flag name and value.
+func dockerSettings(runtime string, labels, env map[string]string, gpus string) [][2]string {
+	out := [][2]string{{"runtime", runtime}}
+	for _, k := range sortedKeys(labels) {
+		out = append(out, [2]string{"label", k + "=" + labels[k]})
+	}
+	for _, k := range sortedKeys(env) {
+		out = append(out, [2]string{"env", k + "=" + env[k]})
+	}
+	if gpus != "" {
+		out = append(out, [2]string{"gpus", gpus})
+	}
+	return out
 }
 
 // decide plans against the node; a container without cGPU needs neither GPUs nor tree.
