@@ -96,10 +96,11 @@ defaults() {
 concurrent() {
 	local i pids=()
 	for i in $(seq 1 8); do
-		( for j in $(seq 1 15); do
-			wr $P/inst_ctl "add 1 $(cid "c$i-$j") memsize=1" >/dev/null
-			wr $P/inst_ctl "del 1 $(cid "c$i-$j")" >/dev/null
-			cat $P/1/free_weight >/dev/null
+		( for j in $(seq 1 10); do
+			id=$(cid "c$i-$j")
+			wr $P/inst_ctl "add 1 $id memsize=1" >/dev/null
+			read -r _ <$P/1/free_weight
+			wr $P/inst_ctl "del 1 $id" >/dev/null
 		done ) &
 		pids+=($!)
 	done
