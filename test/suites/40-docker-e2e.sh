@@ -6,7 +6,7 @@ cd "$(dirname "$0")/../.."
 export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=1
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 [ "$(id -u)" -eq 0 ] || { echo "40-docker-e2e: needs root (a private dockerd)" >&2; exit 1; }
-[ -x bin/docker-cgpu ] && [ -x bin/cgpu-runtime ] || make go
+make go
 # The client Debian's docker.io ships; any other docker in PATH is only a fallback.
 DOCKER_BIN=${DOCKER_BIN:-$(command -v /usr/bin/docker docker | head -n 1)}
 export DOCKER_BIN
