@@ -153,7 +153,7 @@ func TestPluginIsListed(t *testing.T) {
 	if help := mustDocker(t, "--help"); !strings.Contains(help, "cgpu*") {
 		t.Errorf("docker --help does not list the plugin:\n%s", help)
 	}
-	if info := mustDocker(t, "info"); !strings.Contains(info, "cgpu: Share GPUs") || !strings.Contains(info, "Runtimes:") || !strings.Contains(info, "cgpu") {
+	if info := mustDocker(t, "info"); !strings.Contains(info, "cgpu: Share GPUs between containers with hard memory limits (cgpu project, ") || !strings.Contains(info, "Runtimes:") || !strings.Contains(info, "cgpu") {
 		t.Errorf("docker info does not show the plugin and runtime:\n%s", info)
 	}
 	if help := mustDocker(t, "cgpu", "run", "--help"); !strings.Contains(help, "--gpu-mem") || !strings.Contains(help, "--shm-size") {
