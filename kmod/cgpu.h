@@ -106,11 +106,9 @@ static inline int cgpu_errno(enum cgpu_rc rc)
 	static const int map[] = {
 		[CGPU_OK] = 0,
 		[CGPU_RC_INVAL] = -EINVAL,
-		[CGPU_RC_RANGE] = -ERANGE,
 		[CGPU_RC_NOMEM] = -ENOMEM,
 		[CGPU_RC_NOSPC] = -ENOSPC,
 		[CGPU_RC_BUSY] = -EBUSY,
-		[CGPU_RC_NODEV] = -ENODEV,
 	};
 
 	return (unsigned int)rc < ARRAY_SIZE(map) ? map[rc] : -EINVAL;

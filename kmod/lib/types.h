@@ -14,11 +14,9 @@ typedef unsigned char cgpu_u8;
 enum cgpu_rc {
 	CGPU_OK = 0,
 	CGPU_RC_INVAL,	/* malformed or out of range */
-	CGPU_RC_RANGE,	/* index outside what the caller owns */
 	CGPU_RC_NOMEM,	/* the charge would pass memsize */
 	CGPU_RC_NOSPC,	/* weight or instance count past max_inst */
 	CGPU_RC_BUSY,	/* a limit below what is in use */
-	CGPU_RC_NODEV,	/* no such GPU */
 };
 
 #define CGPU_MAX_BYTES		0x7fffffffffffffffULL	/* sizes travel as signed 64 in Go */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Boots Debian's stock kernel under QEMU (TCG) over the host's own root file system and
-# runs one shell command inside it. See test/vm/README.md.
+# runs one shell command inside it. See "The VM test harness" in docs/kmod.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
