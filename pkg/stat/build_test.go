@@ -1,4 +1,4 @@
-package stat
+package stat_test
 
 import (
 	"errors"
@@ -6,52 +6,13 @@ import (
 	"time"
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
-	"github.com/cgpu-project/cgpu/pkg/policy"
-	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/stat"
+	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
 )
-
-const (
-	idWeb   = "aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111"
-	idDB    = "bbbbbbbbbbbb2222222222222222222222222222222222222222222222222222"
-	idGhost = "cccccccccccc"
-)
-
-// sample is a node of two simulated T4s: web (2 processes) and db on GPU 0 under the
-// weight policy, db high priority; an orphan on GPU 1 under native.
-func sample(t testing.TB) Input {
-	gpus, _ := gpu.Sim{Count: 2, MemMiB: 15109}.GPUs()
-	st := procfs.NewState(2)
-	st.DefaultMemsize = 1 << 30
-	for _, r := range []procfs.AddRequest{
-		{GPU: 0, ID: idWeb, Memsize: 6 << 30, Weight: 1},
-		{GPU: 0, ID: idDB, Memsize: 4 << 30, Weight: 3, HighPrio: true},
-		{GPU: 1, ID: idGhost + "0000", Memsize: 1 << 30, Weight: 2},
-	} {
-		if _, err := st.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := st.SetGPU(0, procfs.KeyPolicy, policy.Weight); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.SetGPU(1, procfs.KeyPolicy, policy.Native); err != nil {
-		t.Fatal(err)
-	}
-	return Input{
-		Time: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Root: "/proc/cgpu_km", Kernel: true, State: st, GPUs: gpus,
-		Meminfo: map[MeminfoKey]procfs.Meminfo{
-			{0, idWeb[:12]}: {Free: 6<<30 - 300, Procs: []procfs.ProcMem{{PID: 100, Mem: 100}, {PID: 101, Mem: 200}}},
-			{0, idDB[:12]}:  {Free: 4 << 30},
-			{1, idGhost}:    {Free: 1<<30 - 50, Procs: []procfs.ProcMem{{PID: 300, Mem: 50}}},
-		},
-		Containers: []Container{{ID: idWeb, Name: "web", State: "running"}, {ID: idDB, Name: "db", State: "exited"}},
-		Util:       map[int]Utilization{0: {GPU: 80, PerPID: map[int]float64{100: 30, 101: 25.5, 999: 10}}},
-	}
-}
 
 func TestBuild(t *testing.T) {
-	s := Build(sample(t))
-	if s.SchemaVersion != SchemaVersion || !s.Time.Equal(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)) ||
+	s := stat.Build(stattest.Sample(t))
+	if s.SchemaVersion != stat.SchemaVersion || !s.Time.Equal(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)) ||
 		s.Root != "/proc/cgpu_km" || !s.Kernel || s.Simulated || s.DefaultMemsize != 1<<30 || s.DockerError != "" || len(s.GPUs) != 2 {
 		t.Fatalf("node: %+v", s)
 	}
@@ -65,9 +26,9 @@ func TestBuild(t *testing.T) {
 		t.Fatalf("GPU 1: %+v", g1)
 	}
 	web, db, ghost := g0.Instances[0], g0.Instances[1], g1.Instances[0]
-	if web.GPU != 0 || web.ID != idWeb[:12] || *web.Container != (Container{idWeb, "web", "running"}) || web.Orphan ||
+	if web.GPU != 0 || web.ID != stattest.IDWeb[:12] || *web.Container != (stat.Container{stattest.IDWeb, "web", "running"}) || web.Orphan ||
 		web.Memsize != 6<<30 || web.Used != 300 || web.Free != 6<<30-300 || len(web.Processes) != 2 ||
-		web.Processes[1] != (Process{PID: 101, Used: 200}) || web.Weight != 1 || web.HighPrio {
+		web.Processes[1] != (stat.Process{PID: 101, Used: 200}) || web.Weight != 1 || web.HighPrio {
 		t.Fatalf("web: %+v", web)
 	}
 	// Weight policy, prio_ratio 30, db high priority: web 0.7 x 1/4, alone 1/1; db
@@ -85,9 +46,9 @@ func TestBuild(t *testing.T) {
 }
 
 func TestBuildWithoutDocker(t *testing.T) {
-	in := sample(t)
+	in := stattest.Sample(t)
 	in.Containers, in.DockerErr = nil, errors.New("Cannot connect to the Docker daemon")
-	s := Build(in)
+	s := stat.Build(in)
 	if s.DockerError != "Cannot connect to the Docker daemon" {
 		t.Fatalf("docker_error %q", s.DockerError)
 	}
@@ -101,22 +62,22 @@ func TestBuildWithoutDocker(t *testing.T) {
 }
 
 func TestBuildSkipsInstanceGoneWhileRead(t *testing.T) {
-	in := sample(t)
-	delete(in.Meminfo, MeminfoKey{0, idDB[:12]})
-	s := Build(in)
-	if len(s.GPUs[0].Instances) != 1 || s.GPUs[0].Instances[0].ID != idWeb[:12] {
+	in := stattest.Sample(t)
+	delete(in.Meminfo, stat.MeminfoKey{GPU: 0, ID: stattest.IDDB[:12]})
+	s := stat.Build(in)
+	if len(s.GPUs[0].Instances) != 1 || s.GPUs[0].Instances[0].ID != stattest.IDWeb[:12] {
 		t.Fatalf("instances %+v", s.GPUs[0].Instances)
 	}
 }
 
 func TestBuildUtilisationCapped(t *testing.T) {
-	in := sample(t)
-	in.Util[0] = Utilization{GPU: 100, PerPID: map[int]float64{100: 70, 101: 60}}
-	if u := *Build(in).GPUs[0].Instances[0].Utilization; u != 100 {
+	in := stattest.Sample(t)
+	in.Util[0] = stat.Utilization{GPU: 100, PerPID: map[int]float64{100: 70, 101: 60}}
+	if u := *stat.Build(in).GPUs[0].Instances[0].Utilization; u != 100 {
 		t.Fatalf("utilisation %v, want 100", u)
 	}
-	in.Util[0] = Utilization{GPU: 10}
-	if u := Build(in).GPUs[0].Instances[0].Utilization; u != nil {
+	in.Util[0] = stat.Utilization{GPU: 10}
+	if u := stat.Build(in).GPUs[0].Instances[0].Utilization; u != nil {
 		t.Fatalf("utilisation without per-process samples %v, want unknown", *u)
 	}
 }

@@ -1,11 +1,14 @@
-package stat
+package stat_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/cgpu-project/cgpu/pkg/stat"
+	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
 )
 
-func ids(s *Snapshot) string {
+func ids(s *stat.Snapshot) string {
 	var out []string
 	for _, g := range s.GPUs {
 		for _, in := range g.Instances {
@@ -20,52 +23,52 @@ func ids(s *Snapshot) string {
 
 func TestFilter(t *testing.T) {
 	for _, tc := range []struct {
-		f    Filter
+		f    stat.Filter
 		want string
 	}{
-		{Filter{}, "aaaaaaaaaaaa bbbbbbbbbbbb cccccccccccc"},
-		{Filter{GPUs: []int{1}}, "cccccccccccc"},
-		{Filter{Containers: []string{"db"}}, "bbbbbbbbbbbb"},
-		{Filter{Containers: []string{"aaaa"}}, "aaaaaaaaaaaa"},
-		{Filter{Containers: []string{idWeb}}, "aaaaaaaaaaaa"},
-		{Filter{Containers: []string{"ccc", "web"}}, "aaaaaaaaaaaa cccccccccccc"},
-		{Filter{GPUs: []int{0}, Containers: []string{"db"}}, "bbbbbbbbbbbb"},
+		{stat.Filter{}, "aaaaaaaaaaaa bbbbbbbbbbbb cccccccccccc"},
+		{stat.Filter{GPUs: []int{1}}, "cccccccccccc"},
+		{stat.Filter{Containers: []string{"db"}}, "bbbbbbbbbbbb"},
+		{stat.Filter{Containers: []string{"aaaa"}}, "aaaaaaaaaaaa"},
+		{stat.Filter{Containers: []string{stattest.IDWeb}}, "aaaaaaaaaaaa"},
+		{stat.Filter{Containers: []string{"ccc", "web"}}, "aaaaaaaaaaaa cccccccccccc"},
+		{stat.Filter{GPUs: []int{0}, Containers: []string{"db"}}, "bbbbbbbbbbbb"},
 	} {
-		s := Build(sample(t))
+		s := stat.Build(stattest.Sample(t))
 		if err := tc.f.Apply(s); err != nil || ids(s) != tc.want {
 			t.Errorf("%+v: %q, %v; want %q", tc.f, ids(s), err, tc.want)
 		}
 	}
 	// A GPU shown without instances stays, with its figures.
-	in := sample(t)
+	in := stattest.Sample(t)
 	in.State.GPUs[1].Instances = nil
-	s := Build(in)
-	if err := (Filter{GPUs: []int{1}}).Apply(s); err != nil || ids(s) != "gpu-only" {
+	s := stat.Build(in)
+	if err := (stat.Filter{GPUs: []int{1}}).Apply(s); err != nil || ids(s) != "gpu-only" {
 		t.Errorf("empty GPU: %q, %v", ids(s), err)
 	}
 }
 
 func TestFilterRefusals(t *testing.T) {
 	for _, tc := range []struct {
-		f    Filter
+		f    stat.Filter
 		want string
 	}{
-		{Filter{GPUs: []int{2}}, `--gpu 2: the cgpu tree has no GPU 2 (it has GPUs 0..1)`},
-		{Filter{Containers: []string{"nosuch"}}, `container "nosuch": no cgpu instance on the GPUs shown`},
-		{Filter{GPUs: []int{1}, Containers: []string{"web"}}, `container "web": no cgpu instance on the GPUs shown`},
-		{Filter{Containers: []string{""}}, `container "": empty; give a name or an ID`},
+		{stat.Filter{GPUs: []int{2}}, `--gpu 2: the cgpu tree has no GPU 2 (it has GPUs 0..1)`},
+		{stat.Filter{Containers: []string{"nosuch"}}, `container "nosuch": no cgpu instance on the GPUs shown`},
+		{stat.Filter{GPUs: []int{1}, Containers: []string{"web"}}, `container "web": no cgpu instance on the GPUs shown`},
+		{stat.Filter{Containers: []string{""}}, `container "": empty; give a name or an ID`},
 	} {
-		s := Build(sample(t))
+		s := stat.Build(stattest.Sample(t))
 		if err := tc.f.Apply(s); err == nil || err.Error() != tc.want {
 			t.Errorf("%+v: %v, want %q", tc.f, err, tc.want)
 		}
 	}
-	in := sample(t)
+	in := stattest.Sample(t)
 	in.State.GPUs[0].Instances[1].ID = "aaaaaaaaaaab"
-	in.Meminfo[MeminfoKey{0, "aaaaaaaaaaab"}] = in.Meminfo[MeminfoKey{0, idDB[:12]}]
-	in.Containers[1].ID = "aaaaaaaaaaab" + idDB[12:]
-	s := Build(in)
-	if err := (Filter{Containers: []string{"aaaa"}}).Apply(s); err == nil || !strings.Contains(err.Error(), "matches 2 containers") {
+	in.Meminfo[stat.MeminfoKey{GPU: 0, ID: "aaaaaaaaaaab"}] = in.Meminfo[stat.MeminfoKey{GPU: 0, ID: stattest.IDDB[:12]}]
+	in.Containers[1].ID = "aaaaaaaaaaab" + stattest.IDDB[12:]
+	s := stat.Build(in)
+	if err := (stat.Filter{Containers: []string{"aaaa"}}).Apply(s); err == nil || !strings.Contains(err.Error(), "matches 2 containers") {
 		t.Errorf("ambiguous prefix: %v", err)
 	}
 }

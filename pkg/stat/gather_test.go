@@ -1,4 +1,4 @@
-package stat
+package stat_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/stat"
+	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
 )
 
 func simTree(t testing.TB, gpus int) procfs.Tree {
@@ -21,9 +23,9 @@ func simTree(t testing.TB, gpus int) procfs.Tree {
 	return tr
 }
 
-func source(tr procfs.Tree, gpus []gpu.GPU, containers []Container, dockerErr error) Source {
-	return Source{Tree: tr, GPUs: gpus, Simulated: true,
-		Containers: func(context.Context) ([]Container, error) { return containers, dockerErr },
+func source(tr procfs.Tree, gpus []gpu.GPU, containers []stat.Container, dockerErr error) stat.Source {
+	return stat.Source{Tree: tr, GPUs: gpus, Simulated: true,
+		Containers: func(context.Context) ([]stat.Container, error) { return containers, dockerErr },
 		Now:        func() time.Time { return time.Unix(1700000000, 0).UTC() }}
 }
 
@@ -33,17 +35,17 @@ func TestGatherReadsTheTree(t *testing.T) {
 	tr := simTree(t, 2)
 	gpus, _ := gpu.Sim{Count: 2, MemMiB: 15109}.GPUs()
 	err := tr.Update(func(tx procfs.Tx) error {
-		return errors.Join(tx.Add(procfs.AddRequest{GPU: 1, ID: idWeb, Memsize: 3 << 30, Weight: 4}),
+		return errors.Join(tx.Add(procfs.AddRequest{GPU: 1, ID: stattest.IDWeb, Memsize: 3 << 30, Weight: 4}),
 			tx.SetGPU(1, procfs.KeyMaxInst, 8), tx.SetGPU(1, procfs.KeyPrioRatio, 50), tx.SetDefaultMemsize(5))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mi := filepath.Join(tr.Root(), "1", idWeb[:12], "meminfo")
+	mi := filepath.Join(tr.Root(), "1", stattest.IDWeb[:12], "meminfo")
 	if err := os.WriteFile(mi, []byte(fmt.Sprintf("Free: %d\nPID: 42 Mem: 1000\n", 3<<30-1000)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := source(tr, gpus, []Container{{ID: idWeb, Name: "web", State: "running"}}, nil).Gather(context.Background())
+	s, err := source(tr, gpus, []stat.Container{{ID: stattest.IDWeb, Name: "web", State: "running"}}, nil).Gather(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestGatherReadsTheTree(t *testing.T) {
 	in := g.Instances[0]
 	if g.MaxInst != 8 || g.FreeWeight != 4 || g.PrioRatio != 50 || g.PolicyName != "preemptive" || g.MemoryGiven != 3<<30 ||
 		g.MemoryUsed != 1000 || in.Container.Name != "web" || in.Used != 1000 || in.Free != 3<<30-1000 ||
-		in.Processes[0] != (Process{42, 1000}) || in.Weight != 4 || *in.ComputeShare != 100 {
+		in.Processes[0] != (stat.Process{42, 1000}) || in.Weight != 4 || *in.ComputeShare != 100 {
 		t.Fatalf("GPU 1 %+v instance %+v", g, in)
 	}
 }

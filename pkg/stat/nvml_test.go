@@ -1,4 +1,4 @@
-package stat
+package stat_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	"github.com/cgpu-project/cgpu/pkg/stat"
 )
 
 // NVML's own mock of a DGX A100 stands in for a GPU these machines do not have.
@@ -33,7 +34,7 @@ func TestNVMLUtil(t *testing.T) {
 			return nil, nvml.ERROR_NOT_SUPPORTED
 		}
 	}
-	u := NVMLUtil{Lib: srv, Now: func() time.Time { return now }}.Read()
+	u := stat.NVMLUtil{Lib: srv, Now: func() time.Time { return now }}.Read()
 	if asked != uint64(now.Add(-time.Second).UnixMicro()) {
 		t.Errorf("samples asked since %d", asked)
 	}

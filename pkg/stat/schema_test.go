@@ -1,4 +1,4 @@
-package stat
+package stat_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
 )
 
@@ -14,9 +15,9 @@ var update = flag.Bool("update", false, "rewrite testdata/snapshot.golden.json")
 
 // The document of the sample node is the golden file: a field renamed, retyped, added or
 // dropped shows in review as a diff of it, and the schema test below refuses it unless
-// stat.schema.json (and SchemaVersion) changed with it.
+// stat.schema.json (and stat.SchemaVersion) changed with it.
 func TestGoldenDocument(t *testing.T) {
-	got, err := json.MarshalIndent(Build(sample(t)), "", "  ")
+	got, err := json.MarshalIndent(stat.Build(stattest.Sample(t)), "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,15 +42,15 @@ func TestGoldenDocument(t *testing.T) {
 
 // The schema is closed: each kind of change to the document is refused.
 func TestSchemaRefusesChanges(t *testing.T) {
-	doc, err := json.Marshal(Build(sample(t)))
+	doc, err := json.Marshal(stat.Build(stattest.Sample(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, edit := range map[string]func(m map[string]any){
-		"field added":       func(m map[string]any) { m["extra"] = 1 },
-		"field dropped":     func(m map[string]any) { delete(m, "docker_error") },
-		"GPU field dropped": func(m map[string]any) { delete(gpu0(m), "free_weight") },
-		"retyped":           func(m map[string]any) { gpu0(m)["max_inst"] = "16" },
+		"field added":            func(m map[string]any) { m["extra"] = 1 },
+		"field dropped":          func(m map[string]any) { delete(m, "docker_error") },
+		"stat.GPU field dropped": func(m map[string]any) { delete(gpu0(m), "free_weight") },
+		"retyped":                func(m map[string]any) { gpu0(m)["max_inst"] = "16" },
 		"instance renamed": func(m map[string]any) {
 			in := gpu0(m)["instances"].([]any)[0].(map[string]any)
 			in["mem_size_bytes"] = in["memsize_bytes"]

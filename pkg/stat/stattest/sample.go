@@ -1,0 +1,51 @@
+package stattest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cgpu-project/cgpu/pkg/gpu"
+	"github.com/cgpu-project/cgpu/pkg/policy"
+	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/stat"
+)
+
+// Container IDs of Sample.
+const (
+	IDWeb   = "aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111"
+	IDDB    = "bbbbbbbbbbbb2222222222222222222222222222222222222222222222222222"
+	IDGhost = "cccccccccccc"
+)
+
+// Sample is a node of two simulated T4s: web (2 processes) and db on GPU 0 under the
+// weight policy, db high priority; an orphan on GPU 1 under native.
+func Sample(t testing.TB) stat.Input {
+	gpus, _ := gpu.Sim{Count: 2, MemMiB: 15109}.GPUs()
+	st := procfs.NewState(2)
+	st.DefaultMemsize = 1 << 30
+	for _, r := range []procfs.AddRequest{
+		{GPU: 0, ID: IDWeb, Memsize: 6 << 30, Weight: 1},
+		{GPU: 0, ID: IDDB, Memsize: 4 << 30, Weight: 3, HighPrio: true},
+		{GPU: 1, ID: IDGhost + "0000", Memsize: 1 << 30, Weight: 2},
+	} {
+		if _, err := st.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.SetGPU(0, procfs.KeyPolicy, policy.Weight); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetGPU(1, procfs.KeyPolicy, policy.Native); err != nil {
+		t.Fatal(err)
+	}
+	return stat.Input{
+		Time: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Root: "/proc/cgpu_km", Kernel: true, State: st, GPUs: gpus,
+		Meminfo: map[stat.MeminfoKey]procfs.Meminfo{
+			{GPU: 0, ID: IDWeb[:12]}: {Free: 6<<30 - 300, Procs: []procfs.ProcMem{{PID: 100, Mem: 100}, {PID: 101, Mem: 200}}},
+			{GPU: 0, ID: IDDB[:12]}:  {Free: 4 << 30},
+			{GPU: 1, ID: IDGhost}:    {Free: 1<<30 - 50, Procs: []procfs.ProcMem{{PID: 300, Mem: 50}}},
+		},
+		Containers: []stat.Container{{ID: IDWeb, Name: "web", State: "running"}, {ID: IDDB, Name: "db", State: "exited"}},
+		Util:       map[int]stat.Utilization{0: {GPU: 80, PerPID: map[int]float64{100: 30, 101: 25.5, 999: 10}}},
+	}
+}
