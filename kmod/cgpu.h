@@ -14,9 +14,11 @@
 
 #include <linux/errno.h>
 #include <linux/kernel.h>
+#include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include "lib/types.h"
@@ -98,8 +100,30 @@ struct cgpu_km {
 	unsigned int ninst;			/* ctl_mutex + reg_lock to change */
 	bool upgrade;				/* ctl_mutex: instances do not pin */
 	bool pinned;				/* ctl_mutex: we hold a module ref */
+	atomic_t live;				/* objects allocated and not freed */
 };
 extern struct cgpu_km cgpu;
+
+/*
+ * Every object that outlives a call goes through these, so unload can prove that
+ * nothing leaked even on a kernel without kmemleak.
+ */
+static inline void *cgpu_zalloc(size_t size)
+{
+	void *p = kzalloc(size, GFP_KERNEL);
+
+	if (p)
+		atomic_inc(&cgpu.live);
+	return p;
+}
+
+static inline void cgpu_free(const void *p)
+{
+	if (p) {
+		atomic_dec(&cgpu.live);
+		kfree(p);
+	}
+}
 
 static inline int cgpu_errno(enum cgpu_rc rc)
 {

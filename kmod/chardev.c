@@ -10,7 +10,6 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
-#include <linux/slab.h>
 #include <linux/uaccess.h>
 #include "cgpu.h"
 #include "compat.h"
@@ -26,7 +25,7 @@ static struct class *cgpu_class;
 
 static int cgpu_open(struct inode *inode, struct file *file)
 {
-	struct cgpu_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	struct cgpu_file *f = cgpu_zalloc(sizeof(*f));
 
 	if (!f)
 		return -ENOMEM;
@@ -41,10 +40,10 @@ static int cgpu_release(struct inode *inode, struct file *file)
 
 	if (f->att) {
 		cgpu_detach(f->att);
-		kfree(f->att);
+		cgpu_free(f->att);
 	}
 	mutex_destroy(&f->attach_lock);
-	kfree(f);
+	cgpu_free(f);
 	return 0;
 }
 
@@ -70,7 +69,7 @@ static long cgpu_ioc_attach(struct cgpu_file *f, void __user *arg)
 		return -EFAULT;
 	if (a.abi_version != CGPU_ABI_VERSION || a.flags != 0)
 		return -EINVAL;
-	att = kzalloc(sizeof(*att), GFP_KERNEL);
+	att = cgpu_zalloc(sizeof(*att));
 	if (!att)
 		return -ENOMEM;
 	mutex_lock(&f->attach_lock);
@@ -90,7 +89,7 @@ static long cgpu_ioc_attach(struct cgpu_file *f, void __user *arg)
 		smp_store_release(&f->att, att);	/* the slots before the pointer */
 	mutex_unlock(&f->attach_lock);
 	if (err)
-		kfree(att);
+		cgpu_free(att);
 	return err;
 }
 

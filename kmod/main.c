@@ -59,6 +59,9 @@ static void __exit cgpu_exit(void)
 	cgpu_procfs_exit();
 	cgpu_chardev_exit();
 	cgpu_registry_exit();
+	/* Open files pin the module, so by now every object must be gone. */
+	WARN(atomic_read(&cgpu.live), "cgpu_km: %d object(s) leaked\n",
+	     atomic_read(&cgpu.live));
 	pr_info("cgpu_km: unloaded\n");
 }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The instance registry: inst_ctl add/del, lookup for attach, lifetime, unload pin. */
 #include <linux/module.h>
-#include <linux/slab.h>
 #include <linux/string.h>
 #include "cgpu.h"
 #include "lib/instctl.h"
@@ -11,7 +10,7 @@ int cgpu_registry_init(unsigned int ngpus)
 {
 	unsigned int i;
 
-	cgpu.gpus = kcalloc(ngpus, sizeof(*cgpu.gpus), GFP_KERNEL);
+	cgpu.gpus = cgpu_zalloc(ngpus * sizeof(*cgpu.gpus));
 	if (!cgpu.gpus)
 		return -ENOMEM;
 	cgpu.ngpus = ngpus;
@@ -29,7 +28,7 @@ int cgpu_registry_init(unsigned int ngpus)
 
 static void cgpu_inst_free(struct kref *ref)
 {
-	kfree(container_of(ref, struct cgpu_inst, ref));
+	cgpu_free(container_of(ref, struct cgpu_inst, ref));
 }
 
 static void cgpu_inst_put(struct cgpu_inst *inst)
@@ -120,7 +119,7 @@ static int cgpu_inst_add(const struct cgpu_cmd *cmd)
 	struct cgpu_inst *inst;
 	int err;
 
-	inst = kzalloc(sizeof(*inst), GFP_KERNEL);
+	inst = cgpu_zalloc(sizeof(*inst));
 	if (!inst)
 		return -ENOMEM;
 	kref_init(&inst->ref);
@@ -136,7 +135,7 @@ static int cgpu_inst_add(const struct cgpu_cmd *cmd)
 	err = cgpu_register(inst, cmd);
 	mutex_unlock(&cgpu.reg_lock);
 	if (err) {
-		kfree(inst);
+		cgpu_free(inst);
 		return err;
 	}
 	err = cgpu_update_pin();
@@ -199,7 +198,7 @@ int cgpu_attach(const char *id, pid_t pid, struct cgpu_attachment *att)
 
 	/* One holding per GPU the container could be on, allocated before any lock. */
 	for (i = 0; i < cgpu.ngpus; i++) {
-		spare[i] = kzalloc(sizeof(*spare[i]), GFP_KERNEL);
+		spare[i] = cgpu_zalloc(sizeof(*spare[i]));
 		if (!spare[i])
 			goto nomem;
 	}
@@ -222,11 +221,11 @@ int cgpu_attach(const char *id, pid_t pid, struct cgpu_attachment *att)
 	}
 	mutex_unlock(&cgpu.reg_lock);
 	for (i = 0; i < cgpu.ngpus; i++)
-		kfree(spare[i]);
+		cgpu_free(spare[i]);
 	return att->n ? 0 : -ENOENT;
 nomem:
 	while (i--)
-		kfree(spare[i]);
+		cgpu_free(spare[i]);
 	return -ENOMEM;
 }
 
@@ -236,7 +235,7 @@ void cgpu_detach(struct cgpu_attachment *att)
 
 	for (i = 0; i < att->n; i++) {
 		cgpu_ledger_unlink(att->slots[i].inst, att->slots[i].h);
-		kfree(att->slots[i].h);
+		cgpu_free(att->slots[i].h);
 		cgpu_inst_put(att->slots[i].inst);
 	}
 	att->n = 0;
@@ -254,6 +253,6 @@ void cgpu_registry_exit(void)
 	mutex_unlock(&cgpu.ctl_mutex);
 	if (n)
 		pr_info("cgpu_km: unloading: deleted %u instance(s) (upgrade was 1)\n", n);
-	kfree(cgpu.gpus);
+	cgpu_free(cgpu.gpus);
 	cgpu.gpus = NULL;
 }

@@ -39,7 +39,7 @@ kernel=/boot/vmlinuz-$kver moddir=/lib/modules/$kver
 [ -r "$kernel" ] && [ -d "$moddir" ] ||
 	{ echo "run.sh: no kernel image $kernel with modules in $moddir (linux-image-amd64)" >&2; exit 125; }
 busybox=$(command -v busybox || true)
-if [ -z "$busybox" ] || ! file -L "$busybox" | grep -q 'statically linked'; then
+if [ -z "$busybox" ] || readelf -l "$busybox" 2>/dev/null | grep -q INTERP; then
 	echo "run.sh: needs a static busybox (busybox-static)" >&2; exit 125
 fi
 
