@@ -79,12 +79,12 @@ func ParseEnv(env map[string]string) (Intent, error) {
 	}
 	var err error
 	if v := env[EnvMemDev]; v != "" {
-		if in.MemDev, err = parseWhole(EnvMemDev, v, 1); err != nil {
+		if in.MemDev, err = ParseWhole(EnvMemDev, v, 1); err != nil {
 			return in, err
 		}
 	}
 	if v := env[EnvWeight]; v != "" {
-		w, err := parseWhole(EnvWeight, v, 1)
+		w, err := ParseWhole(EnvWeight, v, 1)
 		if err != nil {
 			return in, err
 		}

@@ -24,9 +24,9 @@ func plain(s string) string {
 	return s
 }
 
-// parseWhole reads one decimal whole number of at least min. Signs, fractions, spaces and
+// ParseWhole reads one decimal whole number of at least min for the value name. Signs, fractions, spaces and
 // other bases are refused: the original takes plain integers and so does the kernel.
-func parseWhole(name, s string, min uint64) (uint64, error) {
+func ParseWhole(name, s string, min uint64) (uint64, error) {
 	v, err := wholeNumber(s)
 	if err != nil {
 		return 0, valueErr(name, s, err.Error())

@@ -231,9 +231,8 @@ func (p planner) fit(nd need, g gpu.GPU) (Assignment, error) {
 	if len(gs.Instances) >= gs.MaxInst {
 		return refuse(memValue, "the GPU already runs max_inst=%d instances", gs.MaxInst)
 	}
-	if left := p.left(g); a.MemoryBytes > left {
-		return refuse(memValue+" needs "+human(a.MemoryBytes),
-			"only %s left after %d instance(s); memory may not be overbooked", human(left), len(gs.Instances))
+	if err := CheckMemory(g, memValue, a.MemoryBytes, p.left(g), len(gs.Instances)); err != nil {
+		return a, err
 	}
 	switch w := p.in.Weight; {
 	case w == 0:
@@ -247,6 +246,16 @@ func (p planner) fit(nd need, g gpu.GPU) (Assignment, error) {
 		a.Weight = w
 	}
 	return a, nil
+}
+
+// CheckMemory refuses need bytes (asked for by value) on GPU g when only left bytes remain
+// after its other instances: memory may not be overbooked.
+func CheckMemory(g gpu.GPU, value string, need, left uint64, others int) error {
+	if need <= left {
+		return nil
+	}
+	return &Error{GPU: &g, Value: value + " needs " + human(need),
+		Rule: fmt.Sprintf("only %s left after %d instance(s); memory may not be overbooked", human(left), others)}
 }
 
 // uniform tells whether every GPU got the same request, so the order of the list carries
