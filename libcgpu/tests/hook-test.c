@@ -446,30 +446,37 @@ static void test_threads(unsigned long long budget)
 	printf("threads: %d of 2400 allocations refused\n", t.refused);
 }
 
-/* A fork child starts with nothing charged; the parent keeps its charges. */
-static void test_fork(unsigned long long budget)
+/*
+ * A fork child charges on its own account: in process-local mode it starts
+ * with the whole budget; with the kernel ledger (shared != 0) it shares the
+ * container's with its parent. Either way the parent keeps its charges.
+ */
+static void test_fork(unsigned long long budget, int shared)
 {
 	struct api a = resolve(SYMBOL);
+	unsigned long long parent = 600 * MiB, left = budget - (shared ? parent : 0);
 	CUdeviceptr x;
 	pid_t kid;
 	int st;
 
 	use_device(0);
-	OK(a.memAlloc(&x, 600 * MiB));
+	OK(a.memAlloc(&x, parent));
 	kid = fork();
 	if (kid == 0) {
 		CUdeviceptr y;
 
 		use_device(0);
-		CHECK(free_now(&a) == budget);
-		OK(a.memAlloc(&y, 900 * MiB));
+		CHECK(free_now(&a) == left);
+		OK(a.memAlloc(&y, left - 100 * MiB));
 		IS(a.memAlloc(&y, 200 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
 		_exit(failures != 0);
 	}
 	waitpid(kid, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	CHECK(free_now(&a) == budget - 600 * MiB);
+	/* The child's memory went with it. */
+	CHECK(free_now(&a) == budget - parent);
 	OK(a.memFree(x));
+	CHECK(free_now(&a) == budget);
 }
 
 /* Nothing limited: the driver's own answers come through. */
@@ -516,7 +523,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(g, "threads"))
 		test_threads(arg);
 	else if (!strcmp(g, "fork"))
-		test_fork(arg);
+		test_fork(arg, argc > 3 && !strcmp(argv[3], "shared"));
 	else if (!strcmp(g, "unlimited"))
 		test_unlimited();
 	else if (!strcmp(g, "refuse-all"))

@@ -14,7 +14,7 @@
  *   cudaprobe [-d DEV] managed BYTES                    cuMemAllocManaged
  *   cudaprobe procaddr SYMBOL VERSION [FLAGS]           cuGetProcAddress_v2
  *
- * -k keeps the memory and waits (prints "holding") until killed.
+ * -k keeps the memory and waits (prints "holding pid=PID") until killed.
  * Exit status: 0 when every call succeeded (alloc-loop: when it ended on
  * CUDA_ERROR_OUT_OF_MEMORY), else the failing CUresult (capped at 255).
  */
@@ -66,7 +66,7 @@ static void hold(int keep)
 {
 	if (!keep)
 		return;
-	printf("holding\n");
+	printf("holding pid=%d\n", (int)getpid());
 	fflush(stdout);
 	for (;;)
 		pause();
