@@ -19,16 +19,16 @@ func TestBuild(t *testing.T) {
 	g0, g1 := s.GPUs[0], s.GPUs[1]
 	if g0.Index != 0 || g0.UUID != gpu.SimUUID(0) || g0.Name != "Tesla T4" || g0.Policy != 2 || g0.PolicyName != "weight" ||
 		g0.MaxInst != 16 || g0.FreeWeight != 12 || g0.PrioRatio != 30 || g0.MemoryTotal != 15109<<20 ||
-		g0.MemoryGiven != 10<<30 || g0.MemoryUsed != 300 || *g0.Utilization != 80 || len(g0.Instances) != 2 {
+		g0.MemoryGiven != 10<<30 || g0.MemoryUsed != 3<<30 || *g0.Utilization != 80 || len(g0.Instances) != 2 {
 		t.Fatalf("GPU 0: %+v", g0)
 	}
-	if g1.PolicyName != "native" || g1.Utilization != nil || g1.MemoryUsed != 50 || len(g1.Instances) != 1 {
+	if g1.PolicyName != "native" || g1.Utilization != nil || g1.MemoryUsed != 256<<20 || len(g1.Instances) != 1 {
 		t.Fatalf("GPU 1: %+v", g1)
 	}
 	web, db, ghost := g0.Instances[0], g0.Instances[1], g1.Instances[0]
 	if web.GPU != 0 || web.ID != stattest.IDWeb[:12] || *web.Container != (stat.Container{stattest.IDWeb, "web", "running"}) || web.Orphan ||
-		web.Memsize != 6<<30 || web.Used != 300 || web.Free != 6<<30-300 || len(web.Processes) != 2 ||
-		web.Processes[1] != (stat.Process{PID: 101, Used: 200}) || web.Weight != 1 || web.HighPrio {
+		web.Memsize != 6<<30 || web.Used != 3<<30 || web.Free != 3<<30 || len(web.Processes) != 2 ||
+		web.Processes[1] != (stat.Process{PID: 101, Used: 2 << 30}) || web.Weight != 1 || web.HighPrio {
 		t.Fatalf("web: %+v", web)
 	}
 	// Weight policy, prio_ratio 30, db high priority: web 0.7 x 1/4, alone 1/1; db

@@ -41,9 +41,9 @@ func Sample(t testing.TB) stat.Input {
 	return stat.Input{
 		Time: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Root: "/proc/cgpu_km", Kernel: true, State: st, GPUs: gpus,
 		Meminfo: map[stat.MeminfoKey]procfs.Meminfo{
-			{GPU: 0, ID: IDWeb[:12]}: {Free: 6<<30 - 300, Procs: []procfs.ProcMem{{PID: 100, Mem: 100}, {PID: 101, Mem: 200}}},
+			{GPU: 0, ID: IDWeb[:12]}: {Free: 3 << 30, Procs: []procfs.ProcMem{{PID: 100, Mem: 1 << 30}, {PID: 101, Mem: 2 << 30}}},
 			{GPU: 0, ID: IDDB[:12]}:  {Free: 4 << 30},
-			{GPU: 1, ID: IDGhost}:    {Free: 1<<30 - 50, Procs: []procfs.ProcMem{{PID: 300, Mem: 50}}},
+			{GPU: 1, ID: IDGhost}:    {Free: 768 << 20, Procs: []procfs.ProcMem{{PID: 300, Mem: 256 << 20}}},
 		},
 		Containers: []stat.Container{{ID: IDWeb, Name: "web", State: "running"}, {ID: IDDB, Name: "db", State: "exited"}},
 		Util:       map[int]stat.Utilization{0: {GPU: 80, PerPID: map[int]float64{100: 30, 101: 25.5, 999: 10}}},
