@@ -89,13 +89,17 @@ func Notes(s *stat.Snapshot) []string {
 	if s.DockerError != "" {
 		out = append(out, "Docker could not list containers, so names are unknown and no orphan is told: "+s.DockerError)
 	}
-	ctl := filepath.Join(s.Root, "inst_ctl")
 	for _, g := range s.GPUs {
 		for _, in := range g.Instances {
-			if in.Orphan {
-				out = append(out, fmt.Sprintf("orphan %s on GPU %d: no container has this ID (its runtime delete never ran); "+
-					"remove it with: echo %q > %s", in.ID, g.Index, strings.TrimSpace(procfs.InstCtlDel(g.Index, in.ID)), ctl))
+			if !in.Orphan {
+				continue
 			}
+			line := fmt.Sprintf("orphan %s on GPU %d: no container has this ID (its runtime delete never ran); "+
+				"remove it with: docker cgpu set --remove-orphan %s", in.ID, g.Index, in.ID)
+			if s.Kernel {
+				line += fmt.Sprintf(", or: echo %q > %s", strings.TrimSpace(procfs.InstCtlDel(g.Index, in.ID)), filepath.Join(s.Root, "inst_ctl"))
+			}
+			out = append(out, line)
 		}
 	}
 	return out
