@@ -58,12 +58,12 @@ func TestTables(t *testing.T) {
 
 func TestTemplates(t *testing.T) {
 	for format, want := range map[string]string{
-		"{{.Name}} {{.GPU}} {{.Compute}} {{.Util}}": "web 0 17.5%..100% 55.5%\ndb 0 82.5% 0%\n<orphan> 1 - -\n",
-		"{{.ID}}:{{.State}}:{{.Policy}}":            "aaaaaaaaaaaa:running:weight\nbbbbbbbbbbbb:exited:weight\ncccccccccccc:orphan:native\n",
-		"{{.Memsize}} {{.MemUsed}} {{.MemPerc}}":     "6GiB 3GiB 50.00%\n4GiB 0B 0.00%\n1GiB 256MiB 25.00%\n",
-		"{{.MemBar}}":                                "[#####.....] 50.00%\n[..........] 0.00%\n[###.......] 25.00%\n",
+		"{{.Name}} {{.GPU}} {{.Compute}} {{.Util}}":          "web 0 17.5%..100% 55.5%\ndb 0 82.5% 0%\n<orphan> 1 - -\n",
+		"{{.ID}}:{{.State}}:{{.Policy}}":                     "aaaaaaaaaaaa:running:weight\nbbbbbbbbbbbb:exited:weight\ncccccccccccc:orphan:native\n",
+		"{{.Memsize}} {{.MemUsed}} {{.MemPerc}}":             "6GiB 3GiB 50.00%\n4GiB 0B 0.00%\n1GiB 256MiB 25.00%\n",
+		"{{.MemBar}}":                                        "[#####.....] 50.00%\n[..........] 0.00%\n[###.......] 25.00%\n",
 		"{{.Weight}}/{{.HighPrio}}/{{.Procs}}/{{.Instance}}": "1/false/2/aaaaaaaaaaaa\n3/true/0/bbbbbbbbbbbb\n2/false/1/cccccccccccc\n",
-		"table {{.Name}}\t{{.MemUsage}}": "NAME       MEM USAGE / LIMIT\nweb        3GiB / 6GiB\ndb         0B / 4GiB\n<orphan>   256MiB / 1GiB\n",
+		"table {{.Name}}\t{{.MemUsage}}":                     "NAME       MEM USAGE / LIMIT\nweb        3GiB / 6GiB\ndb         0B / 4GiB\n<orphan>   256MiB / 1GiB\n",
 	} {
 		if got := write(t, sample(t), Options{Format: format}); got != want {
 			t.Errorf("%q:\n%s\nwant\n%s", format, got, want)
