@@ -2,10 +2,10 @@
 /*
  * What libcgpu adds to a driver call, measured side by side in one process:
  * the driver's entry point called directly, and libcgpu's (loaded with
- * RTLD_LOCAL, so both can be reached), alternating in rounds; the best round
- * of each is reported. Figures, not a test.
+ * RTLD_LOCAL, so both can be reached), alternating in short blocks; medians
+ * are reported. Figures, not a test.
  *
- *   bench LIBCGPU_SO [CALLS_PER_ROUND]
+ *   bench LIBCGPU_SO [CALLS_PER_BLOCK]
  *
  * Needs a GPU (simulated or real) and a budget in the environment (or the
  * process in a cgpu container, for the kernel ledger's cost).
@@ -18,7 +18,7 @@
 
 #include "cgpu_cuda.h"
 
-#define ROUNDS 15
+#define BLOCKS 201
 
 struct fns {
 	__typeof__(cuStreamSynchronize) *sync;
@@ -64,28 +64,49 @@ static int load(void *h, struct fns *f)
 	return f->sync && f->alloc && f->free ? 0 : -1;
 }
 
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), by_value);
+	return v[n / 2];
+}
+
+/* Short blocks of each, alternating which goes first, so load from other
+ * processes falls on both alike; medians of the blocks and of the
+ * block-by-block differences. */
 static void compare(const char *what, double (*run)(const struct fns *, long),
 		    const struct fns *direct, const struct fns *hooked, long n)
 {
-	double d = 1e30, h = 1e30;
+	double d[BLOCKS], h[BLOCKS], diff[BLOCKS];
 
-	for (int r = 0; r < ROUNDS; r++) {
-		double a = run(direct, n), b = run(hooked, n);
-
-		if (a < 0 || b < 0) {
+	for (int b = 0; b < BLOCKS; b++) {
+		if (b & 1) {
+			h[b] = run(hooked, n);
+			d[b] = run(direct, n);
+		} else {
+			d[b] = run(direct, n);
+			h[b] = run(hooked, n);
+		}
+		if (d[b] < 0 || h[b] < 0) {
 			printf("%-34s failed (budget too small?)\n", what);
 			return;
 		}
-		d = a < d ? a : d;
-		h = b < h ? b : h;
+		diff[b] = h[b] - d[b];
 	}
 	printf("%-34s direct %9.1f ns  hooked %9.1f ns  added %+8.1f ns  ratio %.3f\n",
-	       what, d, h, h - d, h / d);
+	       what, median(d, BLOCKS), median(h, BLOCKS), median(diff, BLOCKS),
+	       median(h, BLOCKS) / median(d, BLOCKS));
 }
 
 int main(int argc, char **argv)
 {
-	long n = argc > 2 ? atol(argv[2]) : 200000;
+	long n = argc > 2 ? atol(argv[2]) : 2000;
 	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
 	void *hook = argc > 1 ? dlopen(argv[1], RTLD_NOW | RTLD_LOCAL) : NULL;
 	struct fns direct, hooked;

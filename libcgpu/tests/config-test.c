@@ -3,20 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "config.h"
 
 #define T4 (15109ULL << 20)
-static int failures;
 static const char *const *env;
 
-#define CHECK(cond)                                                         \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__,       \
-				__LINE__, #cond);                           \
-			failures++;                                         \
-		}                                                           \
-	} while (0)
 
 static const char *lookup(const char *name)
 {

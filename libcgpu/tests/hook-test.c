@@ -21,21 +21,12 @@
 
 #include "cgpu_cuda.h"
 #include "cgpu_nvml.h"
+#include "check.h"
 
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
 
 extern char **environ;
-static int failures;
-
-#define CHECK(cond)                                                       \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__,     \
-				__LINE__, #cond);                         \
-			failures++;                                       \
-		}                                                         \
-	} while (0)
 #define OK(call) CHECK((call) == CUDA_SUCCESS)
 #define IS(call, want) CHECK((call) == (want))
 

@@ -115,7 +115,9 @@ eq "ENOENT with a budget in the env" "$(val allocated "$W/local")" $((2 * T / 15
 eq "said so" "$(grep -c 'environment in this process' "$W/local.err")" 1
 
 echo "--- benchmark: libcgpu with the kernel ledger (figures, not checks)"
-in_ctr "$C" "$HOOK/bench" "$HOOK/libcgpu.so" 20000
+in_ctr "$C" "$HOOK/bench" "$HOOK/libcgpu.so" 500
+echo "--- the same outside any container, process-local mode, for comparison"
+CGPU_MEM_LIMIT_BYTES=$ONE "$HOOK/bench" "$HOOK/libcgpu.so" 500 2>/dev/null
 
 for id in "$A" "$B" "$C" "$D"; do
 	echo "del 0 $id" >$P/inst_ctl || bad "inst_ctl del"

@@ -16,20 +16,11 @@
 
 #include "cgpu_cuda.h"
 #include "cgpu_nvml.h"
+#include "check.h"
 
 #define MiB (1ULL << 20)
 #define TOTAL (15109ULL * MiB)
 
-static int failures;
-
-#define CHECK(cond)                                                       \
-	do {                                                              \
-		if (!(cond)) {                                            \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__,     \
-				__LINE__, #cond);                         \
-			failures++;                                       \
-		}                                                         \
-	} while (0)
 #define OK(call) CHECK((call) == CUDA_SUCCESS)
 #define NOK(call) CHECK((call) == NVML_SUCCESS)
 

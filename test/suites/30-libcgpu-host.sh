@@ -69,6 +69,26 @@ EOF
 grep -q '0MiB / 1000MiB' <("$SIM/nvidia-smi") || fail "nvidia-smi table"
 echo "nvidia-smi: ok"
 
+say "cudaprobe, the application-like probe, on the simulator and under the hook"
+fresh
+probe() { "$SIM/cudaprobe" "$@" >"$TMP/p" 2>&1 || true; }
+want() { grep -Eq "^$1( |\$)" "$TMP/p" || fail "cudaprobe: want $1 in: $(cat "$TMP/p")"; }
+probe launch 20 5000
+awk -F= '$1 == "gpu_ms" { exit !($2 >= 99.9 && $2 <= 100.1) }' "$TMP/p" || fail "20 x 5 ms kernels: $(cat "$TMP/p")"
+probe pool 3000000; want pool.reserved=4194304; want pool.used=3000000; want pool.reserved_after_sync=0
+probe vmm 5000000; want vmm.size=6291456; want vmm.readback=90
+probe array 4096 4096; want array=created
+probe managed 1000; want managed=allocated
+probe procaddr cuMemAllocAsync 12020 2; want symbol=cuMemAllocAsync_ptsz
+probe -d 3 alloc-loop -c 4096; want allocated=$((12 << 30)); want stop=CUDA_ERROR_OUT_OF_MEMORY
+fresh
+export LD_PRELOAD=$HOOK/libcgpu.so CGPU_MEM_LIMIT_BYTES=$((1 << 30))
+probe managed 1000; want error=CUDA_ERROR_NOT_SUPPORTED
+probe procaddr cuMemAllocAsync 12020 2; want "object=$HOOK/libcgpu.so"
+probe alloc-loop -c 100; want allocated=$((1000 << 20))
+unset LD_PRELOAD CGPU_MEM_LIMIT_BYTES
+echo "cudaprobe: ok"
+
 say "libcgpu, process-local mode"
 "$HOOK/config-test"
 LD_PRELOAD=$HOOK/libcgpu.so "$HOOK/rtld-next-test"
