@@ -14,8 +14,8 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -70,7 +70,7 @@ func TestScrape(t *testing.T) {
 		"cgpu_gpu_memory_total_bytes{gpu=0}": 15109 << 20, "cgpu_gpu_memory_total_bytes{gpu=1}": 15109 << 20,
 		"cgpu_gpu_memory_given_bytes{gpu=0}": 10 << 30, "cgpu_gpu_memory_given_bytes{gpu=1}": 1 << 30,
 		"cgpu_gpu_memory_used_bytes{gpu=0}": 3 << 30, "cgpu_gpu_memory_used_bytes{gpu=1}": 256 << 20,
-		"cgpu_gpu_utilization_ratio{gpu=0}": 0.8,
+		"cgpu_gpu_utilization_ratio{gpu=0}":      0.8,
 		"cgpu_instance_memory_limit_bytes" + web: 6 << 30, "cgpu_instance_memory_limit_bytes" + db: 4 << 30, "cgpu_instance_memory_limit_bytes" + orphan: 1 << 30,
 		"cgpu_instance_memory_used_bytes" + web: 3 << 30, "cgpu_instance_memory_used_bytes" + db: 0, "cgpu_instance_memory_used_bytes" + orphan: 256 << 20,
 		"cgpu_instance_processes" + web: 2, "cgpu_instance_processes" + db: 0, "cgpu_instance_processes" + orphan: 1,
