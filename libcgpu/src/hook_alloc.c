@@ -9,9 +9,10 @@ static CUresult linear(CUdeviceptr *dptr, uint64_t bytes,
 		       uint64_t (*actual)(void *))
 {
 	CUcontext ctx;
+	CUdevice dev;
 	int slot;
 	uint64_t got;
-	CUresult r = track_current(&ctx, &slot);
+	CUresult r = track_current(&ctx, &dev, &slot);
 
 	/* No context or no size: the driver says what is wrong. */
 	if (r != CUDA_SUCCESS || bytes == 0)

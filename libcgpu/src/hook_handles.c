@@ -58,12 +58,13 @@ static CUresult array_create(void **out, const CUDA_ARRAY3D_DESCRIPTOR *d,
 			     void *arg)
 {
 	CUcontext ctx;
+	CUdevice dev;
 	int slot;
 	uint64_t bytes;
 	CUresult r;
 
 	if (cgpu_mode == CGPU_OFF || !out || !d ||
-	    track_current(&ctx, &slot) != CUDA_SUCCESS)
+	    track_current(&ctx, &dev, &slot) != CUDA_SUCCESS)
 		return create(out, arg);
 	bytes = cgpu_array_bytes(d, levels);
 	r = track_charge(slot, bytes);

@@ -186,8 +186,7 @@ static CUresult async_alloc(struct async_call *a)
 	CUresult r;
 
 	if (cgpu_mode == CGPU_OFF || !a->dptr || !a->bytes ||
-	    track_current(&ctx, &slot) != CUDA_SUCCESS ||
-	    REAL_CU(cuCtxGetDevice, &dev) != CUDA_SUCCESS)
+	    track_current(&ctx, &dev, &slot) != CUDA_SUCCESS)
 		return call(a);
 	if (!h)
 		h = current_pool(dev);

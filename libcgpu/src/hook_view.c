@@ -30,13 +30,14 @@ CGPU_EXPORT CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
 {
 	unsigned long long f, t;
 	CUcontext ctx;
+	CUdevice dev;
 	int slot;
 	CUresult r;
 
 	NEED_CUDA();
 	r = REAL_CU(cuMemGetInfo_v2, free_b, total);
 	if (r != CUDA_SUCCESS || cgpu_mode == CGPU_OFF ||
-	    track_current(&ctx, &slot) != CUDA_SUCCESS)
+	    track_current(&ctx, &dev, &slot) != CUDA_SUCCESS)
 		return r;
 	f = *free_b;
 	if (view(slot, &t, &f, NULL) == 0) {

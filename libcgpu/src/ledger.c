@@ -175,6 +175,10 @@ static int local_slot(const unsigned char uuid[16], uint64_t total,
 	for (i = 0; i < nlocal; i++)
 		if (!memcmp(local[i].uuid, uuid, 16))
 			goto out;
+	if (nlocal == CGPU_MAX_GPUS) {
+		i = -1;
+		goto out;
+	}
 	memcpy(local[i].uuid, uuid, 16);
 	local[i].budget = p < 0 ? 0 : cgpu_config_budget(&cfg, p, total);
 	nlocal++;

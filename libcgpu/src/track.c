@@ -11,15 +11,14 @@ struct ptrmap track_vmm = PTRMAP_INIT;
 static struct ptrmap *const maps[] = { &track_dptr, &track_array, &track_vmm };
 static int said_foreign;
 
-CUresult track_current(CUcontext *ctx, int *slot)
+CUresult track_current(CUcontext *ctx, CUdevice *dev, int *slot)
 {
-	CUdevice dev;
-	CUresult r = REAL_CU(cuCtxGetDevice, &dev);
+	CUresult r = REAL_CU(cuCtxGetDevice, dev);
 
 	if (r == CUDA_SUCCESS)
 		r = REAL_CU(cuCtxGetCurrent, ctx);
 	if (r == CUDA_SUCCESS)
-		*slot = devmap_cuda(dev);
+		*slot = devmap_cuda(*dev);
 	return r;
 }
 

@@ -16,8 +16,9 @@ extern struct ptrmap track_dptr;	/* device pointers: linear, pooled */
 extern struct ptrmap track_array;	/* CUarray, CUmipmappedArray */
 extern struct ptrmap track_vmm;		/* cuMemCreate handles */
 
-/* The current context and its device's slot (-1: not the container's). */
-CUresult track_current(CUcontext *ctx, int *slot);
+/* The current context, its device and the device's slot (-1: not one of
+ * the container's GPUs). */
+CUresult track_current(CUcontext *ctx, CUdevice *dev, int *slot);
 /* Charge before the driver is asked: CUDA_ERROR_OUT_OF_MEMORY if refused. */
 CUresult track_charge(int slot, uint64_t bytes);
 /* Record an allocation the driver made; on failure (no memory for the
