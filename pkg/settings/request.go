@@ -127,31 +127,42 @@ func (r Request) parse(st *procfs.State) (values, error) {
 	return v, nil
 }
 
-// parseGPUs reads --gpu: "all" or indexes the tree has.
-func parseGPUs(s string, st *procfs.State) ([]int, error) {
+// ParseGPUs reads --gpu, as set and stat take it: "all", or a list of GPU indexes.
+func ParseGPUs(s string) (indexes []int, all bool, err error) {
 	if s == "all" {
-		out := make([]int, len(st.GPUs))
-		for i, g := range st.GPUs {
-			out[i] = g.Index
-		}
-		return out, nil
+		return nil, true, nil
 	}
-	var out []int
 	for _, item := range strings.Split(s, ",") {
 		n, err := alloc.ParseWhole("--gpu", item, 0)
 		if err != nil {
-			return nil, &alloc.Error{Value: "--gpu=" + strconv.Quote(s), Rule: fmt.Sprintf("item %q is not a GPU index; want N, a list such as 0,2, or all", item)}
+			return nil, false, &alloc.Error{Value: "--gpu=" + strconv.Quote(s), Rule: fmt.Sprintf("item %q is not a GPU index; want N, a list such as 0,2, or all", item)}
 		}
-		idx := int(n)
-		switch {
-		case st.GPU(idx) == nil:
-			return nil, &alloc.Error{Value: "--gpu=" + s, Rule: fmt.Sprintf("unknown GPU %d; the cgpu tree has %s", idx, treeGPUs(st))}
-		case slices.Contains(out, idx):
-			return nil, &alloc.Error{Value: "--gpu=" + s, Rule: fmt.Sprintf("GPU %d is listed twice", idx)}
+		if slices.Contains(indexes, int(n)) {
+			return nil, false, &alloc.Error{Value: "--gpu=" + s, Rule: fmt.Sprintf("GPU %d is listed twice", n)}
 		}
-		out = append(out, idx)
+		indexes = append(indexes, int(n))
 	}
-	return out, nil
+	return indexes, false, nil
+}
+
+// parseGPUs reads --gpu against the tree: every GPU for "all", else GPUs it has.
+func parseGPUs(s string, st *procfs.State) ([]int, error) {
+	indexes, all, err := ParseGPUs(s)
+	if err != nil {
+		return nil, err
+	}
+	if all {
+		indexes = make([]int, len(st.GPUs))
+		for i, g := range st.GPUs {
+			indexes[i] = g.Index
+		}
+	}
+	for _, idx := range indexes {
+		if st.GPU(idx) == nil {
+			return nil, &alloc.Error{Value: "--gpu=" + s, Rule: fmt.Sprintf("unknown GPU %d; the cgpu tree has %s", idx, treeGPUs(st))}
+		}
+	}
+	return indexes, nil
 }
 
 func treeGPUs(st *procfs.State) string {

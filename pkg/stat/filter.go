@@ -21,7 +21,7 @@ type Filter struct {
 func (f Filter) Apply(s *Snapshot) error {
 	for _, idx := range f.GPUs {
 		if !slices.ContainsFunc(s.GPUs, func(g GPU) bool { return g.Index == idx }) {
-			return fmt.Errorf("--gpu %d: the cgpu tree has no GPU %d (%s)", idx, idx, gpuRange(s))
+			return fmt.Errorf("--gpu=%d: unknown GPU %d; the cgpu tree has %s", idx, idx, gpuRange(s))
 		}
 	}
 	if len(f.GPUs) > 0 {
@@ -94,7 +94,7 @@ func (s *Snapshot) match(arg string) ([]*Instance, error) {
 
 func gpuRange(s *Snapshot) string {
 	if len(s.GPUs) == 0 {
-		return "it has none"
+		return "no GPU"
 	}
-	return fmt.Sprintf("it has GPUs %d..%d", s.GPUs[0].Index, s.GPUs[len(s.GPUs)-1].Index)
+	return fmt.Sprintf("GPUs %d..%d", s.GPUs[0].Index, s.GPUs[len(s.GPUs)-1].Index)
 }

@@ -53,7 +53,7 @@ func TestFilterRefusals(t *testing.T) {
 		f    stat.Filter
 		want string
 	}{
-		{stat.Filter{GPUs: []int{2}}, `--gpu 2: the cgpu tree has no GPU 2 (it has GPUs 0..1)`},
+		{stat.Filter{GPUs: []int{2}}, `--gpu=2: unknown GPU 2; the cgpu tree has GPUs 0..1`},
 		{stat.Filter{Containers: []string{"nosuch"}}, `container "nosuch": no cgpu instance on the GPUs shown`},
 		{stat.Filter{GPUs: []int{1}, Containers: []string{"web"}}, `container "web": no cgpu instance on the GPUs shown`},
 		{stat.Filter{Containers: []string{""}}, `container "": empty; give a name or an ID`},
