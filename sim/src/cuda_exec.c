@@ -52,20 +52,22 @@ struct CUevent_st {
 	uint64_t time;
 };
 
+/* Lock-free: a launch is one compare-and-swap on the engine's end time. */
 uint64_t sim_launch(int phys, uint64_t not_before, uint64_t dur_ns)
 {
 	struct sim_gpu *g = &sim_state()->gpu[phys];
-	uint64_t start = sim_now_ns(), end;
+	uint64_t now = sim_now_ns(), old, start, end;
 
-	sim_state_lock();
-	if (g->busy_until > start)
-		start = g->busy_until;
-	if (not_before > start)
-		start = not_before;
-	end = start + dur_ns;
-	g->busy_until = end;
-	g->busy_ns += dur_ns;
-	sim_state_unlock();
+	old = __atomic_load_n(&g->busy_until, __ATOMIC_ACQUIRE);
+	do {
+		start = old > now ? old : now;
+		if (not_before > start)
+			start = not_before;
+		end = start + dur_ns;
+	} while (!__atomic_compare_exchange_n(&g->busy_until, &old, end, 1,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	__atomic_fetch_add(&g->busy_ns, dur_ns, __ATOMIC_RELAXED);
 	return end;
 }
 

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #define SIM_MAGIC 0x31534d5355504743ULL	/* "CGPUSMS1" */
-#define SIM_VERSION 1
+#define SIM_VERSION 2
 /* Slot liveness locks live far past the end of the file. */
 #define SIM_LOCK_BASE (1LL << 40)
 
@@ -30,6 +30,18 @@ static int g_fd = -1;
 static int g_slot = -1;
 static pid_t g_pid;
 static pthread_mutex_t g_open_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_thread_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void after_fork_child(void)
+{
+	pthread_mutex_init(&g_open_lock, NULL);
+	pthread_mutex_init(&g_thread_lock, NULL);
+}
+
+__attribute__((constructor)) static void state_atfork(void)
+{
+	pthread_atfork(NULL, NULL, after_fork_child);
+}
 
 uint64_t sim_now_ns(void)
 {
@@ -65,17 +77,11 @@ static unsigned long env_ulong(const char *name, unsigned long def,
 
 static void init_fresh(struct sim_state *s)
 {
-	pthread_mutexattr_t a;
 	unsigned long n = env_ulong("CGPU_SIM_GPUS", SIM_DEFAULT_GPUS, 0,
 				    SIM_MAX_GPUS);
 	unsigned long mib = env_ulong("CGPU_SIM_MEM_MIB", SIM_DEFAULT_MEM_MIB,
 				      1, 1UL << 24);
 
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	pthread_mutex_init(&s->lock, &a);
-	pthread_mutexattr_destroy(&a);
 	s->ngpus = (uint32_t)n;
 	for (unsigned long i = 0; i < n; i++)
 		s->gpu[i].total = (uint64_t)mib << 20;
@@ -195,15 +201,29 @@ void sim_reap_dead_locked(void)
 	}
 }
 
+/*
+ * Not a process-shared pthread mutex: glibc tells its owners apart by TID,
+ * and TIDs repeat across containers' PID namespaces. flock tells them apart
+ * by open file, and the kernel drops it when its holder dies. Threads of one
+ * process share the open file, so they exclude each other with g_thread_lock.
+ */
 void sim_state_lock(void)
 {
-	if (pthread_mutex_lock(&g_state->lock) == EOWNERDEAD)
-		pthread_mutex_consistent(&g_state->lock);
+	pthread_mutex_lock(&g_thread_lock);
+	if (g_pid != getpid()) {
+		/* A fork child must not share its parent's open file. */
+		pthread_mutex_unlock(&g_thread_lock);
+		sim_state_open();
+		pthread_mutex_lock(&g_thread_lock);
+	}
+	while (flock(g_fd, LOCK_EX) && errno == EINTR)
+		;
 }
 
 void sim_state_unlock(void)
 {
-	pthread_mutex_unlock(&g_state->lock);
+	flock(g_fd, LOCK_UN);
+	pthread_mutex_unlock(&g_thread_lock);
 }
 
 /* Caller holds the state lock. A process takes a slot only once it holds

@@ -21,8 +21,9 @@
 struct sim_gpu {
 	uint64_t total;		/* bytes */
 	uint64_t used;		/* bytes held by live processes */
-	uint64_t busy_until;	/* CLOCK_MONOTONIC ns at which queued work ends */
-	uint64_t busy_ns;	/* total kernel time ever queued */
+	uint64_t busy_until;	/* CLOCK_MONOTONIC ns at which queued work ends;
+				 * updated by compare-and-swap, without the lock */
+	uint64_t busy_ns;	/* total kernel time ever queued (atomic) */
 };
 
 /* One per process using the simulator; its liveness is an OFD lock. */
@@ -36,7 +37,6 @@ struct sim_state {
 	uint64_t magic;
 	uint32_t version;
 	uint32_t ngpus;
-	pthread_mutex_t lock;	/* robust, process-shared */
 	struct sim_gpu gpu[SIM_MAX_GPUS];
 	struct sim_slot slot[SIM_MAX_SLOTS];
 };
@@ -46,6 +46,7 @@ struct sim_state {
  * slot. */
 int sim_state_open(void);
 struct sim_state *sim_state(void);
+/* Excludes every other thread of every process using the file. */
 void sim_state_lock(void);
 void sim_state_unlock(void);
 

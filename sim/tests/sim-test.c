@@ -408,6 +408,19 @@ static void test_fork(void)
 	OK(cuMemFree_v2(p));
 }
 
+/* Allocation churn, run by the suite in two PID namespaces at once: both
+ * main threads are TID 1 there, which must not confuse the state's lock. */
+static void test_churn(void)
+{
+	CUdeviceptr p;
+
+	use_device(0);
+	for (int i = 0; i < 3000; i++) {
+		OK(cuMemAlloc_v2(&p, 2 * MiB));
+		OK(cuMemFree_v2(p));
+	}
+}
+
 static void test_nvml(void)
 {
 	nvmlDevice_t d, d2;
@@ -517,7 +530,7 @@ int main(int argc, char **argv)
 		{ "pools", test_pools },     { "vmm", test_vmm },
 		{ "arrays", test_arrays },   { "timeline", test_timeline },
 		{ "reap", test_reap },       { "fork", test_fork },
-		{ "nvml", test_nvml },
+		{ "nvml", test_nvml },       { "churn", test_churn },
 	};
 
 	if (argc < 2)

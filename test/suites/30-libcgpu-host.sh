@@ -48,6 +48,13 @@ for g in basics memory pools vmm arrays timeline reap fork nvml; do
 done
 fresh
 exports "$SIM/libcuda.so.1" | "$SIM/sim-test" procaddr "$REF/libcuda.so.1"
+# Two processes that are both PID 1 in their own PID namespaces (as in two
+# containers) churn allocations together: no update of the node may be lost.
+fresh
+for i in 1 2; do unshare --pid --fork "$SIM/sim-test" churn & done
+wait %1 && wait %2 || fail "churn in two PID namespaces"
+[ "$("$SIM/nvidia-smi" --query-gpu=memory.used --format=csv,noheader,nounits | head -1)" = 0 ] ||
+	fail "churn in two PID namespaces left memory used"
 # Device enumeration: physical GPUs CUDA sees, "/", those NVML sees.
 visible() { fresh; env "$@" "$SIM/sim-test" visible "${args[@]}"; }
 args=(0 1 2 3 / 0 1 2 3); visible
