@@ -6,6 +6,11 @@
  * from the caller's cgroup at CGPU_IOC_ATTACH and binds the open file to it.
  * Every later call on that file acts on that container only.
  *
+ * Errors every call may return: ENOTTY for a number that is not ours; EINVAL for
+ * one of ours with another size or direction, a wrong abi_version, or a size of
+ * 0 or above 2^63-1 bytes; ENOTCONN before ATTACH; EFAULT when the argument
+ * cannot be read or written back (nothing is changed then).
+ *
  * Versioning: every struct starts with abi_version. The kernel refuses a
  * version it does not speak with EINVAL. A new field means a new struct size,
  * hence a new ioctl number (the size is encoded in it), so an old libcgpu keeps
