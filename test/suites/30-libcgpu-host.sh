@@ -35,6 +35,12 @@ for lib in "$SIM/libcuda.so.1" "$SIM/libnvidia-ml.so.1" "$HOOK/libcgpu.so"; do
 done
 "$HOOK/hooks-vs-real" "$REF/libcuda.so.1" "$REF/libnvidia-ml.so.1"
 
+say "libcgpu.so loads with glibc 2.17 and later (containers' glibc varies)"
+newest=$(objdump -T "$HOOK/libcgpu.so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+[ "$(printf '%s\n' "$newest" GLIBC_2.17 | sort -V | tail -1)" = GLIBC_2.17 ] ||
+	fail "libcgpu.so needs $newest"
+echo "newest glibc symbol version needed: $newest"
+
 say "NVML declarations match nvml.h"
 cc -Ilibcgpu/include -o "$TMP/nl-ours" libcgpu/tests/nvml-layout.c
 cc -DREAL_NVML -I"$REF" -o "$TMP/nl-real" libcgpu/tests/nvml-layout.c
