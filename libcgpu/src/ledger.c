@@ -154,37 +154,24 @@ static int kernel_slot(const unsigned char uuid[16], int order)
 	return !any_uuid && order >= 0 && (unsigned)order < kn ? order : -1;
 }
 
+/* Callers cache the answer per device, so the position (which may need
+ * NVML, called with no lock held) is looked up about once per GPU. */
 static int local_slot(const unsigned char uuid[16], uint64_t total,
 		      int (*pos)(void *arg), void *arg)
 {
-	int i, p = 0;
+	int i, p = cgpu_config_uniform(&cfg) ? 0 : pos(arg);
 
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < nlocal; i++)
 		if (!memcmp(local[i].uuid, uuid, 16))
-			goto out;
-	if (nlocal == CGPU_MAX_GPUS) {
-		i = -1;
-		goto out;
+			break;
+	if (i == nlocal && nlocal < CGPU_MAX_GPUS) {
+		memcpy(local[i].uuid, uuid, 16);
+		local[i].budget = p < 0 ? 0 : cgpu_config_budget(&cfg, p, total);
+		nlocal++;
 	}
 	pthread_mutex_unlock(&lock);
-	/* The position may need NVML; no lock is held across that. */
-	if (!cgpu_config_uniform(&cfg))
-		p = pos(arg);
-	pthread_mutex_lock(&lock);
-	for (i = 0; i < nlocal; i++)
-		if (!memcmp(local[i].uuid, uuid, 16))
-			goto out;
-	if (nlocal == CGPU_MAX_GPUS) {
-		i = -1;
-		goto out;
-	}
-	memcpy(local[i].uuid, uuid, 16);
-	local[i].budget = p < 0 ? 0 : cgpu_config_budget(&cfg, p, total);
-	nlocal++;
-out:
-	pthread_mutex_unlock(&lock);
-	return i;
+	return i < CGPU_MAX_GPUS ? i : -1;
 }
 
 int ledger_slot(const unsigned char uuid[16], int order, uint64_t total,
