@@ -207,6 +207,9 @@ int ledger_charge(int slot, uint64_t bytes)
 	struct local_slot *s;
 	uint64_t used;
 
+	/* The module refuses 0 bytes; there is nothing to charge. */
+	if (bytes == 0)
+		return 0;
 	if (cgpu_mode == CGPU_KERNEL)
 		return kernel_charge(CGPU_IOC_CHARGE, slot, bytes) ? -ENOMEM : 0;
 	s = &local[slot];
@@ -222,6 +225,8 @@ int ledger_charge(int slot, uint64_t bytes)
 
 void ledger_uncharge(int slot, uint64_t bytes)
 {
+	if (bytes == 0)
+		return;
 	if (cgpu_mode == CGPU_KERNEL)
 		kernel_charge(CGPU_IOC_UNCHARGE, slot, bytes);
 	else
