@@ -21,6 +21,14 @@ echo 1 >/proc/sys/kernel/sysrq
 echo 60 >/proc/sys/kernel/hung_task_timeout_secs
 hostname cgpu-vm
 ip link set lo up 2>/dev/null || busybox ifconfig lo 127.0.0.1 up
+# The working directory, read-only from the host, writable in the guest through an overlay
+# whose writes stay in the VM, like the rest of the root.
+cwd=$(cat "$ctl/cwd")
+mkdir -p /run/cgpu-cwd/lower /run/cgpu-cwd/upper /run/cgpu-cwd/work "$cwd"
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro,cache=loose cwd /run/cgpu-cwd/lower &&
+	mount -t overlay -o lowerdir=/run/cgpu-cwd/lower,upperdir=/run/cgpu-cwd/upper,workdir=/run/cgpu-cwd/work overlay "$cwd" ||
+	{ echo "cgpu-vm: cannot mount the working directory $cwd" >/dev/ttyS0; finish 125; }
+cd "$cwd" || finish 125
 i=0
 while read -r path; do
 	mkdir -p "$path"
@@ -28,7 +36,6 @@ while read -r path; do
 		{ echo "cgpu-vm: cannot mount share $path" >/dev/ttyS0; finish 125; }
 	i=$((i + 1))
 done <"$ctl/shares"
-cd "$(cat "$ctl/cwd")" || finish 125
 echo "cgpu-vm: kernel $(uname -r) up after $(cut -d' ' -f1 /proc/uptime) s" >/dev/ttyS0
 bash -c "$(cat "$ctl/cmd")" </dev/null >/dev/ttyS0 2>&1
 rc=$?

@@ -72,8 +72,11 @@ done
 cp "$here/guest.sh" "$ctl/guest.sh"
 printf '%s\n' "$*" >"$ctl/cmd"
 pwd >"$ctl/cwd"
+# The working directory travels as a share of its own: the guest hides the host's /tmp,
+# /var/tmp and /root under fresh tmpfs, and a checkout may live in any of them.
 virtfs=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
-	-virtfs "local,path=$ctl,mount_tag=cgpuctl,security_model=none,multidevs=remap")
+	-virtfs "local,path=$ctl,mount_tag=cgpuctl,security_model=none,multidevs=remap"
+	-virtfs "local,path=$(pwd),mount_tag=cwd,security_model=none,readonly=on,multidevs=remap")
 : >"$ctl/shares"
 for i in "${!shares[@]}"; do
 	printf '%s\n' "${shares[$i]}" >>"$ctl/shares"
