@@ -6,25 +6,36 @@
  *                   directory's handlers, so those handlers never take it.
  *   cgpu.reg_lock   the registry: GPU settings, instance lists, weights, highprio,
  *                   default_memsize. Node handlers and attach take it briefly.
+ *   gpu->sched_lock one GPU's compute scheduler: struct cgs, which instance sits in
+ *                   which scheduler slot, who waits and who takes part in the current
+ *                   slice, the GPU's entry on the status page. A spinlock with irqs
+ *                   off: the slice timer (hard hrtimer) takes it too. Taken under
+ *                   reg_lock when a setting changes, so procfs and the scheduler are
+ *                   updated together.
  *   inst->lock      one instance's ledger: memsize, used, holdings (a spinlock: the
- *                   charge path is the hot one and never sleeps).
+ *                   charge path is the hot one and never sleeps). Never nested with
+ *                   sched_lock.
  */
 #ifndef CGPU_KM_H
 #define CGPU_KM_H
 
 #include <linux/errno.h>
+#include <linux/hrtimer.h>
 #include <linux/kernel.h>
 #include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 #include "lib/types.h"
+#include "sched/cgs.h"
 #include "uapi/cgpu_ioctl.h"
 
-#define CGPU_KM_VERSION "0.1.0"
+#define CGPU_KM_VERSION "0.2.0"
 
 #define CGPU_TOP_NODES	4
 #define CGPU_GPU_NODES	5
@@ -41,8 +52,8 @@ struct cgpu_node {
 };
 
 /*
- * One host GPU. policy and prio_ratio are stored and validated for the compute
- * scheduler, which reads them from here.
+ * One host GPU. Its settings are kept twice, as procfs shows them (reg_lock) and
+ * inside the scheduler (sched_lock); sched.c changes both in one step.
  */
 struct cgpu_gpu {
 	unsigned int index;
@@ -51,6 +62,19 @@ struct cgpu_gpu {
 	struct list_head insts;			/* reg_lock */
 	struct proc_dir_entry *dir;
 	struct cgpu_node nodes[CGPU_GPU_NODES];
+
+	spinlock_t sched_lock;
+	struct cgs sched;			/* sched_lock */
+	struct cgs_inst slots[CGPU_MAX_INST_MAX];	/* sched_lock */
+	struct cgpu_inst *slot_inst[CGPU_MAX_INST_MAX];	/* sched_lock */
+	u32 next_id;				/* sched_lock: the next sched id */
+	u32 hold;				/* sched_lock: serial of the current slice */
+	s32 hold_slot;				/* sched_lock: its holder's slot, or CGS_NONE */
+	u64 hold_grants;			/* sched_lock: the holder's grants then */
+	u32 open_serial;			/* sched_lock: policy 5's go word */
+	struct hrtimer timer;
+	wait_queue_head_t wq;			/* SLICE_WAIT and SLICE_WATCH sleep here */
+	struct cgpu_sched_status *st;		/* this GPU's entry on the status page */
 };
 
 /*
@@ -71,6 +95,17 @@ struct cgpu_inst {
 	struct list_head holdings;		/* lock */
 	struct proc_dir_entry *dir;		/* ctl_mutex */
 	struct cgpu_node nodes[CGPU_INST_NODES];
+	/*
+	 * Scheduling, all under gpu->sched_lock. A slice ends when every file that took
+	 * part in it has ended its part (nsub back to 0): what they reported adds up in
+	 * hold_used and hold_more.
+	 */
+	s32 sched_slot;				/* index in gpu->slots, or CGS_NONE once left */
+	u32 sched_id;
+	u32 nwait;				/* files waiting for a slice */
+	u32 nsub;				/* files taking part in the current slice */
+	u64 hold_used;
+	bool hold_more;
 };
 
 /* What one open /dev/cgpu file holds on one instance. */
@@ -87,6 +122,10 @@ struct cgpu_attachment {
 	struct cgpu_slot {
 		struct cgpu_inst *inst;
 		struct cgpu_holding *h;
+		/* gpu->sched_lock: */
+		u32 hold;		/* the slice this file takes part in, 0: none */
+		bool waiting;		/* counted in inst->nwait */
+		bool in_wait;		/* a SLICE_WAIT is running on this slot */
 	} slots[CGPU_MAX_GPUS];
 };
 
@@ -101,6 +140,7 @@ struct cgpu_km {
 	bool upgrade;				/* ctl_mutex: instances do not pin */
 	bool pinned;				/* ctl_mutex: we hold a module ref */
 	atomic_t live;				/* objects allocated and not freed */
+	struct cgpu_status_page *status;	/* the page every /dev/cgpu maps */
 };
 extern struct cgpu_km cgpu;
 
@@ -146,6 +186,22 @@ int cgpu_set_upgrade(bool on);
 int cgpu_attach(const char *id, pid_t pid, struct cgpu_attachment *att);
 void cgpu_detach(struct cgpu_attachment *att);
 
+/* sched.c: the scheduler of each GPU (docs/scheduler.md) */
+int cgpu_sched_init(unsigned int ngpus);
+void cgpu_sched_exit(void);
+void cgpu_sched_gpu_init(struct cgpu_gpu *g);
+void cgpu_sched_gpu_exit(struct cgpu_gpu *g);
+int cgpu_sched_join(struct cgpu_inst *inst);		/* reg_lock held */
+void cgpu_sched_leave(struct cgpu_inst *inst);		/* reg_lock held */
+int cgpu_sched_set_policy(struct cgpu_gpu *g, u32 v);	/* reg_lock held, v valid */
+int cgpu_sched_set_max_inst(struct cgpu_gpu *g, u32 v);
+int cgpu_sched_set_prio_ratio(struct cgpu_gpu *g, u32 v);
+int cgpu_sched_set_weight(struct cgpu_inst *inst, u32 v);
+int cgpu_sched_set_highprio(struct cgpu_inst *inst, u32 v);
+void cgpu_sched_detach(struct cgpu_slot *s);		/* the file is closing */
+long cgpu_sched_ioctl(struct cgpu_attachment *att, unsigned int cmd, void __user *arg);
+int cgpu_sched_mmap(struct vm_area_struct *vma);
+
 /* ledger.c */
 void cgpu_ledger_link(struct cgpu_inst *inst, struct cgpu_holding *h);
 void cgpu_ledger_unlink(struct cgpu_inst *inst, struct cgpu_holding *h);
@@ -156,6 +212,9 @@ int cgpu_ledger_uncharge(struct cgpu_inst *inst, struct cgpu_holding *h, u64 byt
 void cgpu_ledger_read(struct cgpu_inst *inst, u64 *used, u64 *memsize);
 int cgpu_ledger_set_memsize(struct cgpu_inst *inst, u64 memsize);
 void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst);
+
+/* chardev.c: the attached container's slot on host GPU gpu, NULL if none. */
+struct cgpu_slot *cgpu_slot_of(struct cgpu_attachment *att, u32 gpu);
 
 /* identity.c: 1 and the caller's 64-hex container id, 0 if none, or -errno. */
 int cgpu_caller_container_id(char id[CGPU_FULL_ID_LEN + 1]);

@@ -2,7 +2,8 @@
 /*
  * /dev/cgpu: the ioctl ABI of uapi/cgpu_ioctl.h. Any process may open it; ATTACH binds
  * the file to the caller's own container, found from its cgroup, and every later call
- * acts on that container only. Closing the file releases what it charged.
+ * acts on that container only. Closing the file releases what it charged and its part
+ * in the compute scheduler (sched.c), which also serves the status page's mmap.
  */
 #include <linux/cdev.h>
 #include <linux/device.h>
@@ -39,6 +40,10 @@ static int cgpu_release(struct inode *inode, struct file *file)
 	struct cgpu_file *f = file->private_data;
 
 	if (f->att) {
+		unsigned int i;
+
+		for (i = 0; i < f->att->n; i++)
+			cgpu_sched_detach(&f->att->slots[i]);
 		cgpu_detach(f->att);
 		cgpu_free(f->att);
 	}
@@ -109,14 +114,14 @@ static long cgpu_ioc_query(struct cgpu_attachment *att, void __user *arg)
 	mutex_lock(&cgpu.reg_lock);
 	q.flags = inst->highprio ? CGPU_QUERY_HIGHPRIO : 0;
 	q.weight = inst->weight;
+	q.sched_id = inst->sched_id;
 	mutex_unlock(&cgpu.reg_lock);
 	memcpy(q.uuid, inst->uuid, sizeof(q.uuid));
 	cgpu_ledger_read(inst, &q.used, &q.memsize);
-	q.reserved = 0;
 	return copy_to_user(arg, &q, sizeof(q)) ? -EFAULT : 0;
 }
 
-static struct cgpu_slot *cgpu_slot_of(struct cgpu_attachment *att, u32 gpu)
+struct cgpu_slot *cgpu_slot_of(struct cgpu_attachment *att, u32 gpu)
 {
 	unsigned int i;
 
@@ -165,6 +170,7 @@ static long cgpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	static const unsigned int known[] = {
 		CGPU_IOC_NOP, CGPU_IOC_ATTACH, CGPU_IOC_QUERY, CGPU_IOC_CHARGE, CGPU_IOC_UNCHARGE,
+		CGPU_IOC_SLICE_WAIT, CGPU_IOC_SLICE_END, CGPU_IOC_SLICE_WATCH, CGPU_IOC_SCHED_STAT,
 	};
 	struct cgpu_file *f = file->private_data;
 	void __user *uarg = (void __user *)arg;
@@ -183,7 +189,17 @@ static long cgpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -ENOTCONN;
 	if (cmd == CGPU_IOC_QUERY)
 		return cgpu_ioc_query(att, uarg);
-	return cgpu_ioc_charge(att, uarg, cmd == CGPU_IOC_CHARGE);
+	if (cmd == CGPU_IOC_CHARGE || cmd == CGPU_IOC_UNCHARGE)
+		return cgpu_ioc_charge(att, uarg, cmd == CGPU_IOC_CHARGE);
+	return cgpu_sched_ioctl(att, cmd, uarg);
+}
+
+/* The status page, for attached files only: it is of no use to anyone else. */
+static int cgpu_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct cgpu_file *f = file->private_data;
+
+	return smp_load_acquire(&f->att) ? cgpu_sched_mmap(vma) : -ENOTCONN;
 }
 
 static const struct file_operations cgpu_fops = {
@@ -192,6 +208,7 @@ static const struct file_operations cgpu_fops = {
 	.release = cgpu_release,
 	.unlocked_ioctl = cgpu_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = cgpu_mmap,
 	.llseek = noop_llseek,
 };
 

@@ -34,9 +34,12 @@ static int __init cgpu_init(void)
 		if (err)
 			return err;
 	}
-	err = cgpu_registry_init(ngpus);
+	err = cgpu_sched_init(ngpus);
 	if (err)
 		return err;
+	err = cgpu_registry_init(ngpus);
+	if (err)
+		goto sched;
 	err = cgpu_chardev_init();
 	if (err)
 		goto registry;
@@ -50,6 +53,8 @@ chardev:
 	cgpu_chardev_exit();
 registry:
 	cgpu_registry_exit();
+sched:
+	cgpu_sched_exit();
 	return err;
 }
 
@@ -59,6 +64,7 @@ static void __exit cgpu_exit(void)
 	cgpu_procfs_exit();
 	cgpu_chardev_exit();
 	cgpu_registry_exit();
+	cgpu_sched_exit();
 	/* Open files pin the module, so by now every object must be gone. */
 	WARN(atomic_read(&cgpu.live), "cgpu_km: %d object(s) leaked\n",
 	     atomic_read(&cgpu.live));

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The /proc/cgpu_km files (SPEC.md, docs/contracts.md): each one's reader and writer.
- * Values are checked by lib/rules.c under the lock that makes them current.
+ * Values are checked by lib/rules.c under the lock that makes them current. A
+ * scheduling setting is applied to the GPU's scheduler (sched.c) under the same
+ * reg_lock before it is stored, so what procfs shows is what the scheduler uses.
  */
 #include <linux/seq_file.h>
 #include <linux/stat.h>
@@ -29,15 +31,23 @@ static int cgpu_read_u32(const u32 *field, u64 *v)
 	return 0;
 }
 
-/* A setting whose range depends on nothing else. */
-static int cgpu_write_u32(u32 *field, u64 v, enum cgpu_rc rc)
+/*
+ * A setting whose range depends on nothing else, applied to the scheduler by apply
+ * (obj, value) first.
+ */
+static int cgpu_write_u32(u32 *field, u64 v, enum cgpu_rc rc, void *obj,
+			  int (*apply)(void *obj, u32 v))
 {
+	int err;
+
 	if (rc)
 		return cgpu_errno(rc);
 	mutex_lock(&cgpu.reg_lock);
-	*field = (u32)v;
+	err = apply(obj, (u32)v);
+	if (!err)
+		*field = (u32)v;
 	mutex_unlock(&cgpu.reg_lock);
-	return 0;
+	return err;
 }
 
 /* Top level */
@@ -128,12 +138,17 @@ static int max_inst_set(void *obj, u64 v)
 	struct cgpu_gpu *g = obj;
 	enum cgpu_rc rc;
 
+	int err;
+
 	mutex_lock(&cgpu.reg_lock);
 	rc = cgpu_check_max_inst(v, g->ninst, g->weight_used);
-	if (rc == CGPU_OK)
+	err = cgpu_errno(rc);
+	if (!err)
+		err = cgpu_sched_set_max_inst(g, (u32)v);
+	if (!err)
 		g->max_inst = (u32)v;
 	mutex_unlock(&cgpu.reg_lock);
-	return cgpu_errno(rc);
+	return err;
 }
 
 static int policy_get(void *obj, u64 *v)
@@ -141,9 +156,15 @@ static int policy_get(void *obj, u64 *v)
 	return cgpu_read_u32(&((struct cgpu_gpu *)obj)->policy, v);
 }
 
+static int apply_policy(void *obj, u32 v)
+{
+	return cgpu_sched_set_policy(obj, v);
+}
+
 static int policy_set(void *obj, u64 v)
 {
-	return cgpu_write_u32(&((struct cgpu_gpu *)obj)->policy, v, cgpu_check_policy(v));
+	return cgpu_write_u32(&((struct cgpu_gpu *)obj)->policy, v, cgpu_check_policy(v), obj,
+			      apply_policy);
 }
 
 static int prio_ratio_get(void *obj, u64 *v)
@@ -151,9 +172,15 @@ static int prio_ratio_get(void *obj, u64 *v)
 	return cgpu_read_u32(&((struct cgpu_gpu *)obj)->prio_ratio, v);
 }
 
+static int apply_prio_ratio(void *obj, u32 v)
+{
+	return cgpu_sched_set_prio_ratio(obj, v);
+}
+
 static int prio_ratio_set(void *obj, u64 v)
 {
-	return cgpu_write_u32(&((struct cgpu_gpu *)obj)->prio_ratio, v, cgpu_check_prio_ratio(v));
+	return cgpu_write_u32(&((struct cgpu_gpu *)obj)->prio_ratio, v,
+			      cgpu_check_prio_ratio(v), obj, apply_prio_ratio);
 }
 
 const struct cgpu_node_desc cgpu_gpu_nodes[CGPU_GPU_NODES] = {
@@ -171,9 +198,16 @@ static int highprio_get(void *obj, u64 *v)
 	return cgpu_read_u32(&((struct cgpu_inst *)obj)->highprio, v);
 }
 
+static int apply_highprio(void *obj, u32 v)
+{
+	return cgpu_sched_set_highprio(obj, v);
+}
+
+/* A deleted instance (on its way out of procfs) has left the scheduler: ENOENT. */
 static int highprio_set(void *obj, u64 v)
 {
-	return cgpu_write_u32(&((struct cgpu_inst *)obj)->highprio, v, cgpu_check_flag(v));
+	return cgpu_write_u32(&((struct cgpu_inst *)obj)->highprio, v, cgpu_check_flag(v), obj,
+			      apply_highprio);
 }
 
 static int id_show(struct seq_file *m, void *obj)
@@ -219,6 +253,8 @@ static int weight_set(void *obj, u64 v)
 	/* Deleted and on its way out of procfs: its weight left the GPU's sum already. */
 	if (!inst->listed)
 		err = -ENOENT;
+	if (!err)
+		err = cgpu_sched_set_weight(inst, (u32)v);
 	if (!err) {
 		g->weight_used = g->weight_used - inst->weight + (u32)v;
 		inst->weight = (u32)v;

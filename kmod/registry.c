@@ -22,6 +22,7 @@ int cgpu_registry_init(unsigned int ngpus)
 		g->policy = CGPU_POLICY_DEFAULT;
 		g->prio_ratio = CGPU_PRIO_RATIO_DEFAULT;
 		INIT_LIST_HEAD(&g->insts);
+		cgpu_sched_gpu_init(g);
 	}
 	return 0;
 }
@@ -77,6 +78,7 @@ static void cgpu_unregister(struct cgpu_inst *inst)
 
 	lockdep_assert_held(&cgpu.ctl_mutex);
 	mutex_lock(&cgpu.reg_lock);
+	cgpu_sched_leave(inst);
 	list_del(&inst->link);
 	inst->listed = false;
 	g->ninst--;
@@ -95,6 +97,7 @@ static int cgpu_register(struct cgpu_inst *inst, const struct cgpu_cmd *cmd)
 	u64 weight = cmd->has & CGPU_HAS_WEIGHT ? cmd->weight :
 		     cgpu_default_weight(g->weight_used, g->max_inst);
 	enum cgpu_rc rc;
+	int err;
 
 	lockdep_assert_held(&cgpu.reg_lock);
 	if (cgpu_find(g, inst->id))
@@ -106,6 +109,9 @@ static int cgpu_register(struct cgpu_inst *inst, const struct cgpu_cmd *cmd)
 	if (rc)
 		return cgpu_errno(rc);
 	inst->weight = (u32)weight;	/* at most max_inst now */
+	err = cgpu_sched_join(inst);
+	if (err)
+		return err;
 	list_add_tail(&inst->link, &g->insts);
 	inst->listed = true;
 	g->ninst++;
@@ -128,6 +134,7 @@ static int cgpu_inst_add(const struct cgpu_cmd *cmd)
 	if (cmd->has & CGPU_HAS_UUID)
 		memcpy(inst->uuid, cmd->uuid, sizeof(inst->uuid));
 	inst->highprio = cmd->highprio;
+	inst->sched_slot = CGS_NONE;
 	spin_lock_init(&inst->lock);
 	INIT_LIST_HEAD(&inst->holdings);
 
@@ -253,6 +260,8 @@ void cgpu_registry_exit(void)
 	mutex_unlock(&cgpu.ctl_mutex);
 	if (n)
 		pr_info("cgpu_km: unloading: deleted %u instance(s) (upgrade was 1)\n", n);
+	for (i = 0; i < cgpu.ngpus; i++)
+		cgpu_sched_gpu_exit(&cgpu.gpus[i]);
 	cgpu_free(cgpu.gpus);
 	cgpu.gpus = NULL;
 }

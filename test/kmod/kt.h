@@ -28,5 +28,6 @@ int kt_storm(int argc, char **argv);
 int kt_badioctl(int argc, char **argv);
 int kt_bench(int argc, char **argv);
 int kt_write(int argc, char **argv);
+int kt_sched(int argc, char **argv);
 
 #endif

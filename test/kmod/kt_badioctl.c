@@ -2,7 +2,8 @@
 /*
  * kt badioctl MEMSIZE: every malformed /dev/cgpu call, made from inside a container
  * whose only instance is on GPU 0 with MEMSIZE bytes. Each must fail with its errno
- * and leave the ledger exactly as it was (checked by a query after every call).
+ * and leave the ledger exactly as it was (checked by a query after every call); the
+ * scheduler's calls must also leave the container neither waiting nor holding.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -53,9 +54,14 @@ static void unattached(struct bad *b, int fd, char *ro_page)
 	struct cgpu_attach a = { .abi_version = CGPU_ABI_VERSION };
 	struct cgpu_charge c = charge_arg(0, MIB);
 	struct cgpu_query q = { .abi_version = CGPU_ABI_VERSION };
+	struct cgpu_slice s = { .abi_version = CGPU_ABI_VERSION, .timeout_ms = 1 };
+	void *m;
 
 	expect(b, "NOP", 0, raw(fd, CGPU_IOC_NOP, NULL));
 	expect(b, "QUERY before ATTACH", ENOTCONN, raw(fd, CGPU_IOC_QUERY, &q));
+	expect(b, "SLICE_WAIT before ATTACH", ENOTCONN, raw(fd, CGPU_IOC_SLICE_WAIT, &s));
+	m = mmap(NULL, CGPU_STATUS_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	expect(b, "mmap before ATTACH", ENOTCONN, m == MAP_FAILED ? errno : 0);
 	expect(b, "CHARGE before ATTACH", ENOTCONN, raw(fd, CGPU_IOC_CHARGE, &c));
 	expect(b, "UNCHARGE before ATTACH", ENOTCONN, raw(fd, CGPU_IOC_UNCHARGE, &c));
 	a.abi_version = CGPU_ABI_VERSION + 1;
@@ -83,7 +89,12 @@ static void numbers(struct bad *b)
 	char big[256] = { 0 };
 
 	memcpy(big, &c, sizeof(c));
-	expect(b, "unknown function 5", ENOTTY, raw(b->fd, _IO(CGPU_IOC_MAGIC, 5), NULL));
+	expect(b, "unknown function 9", ENOTTY, raw(b->fd, _IO(CGPU_IOC_MAGIC, 9), NULL));
+	expect(b, "SLICE_WAIT without a struct", EINVAL, raw(b->fd, _IO(CGPU_IOC_MAGIC, 5), NULL));
+	expect(b, "SLICE_END, short struct (32)", EINVAL,
+	       raw(b->fd, _IOC(_IOC_READ | _IOC_WRITE, CGPU_IOC_MAGIC, 6, 32), big));
+	expect(b, "SCHED_STAT as _IOR", EINVAL,
+	       raw(b->fd, _IOR(CGPU_IOC_MAGIC, 8, struct cgpu_sched_stat), big));
 	expect(b, "unknown function 255", ENOTTY, raw(b->fd, _IOWR(CGPU_IOC_MAGIC, 255, c), &c));
 	expect(b, "another type's number", ENOTTY, raw(b->fd, _IOWR('x', 3, c), &c));
 	expect(b, "number 0", ENOTTY, raw(b->fd, 0, &c));
@@ -111,6 +122,74 @@ static void versions(struct bad *b)
 	expect(b, "CHARGE abi_version+1", EINVAL, raw(b->fd, CGPU_IOC_CHARGE, &c));
 	expect(b, "UNCHARGE abi_version+1", EINVAL, raw(b->fd, CGPU_IOC_UNCHARGE, &c));
 	expect(b, "QUERY abi_version 0", EINVAL, raw(b->fd, CGPU_IOC_QUERY, &q));
+}
+
+/*
+ * The scheduler's calls: malformed ones refused before anything changes; the status
+ * page only as one read-only, unforkable page at offset 0.
+ */
+static void sched_calls(struct bad *b, char *ro_page)
+{
+	struct cgpu_slice s = { .abi_version = CGPU_ABI_VERSION, .timeout_ms = 1 };
+	struct cgpu_sched_stat st = { .abi_version = CGPU_ABI_VERSION };
+	struct cgpu_slice w;
+	char *m;
+
+	w = s, w.abi_version = CGPU_ABI_VERSION + 1;
+	expect(b, "SLICE_WAIT abi_version+1", EINVAL, raw(b->fd, CGPU_IOC_SLICE_WAIT, &w));
+	w = s, w.flags = CGPU_SLICE_MORE;
+	expect(b, "SLICE_WAIT flags MORE", EINVAL, raw(b->fd, CGPU_IOC_SLICE_WAIT, &w));
+	w = s, w.timeout_ms = 0;
+	expect(b, "SLICE_WAIT timeout 0", EINVAL, raw(b->fd, CGPU_IOC_SLICE_WAIT, &w));
+	w = s, w.timeout_ms = CGPU_SLICE_TIMEOUT_MAX_MS + 1;
+	expect(b, "SLICE_WATCH timeout past the maximum", EINVAL,
+	       raw(b->fd, CGPU_IOC_SLICE_WATCH, &w));
+	w = s, w.flags = CGPU_SLICE_STALE;
+	expect(b, "SLICE_END flags STALE (out only)", EINVAL, raw(b->fd, CGPU_IOC_SLICE_END, &w));
+	w = s, w.gpu = 1;
+	expect(b, "SLICE_WAIT on GPU 1 (not the container's)", ERANGE,
+	       raw(b->fd, CGPU_IOC_SLICE_WAIT, &w));
+	w = s, w.gpu = UINT32_MAX;
+	expect(b, "SLICE_END on GPU 2^32-1", ERANGE, raw(b->fd, CGPU_IOC_SLICE_END, &w));
+	expect(b, "SLICE_WAIT NULL", EFAULT, raw(b->fd, CGPU_IOC_SLICE_WAIT, NULL));
+	mprotect(ro_page, 4096, PROT_READ | PROT_WRITE);
+	memcpy(ro_page, &s, sizeof(s));
+	mprotect(ro_page, 4096, PROT_READ);
+	expect(b, "SLICE_WAIT read-only argument", EFAULT, raw(b->fd, CGPU_IOC_SLICE_WAIT, ro_page));
+	st.slot = 1;
+	expect(b, "SCHED_STAT slot 1", ERANGE, raw(b->fd, CGPU_IOC_SCHED_STAT, &st));
+	st.slot = 0, st.abi_version = 0;
+	expect(b, "SCHED_STAT abi_version 0", EINVAL, raw(b->fd, CGPU_IOC_SCHED_STAT, &st));
+	w = s;
+	expect(b, "SLICE_END without a slice", 0, raw(b->fd, CGPU_IOC_SLICE_END, &w));
+	expect(b, "... answers STALE", CGPU_SLICE_STALE, (int)w.flags);
+	st.abi_version = CGPU_ABI_VERSION;
+	expect(b, "SCHED_STAT", 0, raw(b->fd, CGPU_IOC_SCHED_STAT, &st));
+	expect(b, "... nobody waiting after the refused calls", 0, (int)st.waiting);
+	expect(b, "... nobody holding after the refused calls", 0, (int)st.holding);
+
+	m = mmap(NULL, CGPU_STATUS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+	expect(b, "mmap the status page writable", EACCES, m == MAP_FAILED ? errno : 0);
+	m = mmap(NULL, CGPU_STATUS_SIZE, PROT_READ, MAP_SHARED, b->fd, CGPU_STATUS_SIZE);
+	expect(b, "mmap at offset 4096", EINVAL, m == MAP_FAILED ? errno : 0);
+	m = mmap(NULL, 2 * CGPU_STATUS_SIZE, PROT_READ, MAP_SHARED, b->fd, 0);
+	expect(b, "mmap two pages", EINVAL, m == MAP_FAILED ? errno : 0);
+	m = mmap(NULL, CGPU_STATUS_SIZE, PROT_READ, MAP_PRIVATE, b->fd, 0);
+	expect(b, "mmap read-only, private", 0, m == MAP_FAILED ? errno : 0);
+	if (m != MAP_FAILED) {
+		expect(b, "mprotect it writable", EACCES,
+		       mprotect(m, CGPU_STATUS_SIZE, PROT_READ | PROT_WRITE) ? errno : 0);
+		munmap(m, CGPU_STATUS_SIZE);
+	}
+	m = mmap(NULL, CGPU_STATUS_SIZE, PROT_READ, MAP_SHARED, b->fd, 0);
+	expect(b, "mmap read-only, shared", 0, m == MAP_FAILED ? errno : 0);
+	if (m != MAP_FAILED) {
+		const struct cgpu_status_page *p = (const void *)m;
+
+		expect(b, "... abi_version", CGPU_ABI_VERSION, (int)p->abi_version);
+		expect(b, "... ngpus", 2, (int)p->ngpus);
+		munmap(m, CGPU_STATUS_SIZE);
+	}
 }
 
 static void pointers(struct bad *b, char *ro_page, char *edge)
@@ -210,6 +289,7 @@ int kt_badioctl(int argc, char **argv)
 	pointers(&b, pages, pages + 2 * 4096);
 	sizes(&b, memsize);
 	ranges(&b);
+	sched_calls(&b, pages);
 	b.used = 0;
 	expect(&b, "UNCHARGE the baseline", 0, kt_charge(fd, CGPU_IOC_UNCHARGE, 0, MIB, &c));
 	close(fd);

@@ -13,6 +13,7 @@ static const struct {
 	{ "badioctl", kt_badioctl, "badioctl MEMSIZE (run inside an instance's cgroup)" },
 	{ "storm", kt_storm, "storm SECONDS PROCS CGROUP:PROCDIR..." },
 	{ "bench", kt_bench, "bench ROUNDS CALLS (inside an instance's cgroup)" },
+	{ "sched", kt_sched, "sched [-c CGROUP] slice|hold|wait|stat|page ... (see kt_sched.c)" },
 };
 
 int main(int argc, char **argv)

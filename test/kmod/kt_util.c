@@ -81,6 +81,7 @@ const char *kt_errname(int e)
 		{ EINVAL, "EINVAL" }, { ENOSPC, "ENOSPC" }, { ERANGE, "ERANGE" },
 		{ ENOMEM, "ENOMEM" }, { ENOTTY, "ENOTTY" }, { EACCES, "EACCES" },
 		{ ENOTCONN, "ENOTCONN" }, { EIO, "EIO" }, { EBADF, "EBADF" },
+		{ ETIMEDOUT, "ETIMEDOUT" }, { EINTR, "EINTR" },
 	};
 	static char other[32];
 
