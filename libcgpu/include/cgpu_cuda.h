@@ -30,6 +30,10 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUstream_st *CUstream;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef unsigned long long CUmemGenericAllocationHandle;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUkern_st *CUkernel;
 
 typedef struct CUuuid_st {
 	char bytes[16];
@@ -49,6 +53,7 @@ typedef enum cudaError_enum {
 	CUDA_ERROR_NOT_FOUND = 500,
 	CUDA_ERROR_NOT_READY = 600,
 	CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+	CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
 	CUDA_ERROR_NOT_PERMITTED = 800,
 	CUDA_ERROR_NOT_SUPPORTED = 801,
 	CUDA_ERROR_UNKNOWN = 999
@@ -66,6 +71,7 @@ typedef enum CUdevice_attribute_enum {
 	CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
 	CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83,
 	CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
+	CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95,
 	CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102,
 	CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115
 } CUdevice_attribute;
@@ -198,6 +204,62 @@ typedef struct CUexecAffinityParam_st {
 	} param;
 } CUexecAffinityParam;
 
+/* cuLaunchKernelEx (CUDA 11.8 on): the launch and its attributes. */
+typedef enum CUlaunchAttributeID_enum {
+	CU_LAUNCH_ATTRIBUTE_IGNORE = 0,
+	CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW = 1,
+	CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2,
+	CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY = 3,
+	CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+	CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5,
+	CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
+	CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT = 7,
+	CU_LAUNCH_ATTRIBUTE_PRIORITY = 8,
+	CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP = 9,
+	CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN = 10
+} CUlaunchAttributeID;
+
+typedef union CUlaunchAttributeValue_union {
+	char pad[64];
+	int cooperative;
+	int priority;
+} CUlaunchAttributeValue;
+
+typedef struct CUlaunchAttribute_st {
+	CUlaunchAttributeID id;
+	char pad[8 - sizeof(CUlaunchAttributeID)];
+	CUlaunchAttributeValue value;
+} CUlaunchAttribute;
+
+typedef struct CUlaunchConfig_st {
+	unsigned int gridDimX;
+	unsigned int gridDimY;
+	unsigned int gridDimZ;
+	unsigned int blockDimX;
+	unsigned int blockDimY;
+	unsigned int blockDimZ;
+	unsigned int sharedMemBytes;
+	CUstream hStream;
+	CUlaunchAttribute *attrs;
+	unsigned int numAttrs;
+} CUlaunchConfig;
+
+/* A graph's kernel node, as cuGraphAddKernelNode_v2 (CUDA 12.0 on) takes it. */
+typedef struct CUDA_KERNEL_NODE_PARAMS_v2_st {
+	CUfunction func;
+	unsigned int gridDimX;
+	unsigned int gridDimY;
+	unsigned int gridDimZ;
+	unsigned int blockDimX;
+	unsigned int blockDimY;
+	unsigned int blockDimZ;
+	unsigned int sharedMemBytes;
+	void **kernelParams;
+	void **extra;
+	CUkernel kern;
+	CUcontext ctx;
+} CUDA_KERNEL_NODE_PARAMS_v2;
+
 /* Initialisation, version, errors, entry points. */
 CUresult cuInit(unsigned int Flags);
 CUresult cuDriverGetVersion(int *driverVersion);
@@ -255,6 +317,36 @@ CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost,
 CUresult cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice,
 			      size_t ByteCount);
 CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N);
+
+/* Stream-ordered copies and memsets. */
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+		       CUstream hStream);
+CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+			    CUstream hStream);
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
+			      size_t ByteCount, CUstream hStream);
+CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost,
+				   size_t ByteCount, CUstream hStream);
+CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice,
+			      size_t ByteCount, CUstream hStream);
+CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice,
+				   size_t ByteCount, CUstream hStream);
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+			      size_t ByteCount, CUstream hStream);
+CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+				   size_t ByteCount, CUstream hStream);
+CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+			 CUstream hStream);
+CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+			      CUstream hStream);
+CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
+			  CUstream hStream);
+CUresult cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us,
+			       size_t N, CUstream hStream);
+CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+			  CUstream hStream);
+CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+			       CUstream hStream);
 
 /* Stream-ordered allocator and pools. */
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev);
@@ -320,6 +412,24 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
 			     unsigned int blockDimZ, unsigned int sharedMemBytes,
 			     CUstream hStream, void **kernelParams,
 			     void **extra);
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+			  void **kernelParams, void **extra);
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+			       void **kernelParams, void **extra);
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
+				   unsigned int gridDimY, unsigned int gridDimZ,
+				   unsigned int blockDimX, unsigned int blockDimY,
+				   unsigned int blockDimZ,
+				   unsigned int sharedMemBytes, CUstream hStream,
+				   void **kernelParams);
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
+					unsigned int gridDimY,
+					unsigned int gridDimZ,
+					unsigned int blockDimX,
+					unsigned int blockDimY,
+					unsigned int blockDimZ,
+					unsigned int sharedMemBytes,
+					CUstream hStream, void **kernelParams);
 CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags);
 CUresult cuStreamDestroy_v2(CUstream hStream);
 CUresult cuStreamSynchronize(CUstream hStream);
@@ -338,6 +448,19 @@ CUresult cuEventQuery(CUevent hEvent);
 CUresult cuEventSynchronize(CUevent hEvent);
 CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart,
 			    CUevent hEnd);
+
+/* Graphs (kernel nodes). */
+CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags);
+CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+				 const CUgraphNode *dependencies,
+				 size_t numDependencies,
+				 const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams);
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+				     unsigned long long flags);
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
+CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
+CUresult cuGraphExecDestroy(CUgraphExec hGraphExec);
+CUresult cuGraphDestroy(CUgraph hGraph);
 
 #ifdef __cplusplus
 }

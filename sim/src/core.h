@@ -49,6 +49,10 @@ void sim_free_ctx_memory(struct CUctx_st *ctx);
 
 /* Device timeline. */
 uint64_t sim_launch(int phys, uint64_t not_before, uint64_t dur_ns);
+CUresult sim_kernel_check(CUfunction f, const unsigned int grid[3],
+			  const unsigned int block[3], void **kernelParams,
+			  void **extra, int cooperative, uint64_t *dur_ns);
+CUresult sim_stream_launch(CUstream hStream, const uint64_t *dur_ns, size_t n);
 void sim_wait_until(uint64_t t);
 /* At synchronisation points pools hand memory above their release
  * threshold back to the device, as the real driver does. */

@@ -11,7 +11,8 @@
  *
  * Kernels: any module image loads; its functions are the built-in
  * "sleep_us" and "sleep_ns", whose one parameter (unsigned long long) is how
- * long the kernel runs.
+ * long the kernel runs. cuLaunchKernel, cuLaunchCooperativeKernel and
+ * cuLaunchKernelEx check what the driver checks and queue the same way.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -178,6 +179,76 @@ static void atomic_max(uint64_t *p, uint64_t v)
 		;
 }
 
+/* Blocks of this many threads one SM holds at once (a T4: 1024 threads, 16 blocks). */
+static unsigned int blocks_per_sm(unsigned int threads)
+{
+	unsigned int n = 1024 / threads;
+
+	return n < 16 ? n : 16;
+}
+
+/*
+ * The checks every launch makes; cooperative launches must also fit on the GPU
+ * at once (40 SMs), as NVIDIA's driver requires. On success *dur_ns is how long
+ * the kernel runs.
+ */
+CUresult sim_kernel_check(CUfunction f, const unsigned int grid[3],
+			  const unsigned int block[3], void **kernelParams,
+			  void **extra, int cooperative, uint64_t *dur_ns)
+{
+	unsigned long long blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
+	unsigned int threads;
+
+	if (!f || f->magic != FN_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] ||
+	    !block[2] || (unsigned long long)block[0] * block[1] * block[2] > 1024 ||
+	    !kernelParams || !kernelParams[0] || extra)
+		return CUDA_ERROR_INVALID_VALUE;
+	threads = block[0] * block[1] * block[2];
+	if (cooperative && blocks > 40ULL * blocks_per_sm(threads))
+		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	*dur_ns = *(unsigned long long *)kernelParams[0] * f->ns_per_unit;
+	return CUDA_SUCCESS;
+}
+
+static void queue(struct CUctx_st *c, uint64_t *tail, uint64_t dur_ns)
+{
+	uint64_t end = sim_launch(c->phys, __atomic_load_n(tail, __ATOMIC_ACQUIRE),
+				  dur_ns);
+
+	atomic_max(tail, end);
+	atomic_max(&c->last_end, end);
+}
+
+/* Kernels of dur_ns[0..n) queued on the stream, one after the other. */
+CUresult sim_stream_launch(CUstream hStream, const uint64_t *dur_ns, size_t n)
+{
+	struct CUctx_st *c;
+	uint64_t *tail;
+	CUresult r = stream_resolve(hStream, &c, &tail);
+
+	for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++)
+		queue(c, tail, dur_ns[i]);
+	return r;
+}
+
+static CUresult launch(CUfunction f, const unsigned int grid[3],
+		       const unsigned int block[3], CUstream hStream,
+		       void **kernelParams, void **extra, int cooperative)
+{
+	struct CUctx_st *c;
+	uint64_t *tail, dur;
+	CUresult r = stream_resolve(hStream, &c, &tail);
+
+	if (r == CUDA_SUCCESS)
+		r = sim_kernel_check(f, grid, block, kernelParams, extra,
+				     cooperative, &dur);
+	if (r == CUDA_SUCCESS)
+		queue(c, tail, dur);
+	return r;
+}
+
 SIM_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
 				unsigned int gridDimY, unsigned int gridDimZ,
 				unsigned int blockDimX, unsigned int blockDimY,
@@ -185,24 +256,49 @@ SIM_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
 				unsigned int sharedMemBytes, CUstream hStream,
 				void **kernelParams, void **extra)
 {
-	struct CUctx_st *c;
-	uint64_t *tail, end;
-	CUresult r = stream_resolve(hStream, &c, &tail);
+	const unsigned int grid[3] = { gridDimX, gridDimY, gridDimZ };
+	const unsigned int block[3] = { blockDimX, blockDimY, blockDimZ };
 
 	(void)sharedMemBytes;
-	if (r)
-		return r;
-	if (!f || f->magic != FN_MAGIC)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (!gridDimX || !gridDimY || !gridDimZ || !blockDimX || !blockDimY ||
-	    !blockDimZ || blockDimX * blockDimY * blockDimZ > 1024 ||
-	    !kernelParams || !kernelParams[0] || extra)
+	return launch(f, grid, block, hStream, kernelParams, extra, 0);
+}
+
+SIM_API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
+					   unsigned int gridDimY,
+					   unsigned int gridDimZ,
+					   unsigned int blockDimX,
+					   unsigned int blockDimY,
+					   unsigned int blockDimZ,
+					   unsigned int sharedMemBytes,
+					   CUstream hStream, void **kernelParams)
+{
+	const unsigned int grid[3] = { gridDimX, gridDimY, gridDimZ };
+	const unsigned int block[3] = { blockDimX, blockDimY, blockDimZ };
+
+	(void)sharedMemBytes;
+	return launch(f, grid, block, hStream, kernelParams, NULL, 1);
+}
+
+/* Attributes are checked by id; only COOPERATIVE changes what the launch does. */
+SIM_API CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+				  void **kernelParams, void **extra)
+{
+	int cooperative = 0;
+
+	if (!config || (config->numAttrs && !config->attrs))
 		return CUDA_ERROR_INVALID_VALUE;
-	end = sim_launch(c->phys, __atomic_load_n(tail, __ATOMIC_ACQUIRE),
-			 *(unsigned long long *)kernelParams[0] * f->ns_per_unit);
-	atomic_max(tail, end);
-	atomic_max(&c->last_end, end);
-	return CUDA_SUCCESS;
+	for (unsigned int i = 0; i < config->numAttrs; i++) {
+		if (config->attrs[i].id > CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+			cooperative = config->attrs[i].value.cooperative != 0;
+	}
+	return launch(f,
+		      (const unsigned int[3]){ config->gridDimX, config->gridDimY,
+					       config->gridDimZ },
+		      (const unsigned int[3]){ config->blockDimX, config->blockDimY,
+					       config->blockDimZ },
+		      config->hStream, kernelParams, extra, cooperative);
 }
 
 SIM_API CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -390,6 +486,15 @@ SIM_API CUresult cuLaunchKernel_ptsz(CUfunction, unsigned int, unsigned int,
 				     unsigned int, unsigned int, CUstream,
 				     void **, void **)
 	__attribute__((alias("cuLaunchKernel")));
+SIM_API CUresult cuLaunchCooperativeKernel_ptsz(CUfunction, unsigned int,
+						unsigned int, unsigned int,
+						unsigned int, unsigned int,
+						unsigned int, unsigned int,
+						CUstream, void **)
+	__attribute__((alias("cuLaunchCooperativeKernel")));
+SIM_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *, CUfunction,
+				       void **, void **)
+	__attribute__((alias("cuLaunchKernelEx")));
 SIM_API CUresult cuStreamSynchronize_ptsz(CUstream)
 	__attribute__((alias("cuStreamSynchronize")));
 SIM_API CUresult cuStreamQuery_ptsz(CUstream)

@@ -207,6 +207,107 @@ SIM_API CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Stream-ordered copies and memsets move their bytes at the call and take no
+ * engine time. Kernels of the simulator do not touch memory, so doing it
+ * before the stream's queued work ends is indistinguishable from doing it
+ * after; the stream must be valid, and the ranges lie inside allocations
+ * (cuMemcpyAsync, with unified addressing, may also name host memory).
+ */
+static CUresult async_check(CUstream s)
+{
+	struct CUctx_st *c;
+	CUresult r = sim_current(&c);
+
+	return r ? r : sim_stream_check(s);
+}
+
+SIM_API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
+			       size_t ByteCount, CUstream hStream)
+{
+	CUresult r = async_check(hStream);
+
+	if (r)
+		return r;
+	if (!dst || !src)
+		return CUDA_ERROR_INVALID_VALUE;
+	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, ByteCount);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
+				      size_t ByteCount, CUstream hStream)
+{
+	CUresult r = async_check(hStream);
+
+	if (r)
+		return r;
+	if (!srcHost || !valid_range(dstDevice, ByteCount))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy((void *)(uintptr_t)dstDevice, srcHost, ByteCount);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice,
+				      size_t ByteCount, CUstream hStream)
+{
+	CUresult r = async_check(hStream);
+
+	if (r)
+		return r;
+	if (!dstHost || !valid_range(srcDevice, ByteCount))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+				      size_t ByteCount, CUstream hStream)
+{
+	CUresult r = async_check(hStream);
+
+	if (r)
+		return r;
+	if (!valid_range(dstDevice, ByteCount) || !valid_range(srcDevice, ByteCount))
+		return CUDA_ERROR_INVALID_VALUE;
+	memmove((void *)(uintptr_t)dstDevice, (const void *)(uintptr_t)srcDevice,
+		ByteCount);
+	return CUDA_SUCCESS;
+}
+
+/* N elements of size bytes each, from an address aligned to size. */
+static CUresult memset_async(CUdeviceptr dst, uint32_t value, size_t size,
+			     size_t N, CUstream hStream)
+{
+	CUresult r = async_check(hStream);
+
+	if (r)
+		return r;
+	if (dst % size || N > SIZE_MAX / size || !valid_range(dst, N * size))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < N; i++)
+		memcpy((char *)(uintptr_t)dst + i * size, &value, size);
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc,
+				 size_t N, CUstream hStream)
+{
+	return memset_async(dstDevice, uc, 1, N, hStream);
+}
+
+SIM_API CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us,
+				  size_t N, CUstream hStream)
+{
+	return memset_async(dstDevice, us, 2, N, hStream);
+}
+
+SIM_API CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui,
+				  size_t N, CUstream hStream)
+{
+	return memset_async(dstDevice, ui, 4, N, hStream);
+}
+
 /* The simulator has one default stream per context: the per-thread-stream
  * entry points behave as the legacy ones. */
 SIM_API CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr, const void *, size_t)
@@ -215,3 +316,20 @@ SIM_API CUresult cuMemcpyDtoH_v2_ptds(void *, CUdeviceptr, size_t)
 	__attribute__((alias("cuMemcpyDtoH_v2")));
 SIM_API CUresult cuMemsetD8_v2_ptds(CUdeviceptr, unsigned char, size_t)
 	__attribute__((alias("cuMemsetD8_v2")));
+SIM_API CUresult cuMemcpyAsync_ptsz(CUdeviceptr, CUdeviceptr, size_t, CUstream)
+	__attribute__((alias("cuMemcpyAsync")));
+SIM_API CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr, const void *, size_t,
+					   CUstream)
+	__attribute__((alias("cuMemcpyHtoDAsync_v2")));
+SIM_API CUresult cuMemcpyDtoHAsync_v2_ptsz(void *, CUdeviceptr, size_t, CUstream)
+	__attribute__((alias("cuMemcpyDtoHAsync_v2")));
+SIM_API CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr, CUdeviceptr, size_t,
+					   CUstream)
+	__attribute__((alias("cuMemcpyDtoDAsync_v2")));
+SIM_API CUresult cuMemsetD8Async_ptsz(CUdeviceptr, unsigned char, size_t, CUstream)
+	__attribute__((alias("cuMemsetD8Async")));
+SIM_API CUresult cuMemsetD16Async_ptsz(CUdeviceptr, unsigned short, size_t,
+				       CUstream)
+	__attribute__((alias("cuMemsetD16Async")));
+SIM_API CUresult cuMemsetD32Async_ptsz(CUdeviceptr, unsigned int, size_t, CUstream)
+	__attribute__((alias("cuMemsetD32Async")));

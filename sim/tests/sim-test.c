@@ -302,6 +302,101 @@ static void launch_us(CUfunction f, CUstream s, unsigned long long us)
 	OK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, s, params, NULL));
 }
 
+/* cuLaunchKernelEx, cooperative launches and graphs queue as cuLaunchKernel does. */
+static void timeline_launch_kinds(CUfunction f, CUstream s)
+{
+	unsigned long long us = 10000;
+	void *params[] = { &us };
+	CUlaunchAttribute attr = { .id = CU_LAUNCH_ATTRIBUTE_PRIORITY };
+	CUlaunchConfig cfg = { 1, 1, 1, 128, 1, 1, 0, s, &attr, 1 };
+	CUDA_KERNEL_NODE_PARAMS_v2 kp = { .func = f, .gridDimX = 1, .gridDimY = 1,
+					  .gridDimZ = 1, .blockDimX = 128, .blockDimY = 1,
+					  .blockDimZ = 1, .kernelParams = params };
+	CUgraph g, other;
+	CUgraphNode n[3], foreign;
+	CUgraphExec e;
+	CUevent e0, e1;
+	int coop = 0;
+	float ms;
+
+	OK(cuDeviceGetAttribute(&coop, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 0));
+	CHECK(coop == 1);
+	OK(cuEventCreate(&e0, 0));
+	OK(cuEventCreate(&e1, 0));
+	OK(cuStreamSynchronize(s));
+	OK(cuEventRecord(e0, s));
+	OK(cuLaunchKernelEx(&cfg, f, params, NULL));
+	/* 40 SMs x 8 blocks of 128 threads fit at once; one block more does not. */
+	OK(cuLaunchCooperativeKernel(f, 320, 1, 1, 128, 1, 1, 0, s, params));
+	CHECK(cuLaunchCooperativeKernel(f, 321, 1, 1, 128, 1, 1, 0, s, params) ==
+	      CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+	attr.value.cooperative = 1;
+	cfg.gridDimX = 321;
+	CHECK(cuLaunchKernelEx(&cfg, f, params, NULL) ==
+	      CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	attr.id = (CUlaunchAttributeID)99;
+	CHECK(cuLaunchKernelEx(&cfg, f, params, NULL) == CUDA_ERROR_INVALID_VALUE);
+
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphCreate(&other, 0));
+	OK(cuGraphAddKernelNode_v2(&foreign, other, NULL, 0, &kp));
+	OK(cuGraphAddKernelNode_v2(&n[0], g, NULL, 0, &kp));
+	OK(cuGraphAddKernelNode_v2(&n[1], g, &n[0], 1, &kp));
+	CHECK(cuGraphAddKernelNode_v2(&n[2], g, &foreign, 1, &kp) == CUDA_ERROR_INVALID_VALUE);
+	kp.extra = params;
+	CHECK(cuGraphAddKernelNode_v2(&n[2], g, NULL, 0, &kp) == CUDA_ERROR_INVALID_VALUE);
+	kp.extra = NULL;
+	us = 20000;	/* parameters are copied when the node is added */
+	OK(cuGraphAddKernelNode_v2(&n[2], g, n, 2, &kp));
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	OK(cuGraphDestroy(g));
+	OK(cuGraphDestroy(other));
+	OK(cuGraphLaunch(e, s));
+	OK(cuGraphLaunch(e, s));
+	OK(cuGraphExecDestroy(e));
+	OK(cuEventRecord(e1, s));
+	OK(cuEventSynchronize(e1));
+	OK(cuEventElapsedTime(&ms, e0, e1));
+	/* 10 (Ex) + 10 (cooperative) + 2 x (10 + 10 + 20) (graph) ms. */
+	CHECK(ms >= 99 && ms < 101);
+}
+
+/*
+ * Stream-ordered copies and memsets move the bytes (from an allocation's base, as
+ * the synchronous ones); misaligned memsets and ranges past the allocation fail.
+ */
+static void memory_async(CUstream s)
+{
+	unsigned int words[4] = { 0 };
+	unsigned short half[2] = { 0 };
+	CUdeviceptr p, q;
+
+	OK(cuMemAlloc_v2(&p, 4096));
+	OK(cuMemAlloc_v2(&q, 4096));
+	OK(cuMemsetD32Async(p, 0x01020304u, 1024, s));
+	OK(cuMemcpyDtoHAsync_v2(words, p, sizeof(words), s));
+	CHECK(words[0] == 0x01020304u && words[3] == 0x01020304u);
+	CHECK(cuMemsetD32Async(p + 2, 0, 1, s) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(cuMemsetD16Async(p + 1, 0, 1, s) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(cuMemsetD8Async(p, 0, 4097, s) == CUDA_ERROR_INVALID_VALUE);
+	OK(cuMemsetD16Async(p, 0xbeef, 2, s));
+	OK(cuMemcpyDtoDAsync_v2(q, p, 4, s));
+	OK(cuMemcpyAsync((CUdeviceptr)(uintptr_t)half, q, sizeof(half), s));
+	CHECK(half[0] == 0xbeef && half[1] == 0xbeef);
+	OK(cuMemsetD8Async(q, 7, 1, s));
+	words[0] = 42;
+	OK(cuMemcpyHtoDAsync_v2(p, words, 4, s));
+	OK(cuMemcpyDtoHAsync_v2(half, q, 1, s));
+	OK(cuMemcpyDtoHAsync_v2(words + 1, p, 4, s));
+	CHECK(((unsigned char *)half)[0] == 7 && words[1] == 42);
+	CHECK(cuMemcpyHtoDAsync_v2(p, words, 4097, s) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(cuMemcpyDtoHAsync_v2(words, p, 4, (CUstream)words) == CUDA_ERROR_INVALID_HANDLE);
+	OK(cuStreamSynchronize(s));
+	OK(cuMemFree_v2(p));
+	OK(cuMemFree_v2(q));
+}
+
 static void test_timeline(void)
 {
 	CUfunction f;
@@ -354,7 +449,8 @@ static void test_timeline(void)
 	}
 	t = now_ms() - t0;
 	CHECK(t >= 200 && t < 400);
-	(void)s2;
+	timeline_launch_kinds(f, s1);
+	memory_async(s2);
 }
 
 /* A process killed while holding memory: the next user reaps it. */
