@@ -8,15 +8,12 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"sort"
-	"strings"
 	"testing"
 
+	"github.com/cgpu-project/cgpu/pkg/metrics/metricstest"
 	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 )
 
 func sampleCollector(t *testing.T) Collector {
@@ -24,37 +21,12 @@ func sampleCollector(t *testing.T) Collector {
 		Log: log.New(io.Discard, "", 0)}
 }
 
-// parse reads an exposition with the official text parser, into "name{l=v,...}" -> value.
-func parse(t *testing.T, r io.Reader) map[string]float64 {
-	t.Helper()
-	var p expfmt.TextParser
-	mfs, err := p.TextToMetricFamilies(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for name, mf := range mfs {
-		if mf.GetType() != dto.MetricType_GAUGE || !strings.HasPrefix(name, "cgpu_") || mf.GetHelp() == "" {
-			t.Errorf("%s: type %v help %q", name, mf.GetType(), mf.GetHelp())
-		}
-		for _, m := range mf.GetMetric() {
-			var labels []string
-			for _, l := range m.GetLabel() {
-				labels = append(labels, l.GetName()+"="+l.GetValue())
-			}
-			sort.Strings(labels)
-			out[name+"{"+strings.Join(labels, ",")+"}"] = m.GetGauge().GetValue()
-		}
-	}
-	return out
-}
-
 func TestScrape(t *testing.T) {
 	var b bytes.Buffer
 	if err := WriteText(&b, NewRegistry(sampleCollector(t))); err != nil {
 		t.Fatal(err)
 	}
-	got := parse(t, &b)
+	got := metricstest.Parse(t, &b)
 	web := "{container=web,gpu=0,id=aaaaaaaaaaaa}"
 	db := "{container=db,gpu=0,id=bbbbbbbbbbbb}"
 	orphan := "{container=,gpu=1,id=cccccccccccc}"
@@ -101,7 +73,7 @@ func TestScrapeWithoutTree(t *testing.T) {
 	if err := WriteText(&b, NewRegistry(c)); err != nil {
 		t.Fatal(err)
 	}
-	if got := parse(t, &b); len(got) != 1 || got["cgpu_up{}"] != 0 {
+	if got := metricstest.Parse(t, &b); len(got) != 1 || got["cgpu_up{}"] != 0 {
 		t.Errorf("scrape %v, want cgpu_up 0 alone", got)
 	}
 	if logged.String() != "cgpu: scrape: no tree\n" {
@@ -118,7 +90,7 @@ func TestScrapeHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if got := parse(t, resp.Body); got["cgpu_instance_weight{container=db,gpu=0,id=bbbbbbbbbbbb}"] != 3 || len(got) < 40 {
+	if got := metricstest.Parse(t, resp.Body); got["cgpu_instance_weight{container=db,gpu=0,id=bbbbbbbbbbbb}"] != 3 || len(got) < 40 {
 		t.Errorf("scrape: %d series, db weight %v", len(got), got["cgpu_instance_weight{container=db,gpu=0,id=bbbbbbbbbbbb}"])
 	}
 }

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
+	"github.com/cgpu-project/cgpu/pkg/metrics/metricstest"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
 	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
-	"github.com/prometheus/common/expfmt"
 )
 
 func statJSON(t *testing.T, args ...string) *stat.Snapshot {
@@ -201,28 +201,6 @@ func TestTemplatesTablesFilters(t *testing.T) {
 	}
 }
 
-// parseExposition reads Prometheus' text format with the official parser.
-func parseExposition(t *testing.T, r io.Reader) map[string]float64 {
-	t.Helper()
-	var p expfmt.TextParser
-	mfs, err := p.TextToMetricFamilies(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for name, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			var l []string
-			for _, lp := range m.GetLabel() {
-				l = append(l, lp.GetName()+"="+lp.GetValue())
-			}
-			sort.Strings(l)
-			out[name+"{"+strings.Join(l, ",")+"}"] = m.GetGauge().GetValue()
-		}
-	}
-	return out
-}
-
 func checkScrape(t *testing.T, m map[string]float64) {
 	t.Helper()
 	web := fmt.Sprintf("{container=web,gpu=0,id=%s}", fx.web.ID[:12])
@@ -244,7 +222,7 @@ func checkScrape(t *testing.T, m map[string]float64) {
 
 func TestPrometheus(t *testing.T) {
 	fixture(t)
-	checkScrape(t, parseExposition(t, strings.NewReader(must(t, "cgpu", "stat", "--prometheus"))))
+	checkScrape(t, metricstest.Parse(t, strings.NewReader(must(t, "cgpu", "stat", "--prometheus"))))
 
 	// The exporter, through the docker client, in a process group of its own as a shell
 	// job or a service is: Ctrl-C (or systemd's stop) signals the whole group, the
@@ -275,7 +253,7 @@ func TestPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkScrape(t, parseExposition(t, resp.Body))
+	checkScrape(t, metricstest.Parse(t, resp.Body))
 	resp.Body.Close()
 	// A change shows in the next scrape: every scrape reads the node afresh.
 	must(t, "cgpu", "set", "web", "--weight", "4")
@@ -283,7 +261,7 @@ func TestPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := parseExposition(t, resp.Body); m[fmt.Sprintf("cgpu_instance_weight{container=web,gpu=0,id=%s}", fx.web.ID[:12])] != 4 {
+	if m := metricstest.Parse(t, resp.Body); m[fmt.Sprintf("cgpu_instance_weight{container=web,gpu=0,id=%s}", fx.web.ID[:12])] != 4 {
 		t.Errorf("the second scrape did not see the new weight")
 	}
 	resp.Body.Close()
