@@ -10,3 +10,5 @@ __asm__(".symver dlopen,dlopen@GLIBC_2.2.5");
 __asm__(".symver dladdr,dladdr@GLIBC_2.2.5");
 __asm__(".symver dlvsym,dlvsym@GLIBC_2.2.5");
 __asm__(".symver pthread_once,pthread_once@GLIBC_2.2.5");
+__asm__(".symver pthread_create,pthread_create@GLIBC_2.2.5");
+__asm__(".symver pthread_sigmask,pthread_sigmask@GLIBC_2.2.5");

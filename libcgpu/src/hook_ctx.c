@@ -4,6 +4,7 @@
  * context when it is reset or released for the last time: the charges for
  * that memory go back then.
  */
+#include "gate.h"
 #include "ledger.h"
 #include "track.h"
 
@@ -23,6 +24,7 @@ CGPU_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	CUresult r;
 
 	NEED_CUDA();
+	gate_forget_ctx(ctx);
 	r = REAL_CU(cuCtxDestroy_v2, ctx);
 	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF)
 		track_purge_ctx(ctx);

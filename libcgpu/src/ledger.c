@@ -13,6 +13,7 @@
 #include "cgpu.h"
 #include "cgpu_ioctl.h"
 #include "config.h"
+#include "gate.h"
 
 int cgpu_mode = CGPU_OFF;
 
@@ -65,6 +66,7 @@ static int attach(void)
 	}
 	kn = a.ngpus < CGPU_MAX_GPUS ? a.ngpus : CGPU_MAX_GPUS;
 	kfd = fd;
+	gate_init(fd, kq, kn);
 	return 0;
 }
 
@@ -111,12 +113,13 @@ void ledger_after_fork_child(void)
 	if (kfd >= 0)
 		close(kfd);
 	kfd = -1;
+	gate_after_fork_child();
 	for (int i = 0; i < nlocal; i++)
 		local[i].used = 0;
 }
 
 /* Kernel mode: the attached file, attaching in a fork child. */
-static int kernel_fd(void)
+int ledger_kernel_fd(void)
 {
 	int fd = __atomic_load_n(&kfd, __ATOMIC_ACQUIRE);
 
@@ -190,7 +193,7 @@ static int kernel_charge(unsigned long req, int slot, uint64_t bytes)
 {
 	struct cgpu_charge c = { .abi_version = CGPU_ABI_VERSION,
 				 .gpu = kq[slot].gpu, .bytes = bytes };
-	int fd = kernel_fd(), err;
+	int fd = ledger_kernel_fd(), err;
 
 	if (fd < 0)
 		return -ENOMEM;
@@ -244,7 +247,7 @@ int ledger_view(int slot, uint64_t *budget, uint64_t *used)
 		*used = __atomic_load_n(&local[slot].used, __ATOMIC_RELAXED);
 		return 0;
 	}
-	fd = kernel_fd();
+	fd = ledger_kernel_fd();
 	if (fd < 0 || xioctl(fd, CGPU_IOC_QUERY, &q))
 		return -1;
 	*budget = q.memsize;

@@ -273,8 +273,16 @@ SIM_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 	return CUDA_SUCCESS;
 }
 
-SIM_API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *, size_t, CUstream)
-	__attribute__((alias("cuMemAllocAsync")));
+/*
+ * A function of its own rather than an alias: dladdr names an address by one
+ * of its aliases, and which one shifts as symbols are added; cudaprobe names
+ * the variant cuGetProcAddress chose by address (test/suites/30).
+ */
+SIM_API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+				      CUstream hStream)
+{
+	return cuMemAllocAsync(dptr, bytesize, hStream);
+}
 SIM_API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *, size_t,
 					      CUmemoryPool, CUstream)
 	__attribute__((alias("cuMemAllocFromPoolAsync")));

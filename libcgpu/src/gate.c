@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The compute gate (gate.h): the slow path, and one helper thread per GPU
+ * that speaks to the kernel for the whole process.
+ *
+ * The helper sleeps until a thread wants to submit, then in SLICE_WAIT until
+ * the container's slice comes; it publishes the grant's go word to the fast
+ * path and sleeps in SLICE_WATCH while the status page shows that word
+ * (renewals keep it). When the page changes (the deadline passed, high
+ * priority cut the slice, the policy changed), it withdraws the word, waits
+ * for the calls already past the check, drains this process's queued work
+ * (cuCtxSynchronize on each context that submitted), and reports the slice's
+ * end with the time it spanned and whether threads are waiting for more.
+ * Only the helper makes scheduling system calls, so a process counts once,
+ * however many threads submit.
+ */
+#define _GNU_SOURCE
+#include "gate.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "devmap.h"
+#include "ledger.h"
+
+/* Never a go word: the kernel keeps its serials to 31 bits. */
+#define GO_NONE (~0ULL)
+/* The kernel bounds each wait; the helper simply asks again. */
+#define SLICE_TIMEOUT_MS 1000
+
+int gate_state;
+unsigned gate_epoch;
+__thread struct gate_tls gate_tls __attribute__((tls_model("initial-exec")));
+
+static struct gate gates[CGPU_MAX_GPUS];
+static unsigned ngates;
+static int gate_fd = -1;
+static const struct cgpu_status_page *page;
+static int said_old, said_map, said_off;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void gate_reset(struct gate *g, unsigned gpu)
+{
+	*g = (struct gate){ .go = GO_NONE, .gpu = gpu };
+	pthread_mutex_init(&g->m, NULL);
+	pthread_cond_init(&g->granted, NULL);
+	pthread_cond_init(&g->wanted, NULL);
+	if (page)
+		g->page_go = &page->gpu[gpu].go;
+}
+
+void gate_init(int fd, const struct cgpu_query *kq, unsigned kn)
+{
+	void *p;
+
+	for (unsigned i = 0; i < kn; i++) {
+		if (!kq[i].sched_id) {
+			cgpu_say_once(&said_old,
+				      "cgpu: cgpu_km before 0.2.0 has no compute slices; GPU work is not gated");
+			return;
+		}
+	}
+	if (!page) {
+		p = mmap(NULL, CGPU_STATUS_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED) {
+			cgpu_say_once(&said_map,
+				      "cgpu: %s: cannot map the status page (%s); GPU work is not gated",
+				      CGPU_DEVICE_PATH, strerror(errno));
+			return;
+		}
+		page = p;
+	}
+	gate_fd = fd;
+	ngates = kn;
+	for (unsigned i = 0; i < kn; i++)
+		gate_reset(&gates[i], kq[i].gpu);
+	__atomic_add_fetch(&gate_epoch, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&gate_state, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * The mapping is not inherited (the kernel marks it so) and the helpers are
+ * gone: the child starts over once it has attached on its own.
+ */
+void gate_after_fork_child(void)
+{
+	page = NULL;
+	gate_fd = -1;
+	for (unsigned i = 0; i < ngates; i++)
+		gate_reset(&gates[i], gates[i].gpu);
+	ngates = 0;
+	__atomic_add_fetch(&gate_epoch, 1, __ATOMIC_RELEASE);
+	if (gate_state == 1)
+		gate_state = 2;
+}
+
+static void remember_ctx(struct gate *g, CUcontext ctx)
+{
+	int i;
+
+	pthread_mutex_lock(&g->m);
+	for (i = 0; i < g->nctx && g->ctx[i] != ctx; i++)
+		;
+	if (i == g->nctx && g->nctx < GATE_MAX_CTX)
+		g->ctx[g->nctx++] = ctx;
+	pthread_mutex_unlock(&g->m);
+}
+
+void gate_forget_ctx(CUcontext ctx)
+{
+	for (unsigned i = 0; i < ngates; i++) {
+		struct gate *g = &gates[i];
+
+		pthread_mutex_lock(&g->m);
+		for (int j = 0; j < g->nctx; j++)
+			if (g->ctx[j] == ctx)
+				g->ctx[j--] = g->ctx[--g->nctx];
+		pthread_mutex_unlock(&g->m);
+	}
+	__atomic_add_fetch(&gate_epoch, 1, __ATOMIC_RELEASE);
+}
+
+/* The slow part of binding: this thread's context changed, or the gates did. */
+struct gate *gate_bind(CUcontext ctx)
+{
+	unsigned epoch;
+	struct gate *g = NULL;
+	CUdevice dev;
+	int slot, two = 2;
+
+	if (__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) == 2) {
+		ledger_kernel_fd();	/* attaches, and so calls gate_init */
+		__atomic_compare_exchange_n(&gate_state, &two, 0, 0, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+	}
+	epoch = __atomic_load_n(&gate_epoch, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != 1 || !ctx ||
+	    REAL_CU(cuCtxGetDevice, &dev) != CUDA_SUCCESS)
+		return NULL;
+	slot = devmap_cuda(dev);
+	if (slot >= 0 && (unsigned)slot < ngates && !gates[slot].off) {
+		g = &gates[slot];
+		remember_ctx(g, ctx);
+	}
+	gate_tls = (struct gate_tls){ ctx, epoch, g };
+	return g;
+}
+
+static int slice_call(struct gate *g, unsigned long cmd, struct cgpu_slice *s)
+{
+	int r;
+
+	s->abi_version = CGPU_ABI_VERSION;
+	s->gpu = g->gpu;
+	do
+		r = ioctl(gate_fd, cmd, s) < 0 ? errno : 0;
+	while (r == EINTR);
+	return r;
+}
+
+/* The instance is gone (deleted) or the kernel refused: stop gating. */
+static void give_up(struct gate *g, int err)
+{
+	cgpu_say_once(&said_off, "cgpu: compute slices on GPU %u: %s; GPU work is no longer gated",
+		      g->gpu, strerror(err));
+	pthread_mutex_lock(&g->m);
+	g->off = 1;
+	pthread_cond_broadcast(&g->granted);
+	pthread_mutex_unlock(&g->m);
+	__atomic_add_fetch(&gate_epoch, 1, __ATOMIC_RELEASE);
+}
+
+/* Every context that submitted has finished its work. */
+static void drain(struct gate *g)
+{
+	for (int i = 0; i < g->nctx; i++)
+		if (REAL_CU(cuCtxSetCurrent, g->ctx[i]) == CUDA_SUCCESS)
+			REAL_CU(cuCtxSynchronize);
+}
+
+/* One slice: sleep through it, then stop, drain and report. 0 or an errno. */
+static int hold(struct gate *g, uint64_t go, uint64_t granted_at)
+{
+	struct cgpu_slice s = { 0 };
+	int err = 0, more;
+
+	while (__atomic_load_n(g->page_go, __ATOMIC_ACQUIRE) == go) {
+		s.go = go;
+		s.timeout_ms = SLICE_TIMEOUT_MS;
+		err = slice_call(g, CGPU_IOC_SLICE_WATCH, &s);
+		if (err && err != ETIMEDOUT)
+			return err;
+	}
+	__atomic_store_n(&g->go, GO_NONE, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&g->inflight, __ATOMIC_SEQ_CST))
+		sched_yield();
+	pthread_mutex_lock(&g->m);
+	drain(g);
+	more = g->want > 0;
+	pthread_mutex_unlock(&g->m);
+	s = (struct cgpu_slice){ .go = go, .used_ns = now_ns() - granted_at,
+				 .flags = more ? CGPU_SLICE_MORE : 0 };
+	return slice_call(g, CGPU_IOC_SLICE_END, &s);
+}
+
+static void *helper_main(void *arg)
+{
+	struct gate *g = arg;
+	struct cgpu_slice s;
+	int err;
+
+	for (;;) {
+		pthread_mutex_lock(&g->m);
+		while (!g->want)
+			pthread_cond_wait(&g->wanted, &g->m);
+		pthread_mutex_unlock(&g->m);
+		do {
+			s = (struct cgpu_slice){ .timeout_ms = SLICE_TIMEOUT_MS };
+			err = slice_call(g, CGPU_IOC_SLICE_WAIT, &s);
+		} while (err == ETIMEDOUT);
+		if (!err) {
+			__atomic_store_n(&g->go, s.go, __ATOMIC_SEQ_CST);
+			pthread_mutex_lock(&g->m);
+			pthread_cond_broadcast(&g->granted);
+			pthread_mutex_unlock(&g->m);
+			err = hold(g, s.go, now_ns());
+		}
+		if (err) {
+			give_up(g, err);
+			return NULL;
+		}
+	}
+}
+
+/* Signals stay with the application's threads. Caller holds g->m. */
+static void start_helper(struct gate *g)
+{
+	sigset_t all, old;
+	pthread_attr_t a;
+	pthread_t t;
+	int err;
+
+	sigfillset(&all);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, &a, helper_main, g);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&a);
+	if (err) {
+		cgpu_say_once(&said_off, "cgpu: compute slices on GPU %u: no helper thread (%s); GPU work is not gated",
+			      g->gpu, strerror(err));
+		g->off = 1;
+		return;
+	}
+	g->helper = 1;
+}
+
+static int granted(struct gate *g)
+{
+	return __atomic_load_n(g->page_go, __ATOMIC_SEQ_CST) ==
+	       __atomic_load_n(&g->go, __ATOMIC_SEQ_CST);
+}
+
+/* Entered with this call counted in inflight, and without the slice. */
+struct gate *gate_slow(struct gate *g)
+{
+	int off;
+
+	for (;;) {
+		__atomic_fetch_sub(&g->inflight, 1, __ATOMIC_SEQ_CST);
+		pthread_mutex_lock(&g->m);
+		g->want++;
+		if (!g->helper && !g->off)
+			start_helper(g);
+		pthread_cond_signal(&g->wanted);
+		while (!g->off && !granted(g))
+			pthread_cond_wait(&g->granted, &g->m);
+		g->want--;
+		off = g->off;
+		pthread_mutex_unlock(&g->m);
+		if (off)
+			return NULL;
+		__atomic_fetch_add(&g->inflight, 1, __ATOMIC_SEQ_CST);
+		if (granted(g))
+			return g;
+	}
+}
