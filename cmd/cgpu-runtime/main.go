@@ -1,7 +1,9 @@
 // Command cgpu-runtime is the cgpu OCI runtime, a wrapper in the manner of
 // nvidia-container-runtime: on create it decides the container's cGPU instances from its
-// environment and registers them in the cgpu tree, on delete it removes them, and every
-// command goes on to the next runtime (runc) with the same arguments.
+// environment, registers them in the cgpu tree and adds the hook (libcgpu, preloaded),
+// /dev/cgpu and, on the simulated node, the simulated driver to the container; on delete
+// it removes the instances; every command goes on to the next runtime
+// (nvidia-container-runtime or runc) with the same arguments.
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cgpu-project/cgpu/pkg/alloc"
+	"github.com/cgpu-project/cgpu/pkg/inject"
 	"github.com/cgpu-project/cgpu/pkg/node"
 	"github.com/cgpu-project/cgpu/pkg/oci"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
@@ -106,6 +109,13 @@ func (r runtime) create() int {
 		}
 	}
 	n, err := node.Open(r.cfg)
+	if errors.Is(err, procfs.ErrNoModule) {
+		err = r.noModule()
+	}
+	if err != nil {
+		return fail(r.args, err)
+	}
+	parts, err := inject.Check(r.cfg, n.Tree)
 	if err != nil {
 		return fail(r.args, err)
 	}
@@ -117,7 +127,11 @@ func (r runtime) create() int {
 		return r.exec()
 	}
 	logf(r.args, "info", "registered container %s: %s", procfs.ShortID(r.args.ID), summary(plan))
-	if err := specmod.Apply(spec, plan); err == nil {
+	inj, err := parts.For(bundle, spec)
+	if err == nil {
+		err = specmod.Apply(spec, plan, inj)
+	}
+	if err == nil {
 		err = spec.Save(bundle)
 	}
 	if err != nil {
@@ -128,6 +142,16 @@ func (r runtime) create() int {
 		return r.undo(n.Tree, code, err)
 	}
 	return 0
+}
+
+// noModule is the refusal of a container that asks for GPU memory on a node whose
+// module is not loaded: it says how to load it.
+func (r runtime) noModule() error {
+	n := "N"
+	if gpus, err := r.cfg.Inventory().GPUs(); err == nil {
+		n = fmt.Sprint(len(gpus))
+	}
+	return fmt.Errorf("the cgpu_km kernel module is not loaded (%s is missing): load it with `modprobe cgpu_km ngpus=%s`; install.sh installs it and loads it at every boot", r.cfg.Root(), n)
 }
 
 // defaultMemsizeSet tells whether a container that names no memory still gets cGPU. It

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
+	"github.com/cgpu-project/cgpu/pkg/inject/injecttest"
 	"github.com/cgpu-project/cgpu/pkg/oci"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
 )
@@ -52,7 +53,9 @@ func newRig(t *testing.T) *rig {
 	}
 	dir := t.TempDir()
 	r := &rig{t: t, dir: dir, root: filepath.Join(dir, "runc"), tree: filepath.Join(dir, "proc"), cfgPath: filepath.Join(dir, "runtime.json")}
-	cfg, _ := json.Marshal(map[string]any{"sim": true, "sim_gpus": 2, "procfs_root": r.tree, "next_runtime": "runc"})
+	hook, drv := injecttest.Built(t)
+	cfg, _ := json.Marshal(map[string]any{"sim": true, "sim_gpus": 2, "procfs_root": r.tree, "next_runtime": "runc",
+		"hook": hook, "sim_driver": drv, "sim_state": filepath.Join(dir, "sim-state")})
 	os.WriteFile(r.cfgPath, cfg, 0o644)
 	os.MkdirAll(filepath.Join(dir, "bundle", "rootfs", "bin"), 0o755)
 	b, err := os.ReadFile(bb)
@@ -155,6 +158,55 @@ func TestCreateRegistersDeleteUnregisters(t *testing.T) {
 	}
 }
 
+// The container gets libcgpu, an /etc/ld.so.preload naming it before the image's own
+// entries, and the simulated driver with the node's state; the spec's own mounts stay.
+func TestCreateInjects(t *testing.T) {
+	r := newRig(t)
+	b := r.bundle([]string{"/bin/busybox", "sleep", "60"}, "ALIYUN_COM_GPU_MEM_CONTAINER=1")
+	os.MkdirAll(filepath.Join(b, "rootfs", "etc"), 0o755)
+	os.WriteFile(filepath.Join(b, "rootfs", "etc", "ld.so.preload"), []byte("/lib/libown.so\n"), 0o644)
+	defer os.RemoveAll(filepath.Join(b, "rootfs", "etc"))
+	if code, stderr := r.runtime("create", "--bundle", b, id); code != 0 {
+		t.Fatalf("create: %d %s", code, stderr)
+	}
+	defer exec.Command("runc", "--root", r.root, "delete", "--force", id).Run()
+	if out, err := exec.Command("runc", "--root", r.root, "start", id).CombinedOutput(); err != nil {
+		t.Fatalf("start: %v %s", err, out)
+	}
+	in := func(args ...string) string {
+		out, err := exec.Command("runc", append([]string{"--root", r.root, "exec", id, "/bin/busybox"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("exec %v: %v %s", args, err, out)
+		}
+		return string(out)
+	}
+	if got := in("cat", "/etc/ld.so.preload"); got != "/usr/local/lib/cgpu/libcgpu.so\n/lib/libown.so\n" {
+		t.Errorf("/etc/ld.so.preload in the container: %q", got)
+	}
+	hook, drv := injecttest.Built(t)
+	for file, host := range map[string]string{
+		"/usr/local/lib/cgpu/libcgpu.so":              hook,
+		"/usr/lib/x86_64-linux-gnu/libcuda.so.1":      filepath.Join(drv, "libcuda.so.1"),
+		"/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1": filepath.Join(drv, "libnvidia-ml.so.1"),
+		"/usr/bin/nvidia-smi":                         filepath.Join(drv, "nvidia-smi"),
+		"/run/cgpu-sim/state":                         filepath.Join(r.dir, "sim-state"),
+	} {
+		want, _ := exec.Command("sha256sum", host).Output()
+		if got := in("sha256sum", file); strings.Fields(got)[0] != strings.Fields(string(want))[0] {
+			t.Errorf("%s in the container is not %s", file, host)
+		}
+	}
+	if got := in("sh", "-c", "echo x >/usr/local/lib/cgpu/libcgpu.so 2>&1; echo $?"); got == "0\n" {
+		t.Error("libcgpu is writable in the container")
+	}
+	spec, _ := oci.Load(b)
+	var mounts []map[string]any
+	json.Unmarshal(spec.Raw("mounts"), &mounts)
+	if len(mounts) < 7 || mounts[0]["destination"] != "/proc" {
+		t.Errorf("the spec's own mounts are not kept first: %v", mounts)
+	}
+}
+
 func TestRefusedCreateReachesTheUser(t *testing.T) {
 	r := newRig(t)
 	b := r.bundle([]string{"/bin/busybox", "sleep", "60"}, "ALIYUN_COM_GPU_MEM_CONTAINER=16")
@@ -195,11 +247,16 @@ func TestDisabledPassesThrough(t *testing.T) {
 	r := newRig(t)
 	for _, env := range [][]string{{"CGPU_DISABLE=true", "ALIYUN_COM_GPU_MEM_CONTAINER=abc"}, {"ALIYUN_COM_GPU_MEM_CONTAINER=0"}, nil} {
 		b := r.bundle([]string{"/bin/busybox", "true"}, env...)
+		before, _ := os.ReadFile(filepath.Join(b, "config.json"))
 		if code, stderr := r.runtime("create", "--bundle", b, id); code != 0 {
 			t.Fatalf("%v: create %d %s", env, code, stderr)
 		}
 		if !r.runcKnows(id) {
 			t.Fatalf("%v: not passed to runc", env)
+		}
+		after, _ := os.ReadFile(filepath.Join(b, "config.json"))
+		if _, err := os.Stat(filepath.Join(b, "cgpu-ld.so.preload")); string(after) != string(before) || !os.IsNotExist(err) {
+			t.Fatalf("%v: something was injected", env)
 		}
 		if code, stderr := r.runtime("delete", "--force", id); code != 0 {
 			t.Fatalf("%v: delete %d %s", env, code, stderr)
@@ -236,6 +293,37 @@ func TestNoGPUNode(t *testing.T) {
 	}
 	if r.runcKnows(id) {
 		t.Fatal("refused container was created")
+	}
+}
+
+// A node whose module is not loaded refuses a cGPU container with how to load it, and a
+// node without libcgpu refuses it before registering anything.
+func TestMissingPartsRefuse(t *testing.T) {
+	r := newRig(t)
+	raw, _ := os.ReadFile(r.cfgPath)
+	write := func(key, value string) {
+		var c map[string]any
+		json.Unmarshal(raw, &c)
+		c[key] = value
+		b, _ := json.Marshal(c)
+		os.WriteFile(r.cfgPath, b, 0o644)
+	}
+	b := r.bundle([]string{"/bin/busybox", "true"}, "ALIYUN_COM_GPU_MEM_CONTAINER=1")
+	write("procfs_root", "/proc/cgpu_km_not_loaded")
+	code, stderr := r.runtime("create", "--bundle", b, id)
+	if code == 0 || !strings.Contains(stderr, "cgpu: the cgpu_km kernel module is not loaded (/proc/cgpu_km_not_loaded is missing): load it with `modprobe cgpu_km ngpus=2`; install.sh") {
+		t.Fatalf("no module: exit %d, stderr %q", code, stderr)
+	}
+	write("hook", filepath.Join(r.dir, "nowhere.so"))
+	code, stderr = r.runtime("create", "--bundle", b, id)
+	if code == 0 || !strings.Contains(stderr, "libcgpu "+r.dir+"/nowhere.so: no such file or directory; install cgpu on this node with install.sh") {
+		t.Fatalf("no libcgpu: exit %d, stderr %q", code, stderr)
+	}
+	if r.runcKnows(id) || len(r.state().GPU(0).Instances) != 0 {
+		t.Fatal("a refused create left a container or an instance")
+	}
+	if _, err := os.Stat(filepath.Join(b, "cgpu-ld.so.preload")); !os.IsNotExist(err) {
+		t.Fatal("a refused create wrote into the bundle")
 	}
 }
 

@@ -22,6 +22,10 @@ const (
 	DefaultConfigPath = "/etc/cgpu/runtime.json"
 	KernelRoot        = "/proc/cgpu_km"
 	SimRoot           = "/var/lib/cgpu/sim/proc"
+	DefaultHook       = "/usr/local/lib/cgpu/libcgpu.so"
+	DefaultSimDriver  = "/usr/local/lib/cgpu/sim"
+	// DefaultSimState is the simulated driver's own default state file (docs/sim.md).
+	DefaultSimState = "/run/cgpu-sim/state"
 )
 
 // Environment variables that override the configuration file.
@@ -31,6 +35,9 @@ const (
 	EnvSimGPUs   = "CGPU_SIM_GPUS"
 	EnvSimMemMiB = "CGPU_SIM_MEM_MIB"
 	EnvRoot      = "CGPU_PROCFS_ROOT"
+	// EnvSimState is the simulated driver's variable: the runtime, like the host's
+	// CUDA programs, then uses that state file.
+	EnvSimState = "CGPU_SIM_STATE"
 )
 
 // Config is /etc/cgpu/runtime.json. Every field may be left out.
@@ -44,6 +51,13 @@ type Config struct {
 	// NextRuntime is the OCI runtime cgpu-runtime hands the container to: a path or a
 	// name looked up in PATH; nvidia-container-runtime when installed, else runc.
 	NextRuntime string `json:"next_runtime,omitempty"`
+	// Hook is libcgpu on the node, bound into every cGPU container.
+	Hook string `json:"hook,omitempty"`
+	// SimDriver is the directory of the simulated libcuda.so.1, libnvidia-ml.so.1 and
+	// nvidia-smi, bound into containers on the simulated node in place of NVIDIA's.
+	SimDriver string `json:"sim_driver,omitempty"`
+	// SimState is the simulated GPUs' state file, shared by the node and its containers.
+	SimState string `json:"sim_state,omitempty"`
 }
 
 // Load reads the configuration file at path ("" means $CGPU_RUNTIME_CONFIG, else the
@@ -103,6 +117,9 @@ func (c *Config) applyEnv(getenv func(string) string) error {
 	if v := getenv(EnvRoot); v != "" {
 		c.ProcfsRoot = v
 	}
+	if v := getenv(EnvSimState); v != "" {
+		c.SimState = v
+	}
 	return nil
 }
 
@@ -115,6 +132,22 @@ func (c Config) Root() string {
 		return SimRoot
 	}
 	return KernelRoot
+}
+
+// HookPath is libcgpu on the node.
+func (c Config) HookPath() string { return or(c.Hook, DefaultHook) }
+
+// SimDriverDir holds the simulated driver's files.
+func (c Config) SimDriverDir() string { return or(c.SimDriver, DefaultSimDriver) }
+
+// SimStatePath is the simulated GPUs' state file.
+func (c Config) SimStatePath() string { return or(c.SimState, DefaultSimState) }
+
+func or(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
 }
 
 // Inventory is where the node's GPUs are read from.

@@ -98,3 +98,20 @@ func TestNextRuntimePath(t *testing.T) {
 		t.Fatalf("default: %s, %v", p, err)
 	}
 }
+
+func TestInjectedPaths(t *testing.T) {
+	c := Config{}
+	if c.HookPath() != "/usr/local/lib/cgpu/libcgpu.so" || c.SimDriverDir() != "/usr/local/lib/cgpu/sim" || c.SimStatePath() != "/run/cgpu-sim/state" {
+		t.Fatalf("defaults %s %s %s", c.HookPath(), c.SimDriverDir(), c.SimStatePath())
+	}
+	file := filepath.Join(t.TempDir(), "runtime.json")
+	os.WriteFile(file, []byte(`{"hook": "/h.so", "sim_driver": "/d", "sim_state": "/s"}`), 0o644)
+	c, err := Load(file, env(nil))
+	if err != nil || c.HookPath() != "/h.so" || c.SimDriverDir() != "/d" || c.SimStatePath() != "/s" {
+		t.Fatalf("from the file: %+v %v", c, err)
+	}
+	c, err = Load(file, env(map[string]string{EnvSimState: "/t"}))
+	if err != nil || c.SimStatePath() != "/t" {
+		t.Fatalf("CGPU_SIM_STATE: %+v %v", c, err)
+	}
+}

@@ -74,6 +74,13 @@ func (s *Spec) SetEnv(env []string) error {
 	return nil
 }
 
+// Raw is a top-level field as written ("mounts", "linux", "root"), nil when absent; the
+// caller edits what it knows of it and writes it back with SetRaw, so the rest survives.
+func (s *Spec) Raw(name string) json.RawMessage { return s.top[name] }
+
+// SetRaw replaces a top-level field.
+func (s *Spec) SetRaw(name string, raw json.RawMessage) { s.top[name] = raw }
+
 // Load reads bundle/config.json.
 func Load(bundle string) (*Spec, error) {
 	b, err := os.ReadFile(filepath.Join(bundle, ConfigName))

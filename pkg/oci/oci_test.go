@@ -96,3 +96,19 @@ func TestLoadSave(t *testing.T) {
 		t.Fatalf("left %v", m)
 	}
 }
+
+func TestRawFields(t *testing.T) {
+	s, err := Parse([]byte(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(s.Raw("root")) != `{"path": "/rootfs"}` || s.Raw("mounts") != nil {
+		t.Fatalf("root %s, mounts %s", s.Raw("root"), s.Raw("mounts"))
+	}
+	s.SetRaw("mounts", json.RawMessage(`[{"destination":"/x"}]`))
+	out, _ := s.Marshal()
+	back, err := Parse(out)
+	if err != nil || string(back.Raw("mounts")) != `[{"destination":"/x"}]` || string(back.Raw("hooks")) != `{"prestart":[{"path":"/bin/true"}]}` {
+		t.Fatalf("after SetRaw: %s", out)
+	}
+}

@@ -6,7 +6,8 @@ cd "$(dirname "$0")/../.."
 export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=1
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 [ "$(id -u)" -eq 0 ] || { echo "40-docker-e2e: needs root (a private dockerd)" >&2; exit 1; }
-make go
+# The runtime injects libcgpu and the simulated driver into every cGPU container.
+make go sim libcgpu
 # The client Debian's docker.io ships; any other docker in PATH is only a fallback.
 DOCKER_BIN=${DOCKER_BIN:-$(command -v /usr/bin/docker docker | head -n 1)}
 export DOCKER_BIN
@@ -16,7 +17,9 @@ unset CGPU_SIM CGPU_SIM_GPUS CGPU_SIM_MEM_MIB CGPU_PROCFS_ROOT DOCKER_CONTEXT
 source test/lib/dockerd.sh
 state=$(mktemp -d /tmp/cgpu-e2e.XXXXXX)
 trap 'dockerd_stop "$state"' EXIT
-jq -n --arg root "$state/proc" '{sim: true, procfs_root: $root, next_runtime: "runc"}' >"$state/runtime.json"
+jq -n --arg root "$state/proc" --arg repo "$PWD" --arg simstate "$state/sim-state" \
+	'{sim: true, procfs_root: $root, next_runtime: "runc", hook: "\($repo)/libcgpu/build/libcgpu.so",
+	  sim_driver: "\($repo)/sim/build", sim_state: $simstate}' >"$state/runtime.json"
 export CGPU_RUNTIME_CONFIG=$state/runtime.json
 dockerd_start "$state" "$PWD/bin/cgpu-runtime" "$CGPU_RUNTIME_CONFIG"
 dockerd_install_plugin "$state" bin/docker-cgpu
