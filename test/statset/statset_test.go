@@ -8,6 +8,9 @@
 //	CGPU_E2E_IMAGE              a local image with sh and sleep
 //	CGPU_STATSET_KT             the kernel suite's kt tool (test/kmod), in the VM: real
 //	                            processes charge memory to the instances through /dev/cgpu
+//	CGPU_STATSET_PLUGIN         run "docker cgpu ..." as this plugin binary straight, not
+//	                            through the docker client (the VM: each process started
+//	                            under TCG costs a second; the host runs the client)
 //	DOCKER_BIN                  the docker client (default docker)
 package statset
 
@@ -16,6 +19,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -43,6 +47,10 @@ func dockerBin() string {
 func docker(args ...string) run {
 	var out, errb bytes.Buffer
 	cmd := exec.Command(dockerBin(), args...)
+	if p := os.Getenv("CGPU_STATSET_PLUGIN"); p != "" && args[0] == "cgpu" {
+		// The plugin takes the command line the client would give it: "cgpu stat ...".
+		cmd = exec.Command(p, args...)
+	}
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	r := run{}
 	if err := cmd.Run(); err != nil {
@@ -166,10 +174,13 @@ func (h *ktHolder) hold(t *testing.T, c container, gpu int, bytes uint64) int {
 	if err := os.MkdirAll(cg, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	hold := filepath.Join(t.TempDir(), "hold")
-	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+	// Not t.TempDir: the hold outlives the test that set the fixture up.
+	f, err := os.CreateTemp("", "cgpu-statset-hold.")
+	if err != nil {
 		t.Fatal(err)
 	}
+	f.Close()
+	hold := f.Name()
 	cmd := exec.Command(h.kt, "ops", "-c", cg, "open", "attach", "charge", fmt.Sprint(gpu), fmt.Sprint(bytes), "ready", "hold", hold)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -185,6 +196,7 @@ func (h *ktHolder) hold(t *testing.T, c container, gpu int, bytes uint64) int {
 		if p, ok := strings.CutPrefix(sc.Text(), "ready OK pid="); ok {
 			var pid int
 			fmt.Sscan(p, &pid)
+			go io.Copy(io.Discard, out) // its last line, when released
 			return pid
 		}
 	}

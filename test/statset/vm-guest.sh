@@ -24,7 +24,8 @@ cp "$(command -v busybox)" "$rootfs/bin/busybox"
 ln -s busybox "$rootfs/bin/sh"
 ln -s busybox "$rootfs/bin/sleep"
 tar -C "$rootfs" -c . | docker import -c 'ENV PATH=/bin' - cgpu-ss-vm >/dev/null || exit 1
-export CGPU_E2E_IMAGE=cgpu-ss-vm CGPU_STATSET=1 CGPU_STATSET_KT=$PWD/test/kmod/build/kt
+export CGPU_E2E_IMAGE=cgpu-ss-vm CGPU_STATSET=1 CGPU_STATSET_KT=$PWD/test/kmod/build/kt \
+	CGPU_STATSET_PLUGIN=$PWD/bin/docker-cgpu
 # Templates, filters and the exporter read the same snapshot whatever the tree; the host
 # suite covers them. Here: every field against the kernel's tree, and set on it.
 "$bin" -test.v -test.count=1 -test.run 'TestStatMatchesTreeAndDocker|TestComputePerPolicy|TestSet|TestRemoveOrphan' 2>&1 |
