@@ -51,6 +51,9 @@ func TestOrder(t *testing.T) {
 		{"lower one weight before raising another", &Request{Containers: []Container{db}, Weight: "14"},
 			Request{Containers: []Container{web, db}, GPUs: "0", Weight: "8"},
 			[]string{"db (bbbbbbbbbbbb) on GPU 0: weight 14 -> 8", "web (aaaaaaaaaaaa) on GPU 0: weight 2 -> 8"}},
+		{"a container named twice is changed once", nil,
+			Request{Containers: []Container{web, web}, GPUs: "1", Weight: "3"},
+			[]string{"web (aaaaaaaaaaaa) on GPU 1: weight 1 -> 3"}},
 		{"shrink memory before growing", &Request{Containers: []Container{db}, Memsize: "8"},
 			Request{Containers: []Container{web, db}, GPUs: "0", Memsize: "7"},
 			[]string{"db (bbbbbbbbbbbb) on GPU 0: memsize 8449565218 -> 7393369565", "web (aaaaaaaaaaaa) on GPU 0: memsize 6337173913 -> 7393369565"}},
@@ -66,7 +69,7 @@ func TestOrder(t *testing.T) {
 			t.Errorf("%s: order %q, want %q", tc.name, got, tc.want)
 			continue
 		}
-		if tc.name == "shrink memory before growing" {
+		if len(changes) < 2 || tc.name == "shrink memory before growing" {
 			// The tree does not refuse overbooking (run's rule, checked by Plan), so
 			// there is no refusal to show for memory; the order is the check.
 			continue

@@ -76,7 +76,13 @@ func Plan(r Request, gpus []gpu.GPU, st *procfs.State, held Held) ([]Change, err
 // every GPU it has one. A container without one there is refused.
 func (r Request) targets(v values, st *procfs.State) (map[int][]target, error) {
 	out := map[int][]target{}
+	seen := map[string]bool{}
 	for _, c := range r.Containers {
+		// The same container named twice (by name and by ID) is one target.
+		if seen[c.ID] {
+			continue
+		}
+		seen[c.ID] = true
 		found := false
 		for _, g := range st.GPUs {
 			if v.gpus != nil && !slices.Contains(v.gpus, g.Index) {
