@@ -11,7 +11,9 @@ state=$(mktemp -d /tmp/ss.XXXXXX)
 cleanup() { dockerd_stop "$state"; rmmod cgpu_km; }
 trap cleanup EXIT
 chmod 755 "$state"
-jq -n '{sim: true, sim_gpus: 2, procfs_root: "/proc/cgpu_km", next_runtime: "runc"}' >"$state/runtime.json"
+jq -n --arg repo "$PWD" --arg simstate "$state/sim-state" \
+	'{sim: true, sim_gpus: 2, procfs_root: "/proc/cgpu_km", next_runtime: "runc", hook: "\($repo)/libcgpu/build/libcgpu.so",
+	  sim_driver: "\($repo)/sim/build", sim_state: $simstate}' >"$state/runtime.json"
 export CGPU_RUNTIME_CONFIG=$state/runtime.json DOCKER_BIN=/usr/bin/docker
 dockerd_start "$state" "$PWD/bin/cgpu-runtime" "$CGPU_RUNTIME_CONFIG" || exit 1
 chmod 755 "$state/config" "$state/config/cli-plugins"

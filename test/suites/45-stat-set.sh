@@ -9,7 +9,8 @@ export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=1
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 [ "$(id -u)" -eq 0 ] || { echo "45-stat-set: needs root (a private dockerd)" >&2; exit 1; }
 command -v tmux >/dev/null || { echo "45-stat-set: needs tmux" >&2; exit 1; }
-make go
+# The runtime injects libcgpu and the simulated driver into every cGPU container.
+make go sim libcgpu
 DOCKER_BIN=${DOCKER_BIN:-$(command -v /usr/bin/docker docker | head -n 1)}
 export DOCKER_BIN
 unset CGPU_SIM CGPU_SIM_GPUS CGPU_SIM_MEM_MIB CGPU_PROCFS_ROOT DOCKER_CONTEXT
@@ -20,7 +21,9 @@ tmux_sock=cgpu-ss-$$
 trap 'tmux -L "$tmux_sock" kill-server 2>/dev/null || true; dockerd_stop "$state"' EXIT
 # Readable by nobody: TestSetNeedsRoot runs the plugin as an unprivileged user.
 chmod 755 "$state"
-jq -n --arg root "$state/proc" '{sim: true, sim_gpus: 2, procfs_root: $root, next_runtime: "runc"}' >"$state/runtime.json"
+jq -n --arg root "$state/proc" --arg repo "$PWD" --arg simstate "$state/sim-state" \
+	'{sim: true, sim_gpus: 2, procfs_root: $root, next_runtime: "runc", hook: "\($repo)/libcgpu/build/libcgpu.so",
+	  sim_driver: "\($repo)/sim/build", sim_state: $simstate}' >"$state/runtime.json"
 export CGPU_RUNTIME_CONFIG=$state/runtime.json
 dockerd_start "$state" "$PWD/bin/cgpu-runtime" "$CGPU_RUNTIME_CONFIG"
 chmod 755 "$state/config" "$state/config/cli-plugins"

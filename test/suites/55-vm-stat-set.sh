@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=1
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
-make go
+make go sim libcgpu
 make -C kmod
 make -C test/kmod
 share=$(mktemp -d /tmp/cgpu-ss-vm.XXXXXX)
