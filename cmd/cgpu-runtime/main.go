@@ -92,12 +92,13 @@ func (r runtime) create() int {
 	if err != nil {
 		return fail(r.args, err)
 	}
-	in, err := alloc.ParseEnv(alloc.EnvMap(env))
+	vars := alloc.EnvMap(env)
+	in, err := alloc.ParseEnv(vars)
 	if err != nil {
 		return fail(r.args, err)
 	}
 	if in.Off != "" {
-		return r.exec()
+		return r.plain(bundle, spec, vars)
 	}
 	if in.Mem == nil {
 		on, err := r.defaultMemsizeSet()
@@ -105,7 +106,7 @@ func (r runtime) create() int {
 			return fail(r.args, err)
 		}
 		if !on {
-			return r.exec()
+			return r.plain(bundle, spec, vars)
 		}
 	}
 	n, err := node.Open(r.cfg)
@@ -124,7 +125,7 @@ func (r runtime) create() int {
 		return fail(r.args, err)
 	}
 	if !plan.Enabled {
-		return r.exec()
+		return r.plain(bundle, spec, vars)
 	}
 	logf(r.args, "info", "registered container %s: %s", procfs.ShortID(r.args.ID), summary(plan))
 	inj, err := parts.For(bundle, spec)
@@ -142,6 +143,30 @@ func (r runtime) create() int {
 		return r.undo(n.Tree, code, err)
 	}
 	return 0
+}
+
+// plain runs a container cGPU leaves alone: nothing of cgpu goes into it. On the
+// simulated node one that asks for GPUs still gets the simulated driver, as NVIDIA's
+// toolkit gives it the real one on a real node.
+func (r runtime) plain(bundle string, spec *oci.Spec, env map[string]string) int {
+	if !r.cfg.Sim || !inject.WantsDriver(env) {
+		return r.exec()
+	}
+	n, err := inject.Plain(r.cfg)
+	if err != nil {
+		return fail(r.args, err)
+	}
+	inj, err := n.For(bundle, spec)
+	if err == nil {
+		err = specmod.Inject(spec, inj)
+	}
+	if err == nil {
+		err = spec.Save(bundle)
+	}
+	if err != nil {
+		return fail(r.args, fmt.Errorf("updating the bundle: %w", err))
+	}
+	return r.exec()
 }
 
 // noModule is the refusal of a container that asks for GPU memory on a node whose

@@ -269,6 +269,33 @@ func TestDisabledPassesThrough(t *testing.T) {
 	}
 }
 
+// On the simulated node a container with cGPU off that asks for GPUs gets the simulated
+// driver, as NVIDIA's toolkit would give it the real one, and nothing of cgpu.
+func TestDisabledGetsOnlyTheSimulatedDriver(t *testing.T) {
+	r := newRig(t)
+	b := r.bundle([]string{"/bin/busybox", "true"}, "CGPU_DISABLE=true", "ALIYUN_COM_GPU_MEM_CONTAINER=6", "NVIDIA_VISIBLE_DEVICES=all")
+	if code, stderr := r.runtime("create", "--bundle", b, id); code != 0 {
+		t.Fatalf("create %d %s", code, stderr)
+	}
+	defer r.runtime("delete", "--force", id)
+	spec, _ := oci.Load(b)
+	var mounts []struct{ Destination string }
+	json.Unmarshal(spec.Raw("mounts"), &mounts)
+	var added []string
+	for _, m := range mounts {
+		if strings.Contains(m.Destination, "nvidia") || strings.Contains(m.Destination, "cuda") || strings.Contains(m.Destination, "cgpu") || m.Destination == "/etc/ld.so.preload" {
+			added = append(added, m.Destination)
+		}
+	}
+	want := []string{"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "/usr/bin/nvidia-smi", "/run/cgpu-sim/state"}
+	if !slices.Equal(added, want) {
+		t.Fatalf("mounts %v, want %v", added, want)
+	}
+	if len(r.state().GPU(0).Instances) != 0 {
+		t.Fatal("registered")
+	}
+}
+
 // On a node with neither GPU nor simulator a container that asks for nothing runs as with
 // runc, and one that asks for memory is refused with the line that names the simulator.
 func TestNoGPUNode(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cgpu-project/cgpu/pkg/alloc"
 	"github.com/cgpu-project/cgpu/pkg/node"
 	"github.com/cgpu-project/cgpu/pkg/oci"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
@@ -50,8 +51,10 @@ const simSMI = "nvidia-smi"
 // multiarch one, then the RHEL family's.
 var libDirs = []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib64"}
 
-// Node is what this node gives every cGPU container.
+// Node is what this node gives a container: every part to a cGPU container (Check), the
+// simulated driver alone to one with cGPU off on the simulated node (Plain).
 type Node struct {
+	// hook is "" for a container with cGPU off.
 	hook   string
 	device *specmod.Device
 	// simDriver and simState are set on the simulated node only.
@@ -77,16 +80,32 @@ func Check(cfg node.Config, t procfs.Tree) (*Node, error) {
 	if !cfg.Sim {
 		return n, nil
 	}
+	return n, n.checkSim(cfg)
+}
+
+// Plain is what a container with cGPU off gets on the simulated node: the simulated
+// driver, as NVIDIA's toolkit gives such a container the real one (WantsDriver).
+func Plain(cfg node.Config) (*Node, error) {
+	n := &Node{}
+	return n, n.checkSim(cfg)
+}
+
+// WantsDriver applies NVIDIA's container toolkit's rule: a container gets the driver when
+// NVIDIA_VISIBLE_DEVICES is set, and is neither empty nor "void" ("none" gets the driver
+// and no GPU).
+func WantsDriver(env map[string]string) bool {
+	v, ok := env[alloc.EnvNvidiaVisible]
+	return ok && v != "" && v != "void"
+}
+
+func (n *Node) checkSim(cfg node.Config) error {
 	n.simDriver, n.simState = cfg.SimDriverDir(), cfg.SimStatePath()
 	for _, f := range append(append([]string(nil), simLibs...), simSMI) {
 		if err := regular(filepath.Join(n.simDriver, f), "the simulated driver's"); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := ensureSimState(cfg, n.simDriver, n.simState); err != nil {
-		return nil, err
-	}
-	return n, nil
+	return ensureSimState(cfg, n.simDriver, n.simState)
 }
 
 func regular(path, what string) error {
@@ -153,8 +172,9 @@ func ensureSimState(cfg node.Config, dir, state string) error {
 	return nil
 }
 
-// For writes the container's /etc/ld.so.preload into its bundle and returns what to
-// inject. The image's own preload entries are kept after libcgpu's.
+// For returns what to inject into the container of this bundle. For a cGPU container it
+// writes the container's /etc/ld.so.preload into the bundle: libcgpu, then the image's
+// own entries.
 func (n *Node) For(bundle string, s *oci.Spec) (specmod.Injection, error) {
 	bundle, err := filepath.Abs(bundle)
 	if err != nil {
@@ -164,16 +184,13 @@ func (n *Node) For(bundle string, s *oci.Spec) (specmod.Injection, error) {
 	if err != nil {
 		return specmod.Injection{}, err
 	}
-	preload := filepath.Join(bundle, PreloadName)
-	if err := writePreload(preload, rootfs); err != nil {
-		return specmod.Injection{}, err
-	}
-	in := specmod.Injection{
-		Binds: []specmod.Bind{
-			{Source: n.hook, Dest: HookPath},
-			{Source: preload, Dest: PreloadPath},
-		},
-		Device: n.device,
+	in := specmod.Injection{Device: n.device}
+	if n.hook != "" {
+		preload := filepath.Join(bundle, PreloadName)
+		if err := writePreload(preload, rootfs); err != nil {
+			return specmod.Injection{}, err
+		}
+		in.Binds = []specmod.Bind{{Source: n.hook, Dest: HookPath}, {Source: preload, Dest: PreloadPath}}
 	}
 	if n.simDriver == "" {
 		return in, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cgpu-project/cgpu/pkg/alloc"
 	"github.com/cgpu-project/cgpu/pkg/inject/injecttest"
 	"github.com/cgpu-project/cgpu/pkg/node"
 	"github.com/cgpu-project/cgpu/pkg/oci"
@@ -185,5 +186,37 @@ func TestForNeedsARoot(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(b, PreloadName)); !os.IsNotExist(err) {
 		t.Fatal("a refused bundle got a preload file")
+	}
+}
+
+func TestPlainGetsTheDriverOnly(t *testing.T) {
+	cfg, _ := simNode(t)
+	n, err := Plain(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, s := bundle(t, nil)
+	in, err := n.For(b, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Binds) != 4 || in.Binds[0].Dest != "/usr/lib/x86_64-linux-gnu/libcuda.so.1" || in.Device != nil {
+		t.Fatalf("%+v", in)
+	}
+	if _, err := os.Stat(filepath.Join(b, PreloadName)); !os.IsNotExist(err) {
+		t.Fatal("a container with cGPU off got a preload file")
+	}
+	cfg.SimDriver = t.TempDir()
+	if _, err := Plain(cfg); err == nil {
+		t.Fatal("a missing simulated driver was accepted")
+	}
+}
+
+func TestWantsDriver(t *testing.T) {
+	for env, want := range map[string]bool{"": false, "NVIDIA_VISIBLE_DEVICES=": false, "NVIDIA_VISIBLE_DEVICES=void": false,
+		"NVIDIA_VISIBLE_DEVICES=none": true, "NVIDIA_VISIBLE_DEVICES=all": true, "NVIDIA_VISIBLE_DEVICES=0,1": true} {
+		if got := WantsDriver(alloc.EnvMap([]string{env})); got != want {
+			t.Errorf("%q: %v", env, got)
+		}
 	}
 }

@@ -44,6 +44,12 @@ func Apply(s *oci.Spec, p alloc.Plan, in Injection) error {
 	if err := addEnv(s, p); err != nil {
 		return err
 	}
+	return Inject(s, in)
+}
+
+// Inject adds in's binds and device to s; a container with cGPU off that still gets the
+// simulated driver has its spec changed by this step alone.
+func Inject(s *oci.Spec, in Injection) error {
 	if err := addBinds(s, in.Binds); err != nil {
 		return err
 	}
