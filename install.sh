@@ -1,0 +1,332 @@
+#!/usr/bin/env bash
+# Installs cgpu on this node, or removes it (--uninstall). docs/install.md describes every
+# step. Each step prints what it does; running it again changes nothing; a failed step
+# undoes what the run changed and stops with the reason.
+set -Eeuo pipefail
+me=install.sh
+repo=$(cd "$(dirname "$0")" && pwd)
+export PATH=$PATH:/usr/local/go/bin
+
+usage() {
+	cat >&2 <<EOT
+usage: install.sh [--restart-docker] [--prebuilt] [--sim-gpus N] [--sim-mem-mib MIB]
+       install.sh --uninstall [--restart-docker]
+  As root: builds and installs docker cgpu, cgpu-runtime and libcgpu, builds cgpu_km through
+  DKMS and loads it (now and at every boot) with the node's GPU count, and adds the cgpu
+  runtime to /etc/docker/daemon.json. With no NVIDIA GPU it installs the simulated GPU.
+  --restart-docker   restart docker so that it knows the cgpu runtime (default: say how)
+  --prebuilt         install what \`make\` already built in this tree instead of building
+  --sim-gpus N       simulated GPUs on a node without NVIDIA GPU (1..16, default 4)
+  --sim-mem-mib MIB  memory of each simulated GPU (default 15109, a Tesla T4's)
+  --uninstall        remove everything install.sh installs (refused while cgpu is in use)
+EOT
+	exit 2
+}
+
+action=install restart=0 prebuilt=0 sim_gpus=4 sim_mem=15109
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--uninstall) action=uninstall; shift ;;
+	--restart-docker) restart=1; shift ;;
+	--prebuilt) prebuilt=1; shift ;;
+	--sim-gpus) sim_gpus=${2-}; shift 2 || usage ;;
+	--sim-mem-mib) sim_mem=${2-}; shift 2 || usage ;;
+	*) usage ;;
+	esac
+done
+[[ "$sim_gpus" =~ ^[1-9][0-9]*$ ]] && [ "$sim_gpus" -le 16 ] ||
+	{ echo "$me: --sim-gpus $sim_gpus: want 1..16" >&2; exit 2; }
+[[ "$sim_mem" =~ ^[1-9][0-9]{0,6}$ ]] || { echo "$me: --sim-mem-mib $sim_mem: want a number of MiB" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "$me: must run as root" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/cgpu-install.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# shellcheck source=scripts/cgpu-lib.sh
+source "$repo/scripts/cgpu-lib.sh"
+trap 'fail "unexpected error at line $LINENO: $BASH_COMMAND"' ERR
+
+# daemon_json_ok: the file is a JSON object whose runtimes (if any) cgpu can add to.
+daemon_json_ok() {
+	[ ! -e "$DAEMON_JSON" ] && return 0
+	jq -e '(type == "object") and ((.runtimes // {}) | type == "object")
+		and ((.runtimes.cgpu // {}) | type == "object")' "$DAEMON_JSON" >/dev/null 2>&1 ||
+		fail "$DAEMON_JSON is not a JSON object with an object \"runtimes\" (malformed?); it is left as it is: fix it and run again"
+}
+
+# The node's GPUs: NVIDIA's when its driver is loaded, else the simulated ones.
+detect_gpus() {
+	local smi
+	smi=$(command -v nvidia-smi || true)
+	if [ -e /proc/driver/nvidia/version ] && [ -n "$smi" ] && [ "$(readlink -f "$smi")" != "$SIMDIR/nvidia-smi" ]; then
+		ngpus=$(nvidia-smi -L | grep -c '^GPU ') || fail "nvidia-smi -L lists no GPU"
+		sim=0
+		say "node: $ngpus NVIDIA GPU(s) (nvidia-smi -L)"
+		[ "$ngpus" -le 16 ] || fail "cgpu_km handles 16 GPUs at most; this node has $ngpus"
+	else
+		ngpus=$sim_gpus sim=1
+		say "node: no NVIDIA driver loaded (/proc/driver/nvidia): installing the simulated GPU, $ngpus x Tesla T4 of $sim_mem MiB"
+	fi
+}
+
+preflight() {
+	local t missing=() other
+	for t in jq dkms modprobe depmod make cc cpio; do
+		command -v "$t" >/dev/null || missing+=("$t")
+	done
+	[ "$prebuilt" = 1 ] || command -v go >/dev/null || missing+=(go)
+	[ ${#missing[@]} -eq 0 ] || fail "missing tools: ${missing[*]} (Debian: scripts/deps.sh installs them)"
+	[ -d "/lib/modules/$KVER/build" ] || fail "no kernel headers for the running kernel $KVER: apt-get install linux-headers-$KVER"
+	check_source "$repo/kmod"
+	version=$(version_of "$repo/kmod")
+	other=$(dkms_versions | grep -vx "$version" || true)
+	[ -z "$other" ] || fail "cgpu_km $(echo $other) is installed: upgrade.sh replaces it (or install.sh --uninstall first)"
+	daemon_json_ok
+	detect_gpus
+	if [ -d /sys/module/$MOD ] && [ "$(cat /sys/module/$MOD/parameters/ngpus)" != "$ngpus" ]; then
+		refuse_busy "reload cgpu_km with ngpus=$ngpus"
+	fi
+}
+
+build() {
+	local f
+	if [ "$prebuilt" = 1 ]; then
+		for f in bin/docker-cgpu bin/cgpu-runtime libcgpu/build/libcgpu.so sim/build/libcuda.so.1 \
+			sim/build/libnvidia-ml.so.1 sim/build/nvidia-smi; do
+			[ -f "$repo/$f" ] || fail "--prebuilt: $repo/$f is missing: run make first"
+		done
+		say "using what make built in $repo"
+		return
+	fi
+	say "building: make -C $repo go sim libcgpu"
+	try "building cgpu (make)" make -C "$repo" go sim libcgpu
+}
+
+install_tools() {
+	say "installing the tools:"
+	put "$repo/bin/docker-cgpu" "$PLUGIN" 755
+	put "$repo/bin/cgpu-runtime" "$RUNTIME" 755
+	put "$repo/libcgpu/build/libcgpu.so" "$HOOK" 644
+}
+
+# The simulated driver stands in for NVIDIA's on the node (in the loader's path and as
+# nvidia-smi), and cgpu-runtime binds it into containers.
+install_sim() {
+	local f smi
+	[ "$sim" = 1 ] || return 0
+	say "installing the simulated GPU:"
+	later "refresh the loader's cache" ldconfig
+	changed=0
+	put "$repo/sim/build/libcuda.so.1" "$SIMDIR/libcuda.so.1" 644
+	put "$repo/sim/build/libnvidia-ml.so.1" "$SIMDIR/libnvidia-ml.so.1" 644
+	put "$repo/sim/build/nvidia-smi" "$SIMDIR/nvidia-smi" 755
+	echo "$SIMDIR" >"$work/ldconf"
+	put "$work/ldconf" "$LDCONF" 644
+	[ "$changed" = 0 ] || try "refreshing the loader's cache (ldconfig)" ldconfig
+	smi=$(command -v nvidia-smi || true)
+	if [ "$(readlink "$SMI_LINK" || true)" = "$SIMDIR/nvidia-smi" ]; then
+		say "  unchanged  $SMI_LINK -> $SIMDIR/nvidia-smi"
+	elif [ -z "$smi" ]; then
+		try "linking $SMI_LINK" ln -s "$SIMDIR/nvidia-smi" "$SMI_LINK"
+		later "remove $SMI_LINK" "rm -f $(q "$SMI_LINK")"
+		say "  installed  $SMI_LINK -> $SIMDIR/nvidia-smi"
+	else
+		say "  kept       $smi (another nvidia-smi): the simulated one is $SIMDIR/nvidia-smi"
+	fi
+	jq -n --argjson n "$ngpus" --argjson mib "$sim_mem" \
+		'{sim: true, sim_gpus: $n, sim_mem_mib: $mib, procfs_root: "/proc/cgpu_km"}' >"$work/runtime.json"
+	put "$work/runtime.json" "$CONFIG" 644
+	sim_state
+}
+
+# The simulated GPUs' state (under /run: made again after a reboot by cgpu-runtime, or by
+# the first CUDA program).
+sim_state() {
+	local have
+	if [ -s "$SIM_STATE" ]; then
+		have=$(CGPU_SIM_STATE=$SIM_STATE "$SIMDIR/nvidia-smi" -L | grep -c '^GPU ' || true)
+		[ "$have" = "$ngpus" ] || fail "the simulated GPUs' state $SIM_STATE has $have GPU(s), not $ngpus: remove it while no CUDA program runs, then run again"
+		say "  unchanged  $SIM_STATE ($ngpus simulated GPUs)"
+		return
+	fi
+	makedirs "$(dirname "$SIM_STATE")"
+	later "remove $SIM_STATE" "rm -f $(q "$SIM_STATE")"
+	try "creating the simulated GPUs' state" env CGPU_SIM_STATE="$SIM_STATE" CGPU_SIM_GPUS="$ngpus" \
+		CGPU_SIM_MEM_MIB="$sim_mem" "$SIMDIR/nvidia-smi" -L
+	say "  created    $SIM_STATE ($ngpus simulated GPUs)"
+}
+
+daemon_changed=0
+docker_config() {
+	local mode=644
+	say "registering the cgpu runtime with docker ($DAEMON_JSON):"
+	if [ -e "$DAEMON_JSON" ]; then
+		if jq -e --arg p "$RUNTIME" '.runtimes.cgpu.path == $p' "$DAEMON_JSON" >/dev/null; then
+			say "  unchanged  $DAEMON_JSON (runtimes.cgpu.path is $RUNTIME)"
+			return
+		fi
+		mode=$(stat -c %a "$DAEMON_JSON")
+		if [ ! -e "$BACKUP" ]; then
+			try "backing up $DAEMON_JSON" cp -a "$DAEMON_JSON" "$BACKUP"
+			later "remove $BACKUP" "rm -f $(q "$BACKUP")"
+			say "  backup     $BACKUP"
+		fi
+		jq --arg p "$RUNTIME" '.runtimes.cgpu.path = $p' "$DAEMON_JSON" >"$work/daemon.json"
+	else
+		jq -n --arg p "$RUNTIME" '{runtimes: {cgpu: {path: $p}}}' >"$work/daemon.json"
+	fi
+	put "$work/daemon.json" "$DAEMON_JSON" "$mode"
+	daemon_changed=1
+}
+
+# dkms_build: builds and installs the module for the running kernel; DKMS's own build log
+# is shown when the build fails.
+dkms_build() {
+	if ! dkms install -m $MOD -v "$version" -k "$KVER" >"$work/out" 2>&1; then
+		tail -n 15 "$work/out" | sed 's/^/    | /' >&2
+		tail -n 25 "/var/lib/dkms/$MOD/$version/build/make.log" 2>/dev/null | sed 's/^/    make.log| /' >&2
+		fail "building cgpu_km $version through DKMS for kernel $KVER"
+	fi
+}
+
+install_module() {
+	local src=/usr/src/$MOD-$version
+	say "building cgpu_km $version through DKMS for kernel $KVER:"
+	stage_source "$repo/kmod" "$work/src"
+	if dkms_versions | grep -qx "$version"; then
+		diff -r -q "$work/src" "$src" >/dev/null 2>&1 ||
+			fail "cgpu_km $version is installed from other sources than $repo/kmod: give the new sources a new version and run upgrade.sh, or install.sh --uninstall first"
+		if dkms_installed "$version"; then
+			say "  unchanged  $src (built and installed for $KVER)"
+		else
+			later "uninstall cgpu_km $version from $KVER" "dkms uninstall -m $MOD -v $version -k $KVER"
+			dkms_build
+			say "  installed  cgpu_km $version for $KVER"
+		fi
+		return
+	fi
+	try "copying the sources to $src" cp -a "$work/src" "$src"
+	later "remove $src" "rm -rf $(q "$src")"
+	say "  installed  $src"
+	try "registering cgpu_km $version with DKMS" dkms add -m $MOD -v "$version"
+	later "remove cgpu_km $version from DKMS" "dkms remove -m $MOD -v $version --all"
+	say "  building   (this takes a while)"
+	dkms_build
+	say "  installed  /lib/modules/$KVER/updates/dkms/$MOD.ko"
+}
+
+boot_config() {
+	say "loading cgpu_km at boot with ngpus=$ngpus:"
+	echo "options $MOD ngpus=$ngpus" >"$work/modprobe.conf"
+	put "$work/modprobe.conf" "$MODPROBE_CONF" 644
+	echo "$MOD" >"$work/modules-load.conf"
+	put "$work/modules-load.conf" "$MODLOAD_CONF" 644
+}
+
+load_module() {
+	local cur i
+	say "loading cgpu_km:"
+	if [ -d /sys/module/$MOD ]; then
+		cur=$(cat /sys/module/$MOD/parameters/ngpus)
+		if [ "$cur" = "$ngpus" ]; then
+			say "  unchanged  cgpu_km $(cat $PROC/version) is loaded with ngpus=$ngpus"
+			[ "$(cat /sys/module/$MOD/srcversion)" = "$(modinfo -F srcversion $MOD)" ] ||
+				say "  note: the loaded cgpu_km is not the one DKMS installed; upgrade.sh replaces it"
+			return
+		fi
+		try "unloading cgpu_km (ngpus=$cur)" rmmod $MOD
+		later "load cgpu_km with ngpus=$cur again" "modprobe $MOD ngpus=$cur"
+	fi
+	try "loading cgpu_km (modprobe $MOD)" modprobe $MOD
+	later "unload cgpu_km" "rmmod $MOD"
+	for i in $(seq 1 50); do
+		[ -c /dev/cgpu ] && break
+		sleep 0.1
+	done
+	[ -c /dev/cgpu ] || fail "cgpu_km loaded but /dev/cgpu did not appear"
+	[ "$(cat $PROC/version)" = "$version" ] || fail "the loaded cgpu_km says version $(cat $PROC/version), not $version"
+	say "  loaded     cgpu_km $version: $(ls -d $PROC/[0-9]* | wc -l) GPU(s) in $PROC, /dev/cgpu major $(cat $PROC/0/major)"
+}
+
+docker_reload() {
+	say "docker:"
+	if [ "$restart" = 1 ]; then
+		if [ "$daemon_changed" = 0 ] && docker_lists_cgpu; then
+			say "  unchanged  docker lists the cgpu runtime"
+			return
+		fi
+		last "restart docker with its old configuration" restart_docker
+		say "  restarting docker"
+		try "restarting docker" restart_docker
+		docker_lists_cgpu || fail "docker restarted but does not list the cgpu runtime (see its log)"
+		say "  restarted  docker lists the cgpu runtime"
+	elif docker_lists_cgpu; then
+		say "  docker lists the cgpu runtime"
+	elif "${DOCKER[@]}" version >/dev/null 2>&1; then
+		say "  reload docker so that it knows the cgpu runtime (running containers keep running):"
+		say "    systemctl reload docker    (or: kill -HUP \$(pidof dockerd); or install.sh --restart-docker)"
+	else
+		say "  docker is not running; it will know the cgpu runtime when it starts"
+	fi
+}
+
+do_install() {
+	preflight
+	build
+	install_tools
+	install_sim
+	docker_config
+	install_module
+	boot_config
+	load_module
+	docker_reload
+	say "done: cgpu $version on $ngpus $([ "$sim" = 1 ] && echo simulated) GPU(s)"
+	say "try:  docker cgpu run --rm --gpu-mem 1 IMAGE nvidia-smi    (docs/install.md)"
+}
+
+do_uninstall() {
+	local v new
+	nothing_undone="what is removed stays removed: fix the cause and run install.sh --uninstall again"
+	refuse_busy "uninstall cgpu"
+	daemon_json_ok
+	say "removing cgpu from this node:"
+	if [ -d /sys/module/$MOD ]; then
+		try "unloading cgpu_km" rmmod $MOD
+		say "  unloaded   cgpu_km (and /dev/cgpu)"
+	fi
+	for v in $(dkms_versions); do
+		try "removing cgpu_km $v from DKMS" dkms remove -m $MOD -v "$v" --all
+		say "  removed    cgpu_km $v from DKMS"
+		remove "/usr/src/$MOD-$v"
+	done
+	rmdirs "/lib/modules/$KVER/updates/dkms" "/lib/modules/$KVER/updates"
+	remove "$MODPROBE_CONF" "$MODLOAD_CONF"
+	if [ -e "$DAEMON_JSON" ] && jq -e '.runtimes | has("cgpu")' "$DAEMON_JSON" >/dev/null 2>&1; then
+		new=$(jq 'del(.runtimes.cgpu) | if .runtimes == {} then del(.runtimes) else . end' "$DAEMON_JSON")
+		if [ "$new" = "{}" ] && [ ! -e "$BACKUP" ]; then
+			remove "$DAEMON_JSON"
+		else
+			echo "$new" >"$DAEMON_JSON.cgpu-new"
+			chmod --reference="$DAEMON_JSON" "$DAEMON_JSON.cgpu-new"
+			try "writing $DAEMON_JSON" mv -f "$DAEMON_JSON.cgpu-new" "$DAEMON_JSON"
+			say "  removed    runtimes.cgpu from $DAEMON_JSON (its other settings kept)"
+		fi
+		daemon_changed=1
+	fi
+	remove "$BACKUP"
+	remove "$PLUGIN" "$RUNTIME" "$HOOK" "$SIMDIR" "$CONFIG" "$(dirname "$SIM_STATE")" "$SIM_TREE"
+	if [ -e "$LDCONF" ]; then
+		remove "$LDCONF"
+		try "refreshing the loader's cache (ldconfig)" ldconfig
+	fi
+	[ "$(readlink "$SMI_LINK" || true)" != "$SIMDIR/nvidia-smi" ] || remove "$SMI_LINK"
+	rmdirs "$LIBDIR" /usr/local/lib/docker/cli-plugins /usr/local/lib/docker /etc/cgpu
+	if [ "$daemon_changed" = 1 ] && [ "$restart" = 1 ]; then
+		try "restarting docker" restart_docker
+		say "  restarted  docker"
+	elif [ "$daemon_changed" = 1 ] && "${DOCKER[@]}" version >/dev/null 2>&1; then
+		say "  reload docker so that it forgets the cgpu runtime: systemctl reload docker"
+	fi
+	say "done: cgpu is removed"
+}
+
+"do_$action"

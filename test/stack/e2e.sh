@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# The whole stack in the test VM (test/suites/70-vm-stack.sh runs it through
+# test/vm/run.sh), as root from the repository root, with what `make` built on the host:
+# install.sh on a node running docker.io with the simulated GPU (one 15 GiB T4), SPEC's
+# two-container example and the failure paths through real containers, upgrade.sh, and
+# install.sh --uninstall. Every step ends with the kernel's tree and docker agreeing.
+set -uo pipefail
+source test/stack/lib.sh
+T0=$(date +%s)
+section() { echo "--- $* ($(($(date +%s) - T0))s)"; }
+W=$(mktemp -d /tmp/stack.XXXXXX)
+
+SIX=6337173913 EIGHT=8449565218 # 6 and 8 of 15 GiB of a 15109 MiB T4 (docs/contracts.md §1)
+GIB=$((1 << 30)) CHUNK=$((64 << 20))
+SPEC_RUN=(cgpu run -d -t --gpus all --shm-size=1g --ulimit memlock=-1 --ulimit stack=67108864
+	-v /mnt:/mnt --label cgpu.test=on)
+
+# snapshot FILE: every path install.sh may touch, with size and modification time.
+snapshot() {
+	{
+		find /usr/local -path /usr/local/go -prune -o -printf '%y %p %s %T@\n'
+		find /etc /var/lib/dkms "/lib/modules/$KVER" -printf '%y %p %s %T@\n'
+		ls -d /usr/src/* /run/cgpu-sim /var/lib/cgpu /dev/cgpu /sys/module/cgpu_km 2>/dev/null
+	} | sort >"$1"
+}
+# names FILE: a snapshot's paths alone (files the loader and depmod rewrite keep their names).
+names() { awk '{print $1, $2}' "$1"; }
+
+# in CONTAINER COMMAND...: runs COMMAND in the container; its output.
+in() { docker exec "$@" 2>&1; }
+
+# holding CONTAINER BYTES: starts a process in CONTAINER that allocates BYTES and keeps
+# them; prints its host PID once the kernel lists it in the container's meminfo.
+holding() {
+	local id before pid i
+	id=$(id_of "$1")
+	before=$(grep -o 'PID: [0-9]*' "$P/0/$id/meminfo" | sort)
+	docker exec -d "$1" cudaprobe alloc "$2" -k
+	for i in $(seq 1 120); do
+		pid=$(grep -o 'PID: [0-9]*' "$P/0/$id/meminfo" | sort | comm -13 <(echo "$before") - | cut -d' ' -f2)
+		[ -z "$pid" ] || { echo "$pid"; return; }
+		sleep 0.5
+	done
+}
+
+echo "whole-stack suite: kernel $KVER, $(nproc) vCPUs"
+section "the node before cgpu: docker.io running with the user's daemon.json"
+prep_node || exit 1
+cp /etc/docker/daemon.json "$W/user-daemon.json"
+snapshot "$W/before"
+
+section "install.sh refuses a malformed daemon.json and changes nothing"
+printf '{"storage-driver": "vfs",\n' >/etc/docker/daemon.json
+cp /etc/docker/daemon.json "$W/bad.json"
+./install.sh --prebuilt --sim-gpus 1 >"$W/out" 2>&1
+eq "exit status" "$?" 1
+is "says why" grep -q 'daemon.json is not a JSON object.*malformed' "$W/out"
+is "the file is untouched" cmp /etc/docker/daemon.json "$W/bad.json"
+cp "$W/user-daemon.json" /etc/docker/daemon.json
+snapshot "$W/after-bad"
+is "nothing installed, nothing loaded" diff <(names "$W/before") <(names "$W/after-bad")
+
+section "install.sh --restart-docker"
+s=$(date +%s)
+./install.sh --prebuilt --sim-gpus 1 --restart-docker >"$W/install1" 2>&1
+rc=$?
+sed 's/^/  | /' "$W/install1"
+eq "install.sh exit status ($(($(date +%s) - s))s)" "$rc" 0
+[ "$rc" = 0 ] || { summary e2e; exit 1; }
+eq "module version" "$(cat $P/version)" 0.1.0
+eq "GPUs in the tree" "$(ls -d $P/[0-9]* | wc -l)" 1
+is "/dev/cgpu is a character device" test -c /dev/cgpu
+eq "loaded at boot" "$(cat /etc/modules-load.d/cgpu_km.conf) / $(cat /etc/modprobe.d/cgpu_km.conf)" "cgpu_km / options cgpu_km ngpus=1"
+is "DKMS has it installed" sh -c "dkms status cgpu_km | grep -q 'cgpu_km/0.1.0, $KVER, .*: installed'"
+eq "docker lists the runtime" "$(docker info --format '{{(index .Runtimes "cgpu").Path}}')" /usr/local/bin/cgpu-runtime
+eq "the user's daemon.json keys survive" "$(jq -S 'del(.runtimes)' /etc/docker/daemon.json)" "$(jq -S . "$W/user-daemon.json")"
+is "backup kept" cmp /etc/docker/daemon.json.cgpu-backup "$W/user-daemon.json"
+eq "the host's nvidia-smi is the simulated T4" "$(nvidia-smi -L)" "GPU 0: Tesla T4 (UUID: GPU-c6a1d000-0000-4000-8000-000000000000)"
+is "docker cgpu is a docker command" sh -c "docker cgpu run --help | grep -q gpu-mem"
+
+section "install.sh a second time changes nothing"
+snapshot "$W/installed"
+dpid=$(pidof dockerd)
+./install.sh --prebuilt --sim-gpus 1 --restart-docker >"$W/install2" 2>&1
+eq "exit status" "$?" 0
+eq "steps that changed something" "$(grep -cE '^install\.sh:   (installed|replaced|created|backup|building|loaded|restart)' "$W/install2")" 0
+is "every step said unchanged" sh -c "[ \$(grep -c '   unchanged  ' $W/install2) -ge 14 ]"
+snapshot "$W/installed2"
+is "every path, size and mtime as before" diff "$W/installed" "$W/installed2"
+eq "dockerd not restarted" "$(pidof dockerd)" "$dpid"
+
+section "a local image: busybox, glibc and cudaprobe (no CUDA driver inside)"
+build_image && ok "image $IMAGE built" || { bad "image build"; summary e2e; exit 1; }
+
+section "SPEC's example: docker cgpu run, 6 and 8 GiB on a 15 GiB GPU"
+docker "${SPEC_RUN[@]}" --name gpu_test1 -e ALIYUN_COM_GPU_MEM_CONTAINER=6 -e ALIYUN_COM_GPU_MEM_DEV=15 $IMAGE >/dev/null
+docker "${SPEC_RUN[@]}" --name gpu_test2 -e ALIYUN_COM_GPU_MEM_CONTAINER=8 -e ALIYUN_COM_GPU_MEM_DEV=15 $IMAGE >/dev/null
+eq "instances in the tree" "$(instances | wc -l)" 2
+eq "gpu_test1 memsize" "$(memsize gpu_test1)" $SIX
+eq "gpu_test2 memsize" "$(memsize gpu_test2)" $EIGHT
+for x in "gpu_test1 $SIX 6043" "gpu_test2 $EIGHT 8058"; do
+	set -- $x
+	is "$1: /etc/ld.so.preload names libcgpu" sh -c "docker exec $1 cat /etc/ld.so.preload | grep -qx /usr/local/lib/cgpu/libcgpu.so"
+	is "$1: /dev/cgpu is there" docker exec "$1" test -c /dev/cgpu
+	mi=$(in "$1" cudaprobe meminfo)
+	eq "$1: cuMemGetInfo total" "$(val cuda.total "$mi")" "$2"
+	eq "$1: NVML total" "$(val nvml.total "$mi")" "$2"
+	eq "$1: nvidia-smi" "$(in "$1" nvidia-smi | grep -o '[0-9]*MiB / [0-9]*MiB')" "0MiB / $3MiB"
+	loop=$(in "$1" cudaprobe alloc-loop -c 64)
+	eq "$1: allocated in 64 MiB steps until refused" "$(val allocated "$loop")" $(($2 / CHUNK * CHUNK))
+	eq "$1: refused with" "$(val stop "$loop")" CUDA_ERROR_OUT_OF_MEMORY
+	eq "$1: kernel ledger (no process-local fallback)" "$(grep -c 'environment in this process' <<<"$loop")" 0
+	eq "$1: returned at exit" "$(meminfo_free "$1")" "$2"
+done
+pid=$(holding gpu_test1 $GIB)
+id1=$(docker inspect -f '{{.Id}}' gpu_test1)
+eq "meminfo of gpu_test1 lists the holder" "$(grep -c "^PID: $pid Mem: $GIB$" "$P/0/${id1:0:12}/meminfo")" 1
+eq "the holder's host PID is cudaprobe" "$(cat /proc/$pid/comm 2>/dev/null)" cudaprobe
+is "in gpu_test1's cgroup" grep -q "$id1" "/proc/$pid/cgroup"
+eq "gpu_test1 Free" "$(meminfo_free gpu_test1)" $((SIX - GIB))
+eq "gpu_test1 sees the rest" "$(val cuda.free "$(in gpu_test1 cudaprobe meminfo)")" $((SIX - GIB))
+eq "gpu_test2 untouched" "$(meminfo_free gpu_test2)" $EIGHT
+eq "the node's nvidia-smi shows the GiB on the shared GPU" "$(nvidia-smi --query-gpu=memory.used --format=csv,noheader)" "1024 MiB"
+agree "two containers"
+docker stop -t 1 gpu_test1 >/dev/null
+eq "docker stop removes gpu_test1's instance" "$(instances | wc -l)" 1
+eq "and its memory is back on the GPU" "$(nvidia-smi --query-gpu=memory.used --format=csv,noheader)" "0 MiB"
+docker rm gpu_test1 >/dev/null
+agree "after stop and rm"
+
+section "GPU full: 8 more GiB with 8 in use"
+docker "${SPEC_RUN[@]}" --name full -e ALIYUN_COM_GPU_MEM_CONTAINER=8 $IMAGE >"$W/out" 2>&1
+eq "docker cgpu run refused with status" "$?" 125
+is "naming what is left" grep -q 'left after 1 instance(s)' "$W/out"
+is "nothing created" sh -c "! docker inspect full"
+docker run -d --runtime cgpu --label cgpu.test=on --name full -e ALIYUN_COM_GPU_MEM_CONTAINER=8 $IMAGE sleep 1000 >"$W/out" 2>&1
+is "plain docker run refused by the runtime" grep -q 'OCI runtime create failed: cgpu: GPU 0' "$W/out"
+eq "the container stays Created" "$(docker inspect -f '{{.State.Status}}' full)" created
+agree "GPU full"
+docker rm full >/dev/null
+
+section "plain docker run --runtime cgpu (no plugin) is enforced the same way"
+docker run -d -t --runtime cgpu --label cgpu.test=on --name plain -e ALIYUN_COM_GPU_MEM_CONTAINER=6 -e ALIYUN_COM_GPU_MEM_DEV=15 $IMAGE >/dev/null
+eq "memsize" "$(memsize plain)" $SIX
+eq "nvidia-smi" "$(in plain nvidia-smi | grep -o '[0-9]*MiB / [0-9]*MiB')" "0MiB / 6043MiB"
+loop=$(in plain cudaprobe alloc-loop -c 64)
+eq "allocated until refused" "$(val allocated "$loop")" $((SIX / CHUNK * CHUNK))
+agree "plain run"
+
+section "CGPU_DISABLE=true and ALIYUN_COM_GPU_MEM_CONTAINER=0: not limited, nothing of cgpu injected"
+for env in "CGPU_DISABLE=true -e ALIYUN_COM_GPU_MEM_CONTAINER=6" "ALIYUN_COM_GPU_MEM_CONTAINER=0"; do
+	docker stop -t 1 plain >/dev/null # the whole GPU for this one
+	out=$(docker run --rm --runtime cgpu -e $env -e NVIDIA_VISIBLE_DEVICES=all $IMAGE sh -c \
+		'ls /etc/ld.so.preload /usr/local/lib/cgpu /dev/cgpu 2>&1; cudaprobe alloc-loop -c 1024')
+	eq "$env: no preload, no libcgpu, no /dev/cgpu" "$(grep -c 'No such file' <<<"$out")" 3
+	eq "$env: allocates the whole GPU (1 GiB steps)" "$(val allocated "$out")" $((14 * GIB))
+	docker start plain >/dev/null
+	agree "$env"
+done
+
+section "runc fails after registration"
+docker run -d --runtime cgpu --label cgpu.test=on --name broken -e ALIYUN_COM_GPU_MEM_CONTAINER=1 $IMAGE /no/such/program >"$W/out" 2>&1
+is "docker run fails" grep -q 'no such file or directory' "$W/out"
+eq "no instance left for it" "$(instances | grep -c "$(id_of broken)")" 0
+agree "runc failed"
+docker rm broken >/dev/null
+
+section "kill -9 of a container's processes"
+pid=$(holding gpu_test2 $((2 * GIB)))
+eq "2 GiB held in gpu_test2" "$(meminfo_free gpu_test2)" $((EIGHT - 2 * GIB))
+kill -9 "$pid"
+wait_for 30 sh -c "[ \"\$(sed -n 's/^Free: //p' $P/0/$(id_of gpu_test2)/meminfo)\" = $EIGHT ]"
+eq "SIGKILL of the holder returns its memory" "$(meminfo_free gpu_test2)" $EIGHT
+eq "no PID lines left" "$(grep -c ^PID: "$P/0/$(id_of gpu_test2)/meminfo")" 0
+eq "the GPU has it back too" "$(nvidia-smi --query-gpu=memory.used --format=csv,noheader)" "0 MiB"
+agree "holder killed"
+kill -9 "$(docker inspect -f '{{.State.Pid}}' plain)"
+wait_for 30 sh -c "[ \"\$(docker inspect -f '{{.State.Status}}' plain)\" = exited ]"
+eq "SIGKILL of plain's init: the container exited" "$(docker inspect -f '{{.State.Status}}' plain)" exited
+wait_for 30 sh -c "! ls -d $P/0/$(id_of plain) 2>/dev/null"
+agree "container killed"
+docker rm plain >/dev/null
+
+section "dockerd killed and started again with cGPU containers running (live-restore)"
+docker "${SPEC_RUN[@]}" --name gpu_test1 -e ALIYUN_COM_GPU_MEM_CONTAINER=6 -e ALIYUN_COM_GPU_MEM_DEV=15 $IMAGE >/dev/null
+pid=$(holding gpu_test1 $GIB)
+kill -9 "$(pidof dockerd)"
+sleep 1
+eq "instances while dockerd is down" "$(instances | wc -l)" 2
+/etc/init.d/docker start >/dev/null
+wait_for 120 docker version
+eq "both containers still run" "$(docker ps -q --filter label=cgpu.test=on | wc -l)" 2
+eq "gpu_test1 still holds its GiB" "$(meminfo_free gpu_test1)" $((SIX - GIB))
+loop=$(in gpu_test1 cudaprobe alloc-loop -c 64)
+eq "and is still refused past its budget" "$(val allocated "$loop")" $(((SIX - GIB) / CHUNK * CHUNK))
+agree "dockerd restarted"
+docker stop -t 1 gpu_test1 >/dev/null
+eq "docker stop after the restart unregisters" "$(instances | grep -c "$(id_of gpu_test1)")" 0
+agree "stopped after the restart"
+
+section "the module not loaded"
+docker rm -f gpu_test1 gpu_test2 >/dev/null
+rmmod cgpu_km
+docker run -d --runtime cgpu --label cgpu.test=on --name nomod -e ALIYUN_COM_GPU_MEM_CONTAINER=1 $IMAGE sleep 100 >"$W/out" 2>&1
+is "refused, saying how to load it" grep -q 'cgpu_km kernel module is not loaded (/proc/cgpu_km is missing): load it with `modprobe cgpu_km ngpus=1`' "$W/out"
+eq "the container stays Created" "$(docker inspect -f '{{.State.Status}}' nomod)" created
+docker cgpu run -d --name nomod2 -e ALIYUN_COM_GPU_MEM_CONTAINER=1 $IMAGE >"$W/out" 2>&1
+is "docker cgpu run refuses too" grep -q 'cgpu_km kernel module is not loaded' "$W/out"
+eq "a container that asks for no GPU memory still runs" "$(docker run --rm --runtime cgpu $IMAGE echo fine)" fine
+agree "no module"
+docker rm nomod >/dev/null
+modprobe cgpu_km
+agree "module loaded again"
+
+section "upgrade.sh (cold)"
+docker "${SPEC_RUN[@]}" --name busy -e ALIYUN_COM_GPU_MEM_CONTAINER=2 $IMAGE >/dev/null
+./upgrade.sh >"$W/out" 2>&1
+eq "refused while a container runs" "$?" 1
+is "naming it" grep -q "instance $(id_of busy) on GPU 0 (container busy)" "$W/out"
+docker rm -f busy >/dev/null
+cp -r kmod "$W/kmod-next"
+sed -i 's/0\.1\.0/0.1.1/' "$W/kmod-next/dkms.conf" "$W/kmod-next/cgpu.h"
+cp -r "$W/kmod-next" "$W/kmod-broken"
+sed -i 's/0\.1\.1/0.1.2/' "$W/kmod-broken/dkms.conf" "$W/kmod-broken/cgpu.h"
+echo 'cgpu_km-y += no_such_file.o' >>"$W/kmod-broken/Kbuild"
+./upgrade.sh --source "$W/kmod-broken" >"$W/out" 2>&1
+eq "a build that fails: exit status" "$?" 1
+is "says so" grep -q 'FAILED: building cgpu_km 0.1.2; cgpu_km 0.1.0 stays' "$W/out"
+eq "still loaded" "$(cat $P/version)" 0.1.0
+eq "DKMS as before" "$(dkms status cgpu_km | cut -d, -f1 | tr '\n' ' ')" "cgpu_km/0.1.0 "
+echo 2 >$P/0/policy
+echo 8 >$P/0/max_inst
+s=$(date +%s)
+./upgrade.sh --source "$W/kmod-next" >"$W/out" 2>&1
+rc=$?
+sed 's/^/  | /' "$W/out"
+eq "upgrade to 0.1.1 ($(($(date +%s) - s))s)" "$rc" 0
+eq "/proc/cgpu_km/version" "$(cat $P/version)" 0.1.1
+eq "settings carried over" "$(cat $P/0/policy) $(cat $P/0/max_inst)" "2 8"
+is "DKMS has 0.1.1 installed, nothing else" sh -c "[ \"\$(dkms status cgpu_km)\" = \"cgpu_km/0.1.1, $KVER, $(uname -m): installed\" ]"
+is "the old sources are gone" test ! -e /usr/src/cgpu_km-0.1.0
+docker cgpu run -d --label cgpu.test=on --name after -e ALIYUN_COM_GPU_MEM_CONTAINER=6 $IMAGE sleep 1000 >/dev/null
+eq "a container on the new module" "$(val cuda.total "$(in after cudaprobe meminfo)")" $SIX
+agree "after the upgrade"
+docker rm -f after >/dev/null
+./upgrade.sh --source "$W/kmod-next" >"$W/out" 2>&1
+is "the same version again is refused" grep -q 'cgpu_km 0.1.1 is installed already' "$W/out"
+
+section "install.sh --uninstall --restart-docker"
+./install.sh --uninstall --restart-docker >"$W/out" 2>&1
+rc=$?
+sed 's/^/  | /' "$W/out"
+eq "exit status" "$rc" 0
+is "no module" test ! -d /sys/module/cgpu_km
+is "no device" test ! -e /dev/cgpu
+is "no runtime in docker" sh -c "! docker info --format '{{json .Runtimes}}' | grep -q cgpu"
+eq "daemon.json: the user's settings" "$(jq -S . /etc/docker/daemon.json)" "$(jq -S . "$W/user-daemon.json")"
+snapshot "$W/uninstalled"
+is "no file left behind" diff <(names "$W/before") <(names "$W/uninstalled")
+diff <(names "$W/before") <(names "$W/uninstalled") | head -20
+
+section "a failed install leaves the node as it was"
+cp /etc/docker/daemon.json "$W/pre-rollback.json"
+mkdir -p "$W/tree/scripts" "$W/tree/libcgpu/build" "$W/tree/sim"
+cp -r install.sh bin "$W/tree/"
+cp -r sim/build "$W/tree/sim/"
+cp scripts/cgpu-lib.sh "$W/tree/scripts/"
+cp libcgpu/build/libcgpu.so "$W/tree/libcgpu/build/"
+cp -r kmod "$W/tree/kmod"
+echo 'cgpu_km-y += no_such_file.o' >>"$W/tree/kmod/Kbuild"
+"$W/tree/install.sh" --prebuilt --sim-gpus 1 >"$W/out" 2>&1
+rc=$?
+sed 's/^/  | /' "$W/out"
+eq "exit status" "$rc" 1
+is "the failed step is named" grep -q 'FAILED: building cgpu_km 0.1.0 through DKMS' "$W/out"
+is "what it changed is undone" grep -q 'the node is as it was before this run' "$W/out"
+is "daemon.json as it was" cmp /etc/docker/daemon.json "$W/pre-rollback.json"
+snapshot "$W/rolled-back"
+is "no file left behind" diff <(names "$W/before") <(names "$W/rolled-back")
+diff <(names "$W/before") <(names "$W/rolled-back") | head -20
+
+section "done"
+summary e2e

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole stack in the test VM: install.sh (cgpu_km through DKMS, the simulated GPU,
+# docker.io's own daemon.json), SPEC's two-container example through docker cgpu run and
+# plain docker run, the failure paths, upgrade.sh and install.sh --uninstall
+# (test/stack/e2e.sh). The VM fails on a dirty kernel log.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=1
+[ "$(id -u)" -eq 0 ] || { echo "70-vm-stack: needs root (QEMU, dockerd)" >&2; exit 1; }
+# Built here: Go under TCG would take longer than the whole suite (install.sh --prebuilt).
+make -s go sim libcgpu
+exec test/vm/run.sh --mem 3072 --timeout 1500 -- bash test/stack/e2e.sh
