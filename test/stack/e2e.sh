@@ -10,6 +10,10 @@ T0=$(date +%s)
 section() { echo "--- $* ($(($(date +%s) - T0))s)"; }
 W=$(mktemp -d /tmp/stack.XXXXXX)
 
+# The module's version, and two more for the upgrade: the next one and one that fails.
+VER=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' kmod/dkms.conf)
+NEXT=$(awk -F. '{print $1 "." $2 "." $3 + 1}' <<<"$VER")
+BROKEN=$(awk -F. '{print $1 "." $2 "." $3 + 2}' <<<"$VER")
 SIX=6337173913 EIGHT=8449565218 # 6 and 8 of 15 GiB of a 15109 MiB T4 (docs/contracts.md §1)
 GIB=$((1 << 30)) CHUNK=$((64 << 20))
 SPEC_RUN=(cgpu run -d -t --gpus all --shm-size=1g --ulimit memlock=-1 --ulimit stack=67108864
@@ -26,8 +30,8 @@ snapshot() {
 # names FILE: a snapshot's paths alone (files the loader and depmod rewrite keep their names).
 names() { awk '{print $1, $2}' "$1"; }
 
-# in CONTAINER COMMAND...: runs COMMAND in the container; its output.
-in() { docker exec "$@" 2>&1; }
+# inside CONTAINER COMMAND...: runs COMMAND in the container; its output.
+inside() { docker exec "$@" 2>&1; }
 
 # holding CONTAINER BYTES: starts a process in CONTAINER that allocates BYTES and keeps
 # them; prints its host PID once the kernel lists it in the container's meminfo.
@@ -67,13 +71,13 @@ rc=$?
 sed 's/^/  | /' "$W/install1"
 eq "install.sh exit status ($(($(date +%s) - s))s)" "$rc" 0
 [ "$rc" = 0 ] || { summary e2e; exit 1; }
-eq "module version" "$(cat $P/version)" 0.1.0
+eq "module version" "$(cat $P/version)" "$VER"
 eq "GPUs in the tree" "$(ls -d $P/[0-9]* | wc -l)" 1
 is "/dev/cgpu is a character device" test -c /dev/cgpu
 eq "loaded at boot" "$(cat /etc/modules-load.d/cgpu_km.conf) / $(cat /etc/modprobe.d/cgpu_km.conf)" "cgpu_km / options cgpu_km ngpus=1"
-is "DKMS has it installed" sh -c "dkms status cgpu_km | grep -q 'cgpu_km/0.1.0, $KVER, .*: installed'"
+is "DKMS has it installed" sh -c "dkms status cgpu_km | grep -q 'cgpu_km/$VER, $KVER, .*: installed'"
 eq "docker lists the runtime" "$(docker info --format '{{(index .Runtimes "cgpu").Path}}')" /usr/local/bin/cgpu-runtime
-eq "the user's daemon.json keys survive" "$(jq -S 'del(.runtimes)' /etc/docker/daemon.json)" "$(jq -S . "$W/user-daemon.json")"
+is "the user's daemon.json keys survive" cmp <(jq -S 'del(.runtimes)' /etc/docker/daemon.json) <(jq -S . "$W/user-daemon.json")
 is "backup kept" cmp /etc/docker/daemon.json.cgpu-backup "$W/user-daemon.json"
 eq "the host's nvidia-smi is the simulated T4" "$(nvidia-smi -L)" "GPU 0: Tesla T4 (UUID: GPU-c6a1d000-0000-4000-8000-000000000000)"
 is "docker cgpu is a docker command" sh -c "docker cgpu run --help | grep -q gpu-mem"
@@ -102,11 +106,11 @@ for x in "gpu_test1 $SIX 6043" "gpu_test2 $EIGHT 8058"; do
 	set -- $x
 	is "$1: /etc/ld.so.preload names libcgpu" sh -c "docker exec $1 cat /etc/ld.so.preload | grep -qx /usr/local/lib/cgpu/libcgpu.so"
 	is "$1: /dev/cgpu is there" docker exec "$1" test -c /dev/cgpu
-	mi=$(in "$1" cudaprobe meminfo)
+	mi=$(inside "$1" cudaprobe meminfo)
 	eq "$1: cuMemGetInfo total" "$(val cuda.total "$mi")" "$2"
 	eq "$1: NVML total" "$(val nvml.total "$mi")" "$2"
-	eq "$1: nvidia-smi" "$(in "$1" nvidia-smi | grep -o '[0-9]*MiB / [0-9]*MiB')" "0MiB / $3MiB"
-	loop=$(in "$1" cudaprobe alloc-loop -c 64)
+	eq "$1: nvidia-smi" "$(inside "$1" nvidia-smi | grep -o '[0-9]*MiB / [0-9]*MiB')" "0MiB / $3MiB"
+	loop=$(inside "$1" cudaprobe alloc-loop -c 64)
 	eq "$1: allocated in 64 MiB steps until refused" "$(val allocated "$loop")" $(($2 / CHUNK * CHUNK))
 	eq "$1: refused with" "$(val stop "$loop")" CUDA_ERROR_OUT_OF_MEMORY
 	eq "$1: kernel ledger (no process-local fallback)" "$(grep -c 'environment in this process' <<<"$loop")" 0
@@ -118,7 +122,7 @@ eq "meminfo of gpu_test1 lists the holder" "$(grep -c "^PID: $pid Mem: $GIB$" "$
 eq "the holder's host PID is cudaprobe" "$(cat /proc/$pid/comm 2>/dev/null)" cudaprobe
 is "in gpu_test1's cgroup" grep -q "$id1" "/proc/$pid/cgroup"
 eq "gpu_test1 Free" "$(meminfo_free gpu_test1)" $((SIX - GIB))
-eq "gpu_test1 sees the rest" "$(val cuda.free "$(in gpu_test1 cudaprobe meminfo)")" $((SIX - GIB))
+eq "gpu_test1 sees the rest" "$(val cuda.free "$(inside gpu_test1 cudaprobe meminfo)")" $((SIX - GIB))
 eq "gpu_test2 untouched" "$(meminfo_free gpu_test2)" $EIGHT
 eq "the node's nvidia-smi shows the GiB on the shared GPU" "$(nvidia-smi --query-gpu=memory.used --format=csv,noheader)" "1024 MiB"
 agree "two containers"
@@ -142,8 +146,8 @@ docker rm full >/dev/null
 section "plain docker run --runtime cgpu (no plugin) is enforced the same way"
 docker run -d -t --runtime cgpu --label cgpu.test=on --name plain -e ALIYUN_COM_GPU_MEM_CONTAINER=6 -e ALIYUN_COM_GPU_MEM_DEV=15 $IMAGE >/dev/null
 eq "memsize" "$(memsize plain)" $SIX
-eq "nvidia-smi" "$(in plain nvidia-smi | grep -o '[0-9]*MiB / [0-9]*MiB')" "0MiB / 6043MiB"
-loop=$(in plain cudaprobe alloc-loop -c 64)
+eq "nvidia-smi" "$(inside plain nvidia-smi | grep -o '[0-9]*MiB / [0-9]*MiB')" "0MiB / 6043MiB"
+loop=$(inside plain cudaprobe alloc-loop -c 64)
 eq "allocated until refused" "$(val allocated "$loop")" $((SIX / CHUNK * CHUNK))
 agree "plain run"
 
@@ -191,7 +195,7 @@ eq "instances while dockerd is down" "$(instances | wc -l)" 2
 wait_for 120 docker version
 eq "both containers still run" "$(docker ps -q --filter label=cgpu.test=on | wc -l)" 2
 eq "gpu_test1 still holds its GiB" "$(meminfo_free gpu_test1)" $((SIX - GIB))
-loop=$(in gpu_test1 cudaprobe alloc-loop -c 64)
+loop=$(inside gpu_test1 cudaprobe alloc-loop -c 64)
 eq "and is still refused past its budget" "$(val allocated "$loop")" $(((SIX - GIB) / CHUNK * CHUNK))
 agree "dockerd restarted"
 docker stop -t 1 gpu_test1 >/dev/null
@@ -213,38 +217,41 @@ modprobe cgpu_km
 agree "module loaded again"
 
 section "upgrade.sh (cold)"
+# The next version is the same sources under another number; the broken one fails at
+# once in Kbuild, before compiling anything.
+cp -r kmod "$W/kmod-next"
+sed -i "s/$VER/$NEXT/" "$W/kmod-next/dkms.conf" "$W/kmod-next/cgpu.h"
+cp -r "$W/kmod-next" "$W/kmod-broken"
+sed -i "s/$NEXT/$BROKEN/" "$W/kmod-broken/dkms.conf" "$W/kmod-broken/cgpu.h"
+echo '$(error broken on purpose by the cgpu stack test)' >>"$W/kmod-broken/Kbuild"
 docker "${SPEC_RUN[@]}" --name busy -e ALIYUN_COM_GPU_MEM_CONTAINER=2 $IMAGE >/dev/null
-./upgrade.sh >"$W/out" 2>&1
+./upgrade.sh --source "$W/kmod-next" >"$W/out" 2>&1
 eq "refused while a container runs" "$?" 1
 is "naming it" grep -q "instance $(id_of busy) on GPU 0 (container busy)" "$W/out"
 docker rm -f busy >/dev/null
-cp -r kmod "$W/kmod-next"
-sed -i 's/0\.1\.0/0.1.1/' "$W/kmod-next/dkms.conf" "$W/kmod-next/cgpu.h"
-cp -r "$W/kmod-next" "$W/kmod-broken"
-sed -i 's/0\.1\.1/0.1.2/' "$W/kmod-broken/dkms.conf" "$W/kmod-broken/cgpu.h"
-echo 'cgpu_km-y += no_such_file.o' >>"$W/kmod-broken/Kbuild"
 ./upgrade.sh --source "$W/kmod-broken" >"$W/out" 2>&1
 eq "a build that fails: exit status" "$?" 1
-is "says so" grep -q 'FAILED: building cgpu_km 0.1.2; cgpu_km 0.1.0 stays' "$W/out"
-eq "still loaded" "$(cat $P/version)" 0.1.0
-eq "DKMS as before" "$(dkms status cgpu_km | cut -d, -f1 | tr '\n' ' ')" "cgpu_km/0.1.0 "
+is "says so" grep -q "FAILED: building cgpu_km $BROKEN; cgpu_km $VER stays" "$W/out"
+eq "still loaded" "$(cat $P/version)" "$VER"
+eq "DKMS as before" "$(dkms status cgpu_km | cut -d, -f1 | tr '\n' ' ')" "cgpu_km/$VER "
+is "no sources of $BROKEN left" test ! -e "/usr/src/cgpu_km-$BROKEN"
 echo 2 >$P/0/policy
 echo 8 >$P/0/max_inst
 s=$(date +%s)
 ./upgrade.sh --source "$W/kmod-next" >"$W/out" 2>&1
 rc=$?
 sed 's/^/  | /' "$W/out"
-eq "upgrade to 0.1.1 ($(($(date +%s) - s))s)" "$rc" 0
-eq "/proc/cgpu_km/version" "$(cat $P/version)" 0.1.1
+eq "upgrade to $NEXT ($(($(date +%s) - s))s)" "$rc" 0
+eq "/proc/cgpu_km/version" "$(cat $P/version)" "$NEXT"
 eq "settings carried over" "$(cat $P/0/policy) $(cat $P/0/max_inst)" "2 8"
-is "DKMS has 0.1.1 installed, nothing else" sh -c "[ \"\$(dkms status cgpu_km)\" = \"cgpu_km/0.1.1, $KVER, $(uname -m): installed\" ]"
-is "the old sources are gone" test ! -e /usr/src/cgpu_km-0.1.0
+is "DKMS has $NEXT installed, nothing else" sh -c "[ \"\$(dkms status cgpu_km)\" = \"cgpu_km/$NEXT, $KVER, $(uname -m): installed\" ]"
+is "the old sources are gone" test ! -e "/usr/src/cgpu_km-$VER"
 docker cgpu run -d --label cgpu.test=on --name after -e ALIYUN_COM_GPU_MEM_CONTAINER=6 $IMAGE sleep 1000 >/dev/null
-eq "a container on the new module" "$(val cuda.total "$(in after cudaprobe meminfo)")" $SIX
+eq "a container on the new module" "$(val cuda.total "$(inside after cudaprobe meminfo)")" $SIX
 agree "after the upgrade"
 docker rm -f after >/dev/null
 ./upgrade.sh --source "$W/kmod-next" >"$W/out" 2>&1
-is "the same version again is refused" grep -q 'cgpu_km 0.1.1 is installed already' "$W/out"
+is "the same version again is refused" grep -q "cgpu_km $NEXT is installed already" "$W/out"
 
 section "install.sh --uninstall --restart-docker"
 ./install.sh --uninstall --restart-docker >"$W/out" 2>&1
@@ -254,7 +261,7 @@ eq "exit status" "$rc" 0
 is "no module" test ! -d /sys/module/cgpu_km
 is "no device" test ! -e /dev/cgpu
 is "no runtime in docker" sh -c "! docker info --format '{{json .Runtimes}}' | grep -q cgpu"
-eq "daemon.json: the user's settings" "$(jq -S . /etc/docker/daemon.json)" "$(jq -S . "$W/user-daemon.json")"
+is "daemon.json has the user's settings, and only those" cmp <(jq -S . /etc/docker/daemon.json) <(jq -S . "$W/user-daemon.json")
 snapshot "$W/uninstalled"
 is "no file left behind" diff <(names "$W/before") <(names "$W/uninstalled")
 diff <(names "$W/before") <(names "$W/uninstalled") | head -20
@@ -267,12 +274,12 @@ cp -r sim/build "$W/tree/sim/"
 cp scripts/cgpu-lib.sh "$W/tree/scripts/"
 cp libcgpu/build/libcgpu.so "$W/tree/libcgpu/build/"
 cp -r kmod "$W/tree/kmod"
-echo 'cgpu_km-y += no_such_file.o' >>"$W/tree/kmod/Kbuild"
+echo '$(error broken on purpose by the cgpu stack test)' >>"$W/tree/kmod/Kbuild"
 "$W/tree/install.sh" --prebuilt --sim-gpus 1 >"$W/out" 2>&1
 rc=$?
 sed 's/^/  | /' "$W/out"
 eq "exit status" "$rc" 1
-is "the failed step is named" grep -q 'FAILED: building cgpu_km 0.1.0 through DKMS' "$W/out"
+is "the failed step is named" grep -q "FAILED: building cgpu_km $VER through DKMS" "$W/out"
 is "what it changed is undone" grep -q 'the node is as it was before this run' "$W/out"
 is "daemon.json as it was" cmp /etc/docker/daemon.json "$W/pre-rollback.json"
 snapshot "$W/rolled-back"
