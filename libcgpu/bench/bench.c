@@ -8,7 +8,11 @@
  *   bench LIBCGPU_SO [CALLS_PER_BLOCK]
  *
  * Needs a GPU (simulated or real) and a budget in the environment (or the
- * process in a cgpu container, for the kernel ledger's cost).
+ * process in a cgpu container, for the kernel ledger's cost). On the
+ * simulated GPU it also times a kernel launch (a 0 ns kernel): in a cgpu
+ * container that is the compute gate's fast path with the slice held (the
+ * first launch waits for it; a lone busy container keeps it), elsewhere the
+ * hook's pass-through.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -21,6 +25,7 @@
 #define BLOCKS 201
 
 struct fns {
+	__typeof__(cuLaunchKernel) *launch;
 	__typeof__(cuStreamSynchronize) *sync;
 	__typeof__(cuMemAlloc_v2) *alloc;
 	__typeof__(cuMemFree_v2) *free;
@@ -43,6 +48,20 @@ static double time_sync(const struct fns *f, long n)
 	return (now_ns() - t0) / n;
 }
 
+static CUfunction sleep_ns;
+
+static double time_launch(const struct fns *f, long n)
+{
+	unsigned long long zero = 0;
+	void *params[] = { &zero };
+	double t0 = now_ns();
+
+	for (long i = 0; i < n; i++)
+		if (f->launch(sleep_ns, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL))
+			return -1;
+	return (now_ns() - t0) / n;
+}
+
 static double time_alloc(const struct fns *f, long n)
 {
 	CUdeviceptr p;
@@ -58,10 +77,11 @@ static double time_alloc(const struct fns *f, long n)
 
 static int load(void *h, struct fns *f)
 {
+	f->launch = (__typeof__(f->launch))dlsym(h, "cuLaunchKernel");
 	f->sync = (__typeof__(f->sync))dlsym(h, "cuStreamSynchronize");
 	f->alloc = (__typeof__(f->alloc))dlsym(h, "cuMemAlloc_v2");
 	f->free = (__typeof__(f->free))dlsym(h, "cuMemFree_v2");
-	return f->sync && f->alloc && f->free ? 0 : -1;
+	return f->launch && f->sync && f->alloc && f->free ? 0 : -1;
 }
 
 static int by_value(const void *a, const void *b)
@@ -113,7 +133,10 @@ int main(int argc, char **argv)
 	__typeof__(cuInit) *init;
 	__typeof__(cuDevicePrimaryCtxRetain) *retain;
 	__typeof__(cuCtxSetCurrent) *set;
+	__typeof__(cuModuleLoadData) *load_mod;
+	__typeof__(cuModuleGetFunction) *get_fn;
 	CUcontext ctx;
+	CUmodule mod;
 
 	if (!cuda || !hook || load(cuda, &direct) || load(hook, &hooked)) {
 		fprintf(stderr, "bench: %s\n", dlerror());
@@ -126,6 +149,12 @@ int main(int argc, char **argv)
 		return 2;
 	compare("pass-through (cuStreamSynchronize)", time_sync, &direct,
 		&hooked, n);
+	load_mod = (__typeof__(load_mod))dlsym(cuda, "cuModuleLoadData");
+	get_fn = (__typeof__(get_fn))dlsym(cuda, "cuModuleGetFunction");
+	/* Only the simulated driver has a sleep_ns kernel to launch. */
+	if (load_mod && get_fn && !load_mod(&mod, "x") && !get_fn(&sleep_ns, mod, "sleep_ns"))
+		compare("launch (cuLaunchKernel, 0 ns kernel)", time_launch, &direct,
+			&hooked, n);
 	compare("cuMemAlloc_v2 + cuMemFree_v2 1 MiB", time_alloc, &direct,
 		&hooked, n / 10);
 	return 0;

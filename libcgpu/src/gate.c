@@ -3,16 +3,17 @@
  * The compute gate (gate.h): the slow path, and one helper thread per GPU
  * that speaks to the kernel for the whole process.
  *
- * The helper sleeps until a thread wants to submit, then in SLICE_WAIT until
- * the container's slice comes; it publishes the grant's go word to the fast
- * path and sleeps in SLICE_WATCH while the status page shows that word
- * (renewals keep it). When the page changes (the deadline passed, high
- * priority cut the slice, the policy changed), it withdraws the word, waits
- * for the calls already past the check, drains this process's queued work
- * (cuCtxSynchronize on each context that submitted), and reports the slice's
- * end with the time it spanned and whether threads are waiting for more.
- * Only the helper makes scheduling system calls, so a process counts once,
- * however many threads submit.
+ * A thread that finds no slice asks the kernel itself (SLICE_WAIT; the
+ * others of the process wait for its answer), publishes the grant's go word
+ * to the fast path and hands the slice to the helper, so the grant reaches
+ * the submitting thread with one wakeup. The helper sleeps in SLICE_WATCH
+ * while the status page shows that word (renewals keep it). When the page
+ * changes (the deadline passed, high priority cut the slice, the policy
+ * changed), it withdraws the word, waits for the calls already past the
+ * check, drains this process's queued work (cuCtxSynchronize on each context
+ * that submitted), and reports the slice's end with the time it spanned and
+ * whether threads wait for more. The process's one /dev/cgpu file makes it
+ * one participant, however many threads submit.
  */
 #define _GNU_SOURCE
 #include "gate.h"
@@ -190,7 +191,11 @@ static void drain(struct gate *g)
 			REAL_CU(cuCtxSynchronize);
 }
 
-/* One slice: sleep through it, then stop, drain and report. 0 or an errno. */
+/*
+ * The end of one slice: sleep through it (renewals keep the go word), then
+ * stop the fast path, wait for the calls past it, drain and report. 0 or an
+ * errno.
+ */
 static int hold(struct gate *g, uint64_t go, uint64_t granted_at)
 {
 	struct cgpu_slice s = { 0 };
@@ -218,25 +223,21 @@ static int hold(struct gate *g, uint64_t go, uint64_t granted_at)
 static void *helper_main(void *arg)
 {
 	struct gate *g = arg;
-	struct cgpu_slice s;
+	uint64_t go, at;
 	int err;
 
 	for (;;) {
 		pthread_mutex_lock(&g->m);
-		while (!g->want)
+		while (!g->held)
 			pthread_cond_wait(&g->wanted, &g->m);
+		go = g->go;
+		at = g->granted_at;
 		pthread_mutex_unlock(&g->m);
-		do {
-			s = (struct cgpu_slice){ .timeout_ms = SLICE_TIMEOUT_MS };
-			err = slice_call(g, CGPU_IOC_SLICE_WAIT, &s);
-		} while (err == ETIMEDOUT);
-		if (!err) {
-			__atomic_store_n(&g->go, s.go, __ATOMIC_SEQ_CST);
-			pthread_mutex_lock(&g->m);
-			pthread_cond_broadcast(&g->granted);
-			pthread_mutex_unlock(&g->m);
-			err = hold(g, s.go, now_ns());
-		}
+		err = hold(g, go, at);
+		pthread_mutex_lock(&g->m);
+		g->held = 0;
+		pthread_cond_broadcast(&g->granted);
+		pthread_mutex_unlock(&g->m);
 		if (err) {
 			give_up(g, err);
 			return NULL;
@@ -245,7 +246,7 @@ static void *helper_main(void *arg)
 }
 
 /* Signals stay with the application's threads. Caller holds g->m. */
-static void start_helper(struct gate *g)
+static int start_helper(struct gate *g)
 {
 	sigset_t all, old;
 	pthread_attr_t a;
@@ -259,19 +260,48 @@ static void start_helper(struct gate *g)
 	err = pthread_create(&t, &a, helper_main, g);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&a);
-	if (err) {
-		cgpu_say_once(&said_off, "cgpu: compute slices on GPU %u: no helper thread (%s); GPU work is not gated",
-			      g->gpu, strerror(err));
-		g->off = 1;
-		return;
-	}
-	g->helper = 1;
+	g->helper = !err;
+	return err;
 }
 
 static int granted(struct gate *g)
 {
 	return __atomic_load_n(g->page_go, __ATOMIC_SEQ_CST) ==
 	       __atomic_load_n(&g->go, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * One thread asks the kernel (a process is one file, and the kernel takes
+ * one SLICE_WAIT per file at a time); it asks only once the helper has ended
+ * the previous slice, or the kernel would count the undrained slice as ended.
+ * Caller holds g->m; returns with it held.
+ */
+static void ask(struct gate *g)
+{
+	struct cgpu_slice s;
+	int err;
+
+	g->asking = 1;
+	pthread_mutex_unlock(&g->m);
+	do {
+		s = (struct cgpu_slice){ .timeout_ms = SLICE_TIMEOUT_MS };
+		err = slice_call(g, CGPU_IOC_SLICE_WAIT, &s);
+	} while (err == ETIMEDOUT);
+	pthread_mutex_lock(&g->m);
+	g->asking = 0;
+	if (!err && !g->helper)
+		err = start_helper(g);
+	if (err) {
+		pthread_mutex_unlock(&g->m);
+		give_up(g, err);
+		pthread_mutex_lock(&g->m);
+		return;
+	}
+	g->granted_at = now_ns();
+	__atomic_store_n(&g->go, s.go, __ATOMIC_SEQ_CST);
+	g->held = 1;
+	pthread_cond_signal(&g->wanted);
+	pthread_cond_broadcast(&g->granted);
 }
 
 /* Entered with this call counted in inflight, and without the slice. */
@@ -283,11 +313,12 @@ struct gate *gate_slow(struct gate *g)
 		__atomic_fetch_sub(&g->inflight, 1, __ATOMIC_SEQ_CST);
 		pthread_mutex_lock(&g->m);
 		g->want++;
-		if (!g->helper && !g->off)
-			start_helper(g);
-		pthread_cond_signal(&g->wanted);
-		while (!g->off && !granted(g))
-			pthread_cond_wait(&g->granted, &g->m);
+		while (!g->off && !granted(g)) {
+			if (!g->asking && !g->held)
+				ask(g);
+			else
+				pthread_cond_wait(&g->granted, &g->m);
+		}
 		g->want--;
 		off = g->off;
 		pthread_mutex_unlock(&g->m);

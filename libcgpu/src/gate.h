@@ -31,10 +31,13 @@ struct gate {
 	long inflight;			/* atomic: calls past the check, not returned */
 	/* The slow path's and the helper thread's, under m: */
 	pthread_mutex_t m;
-	pthread_cond_t granted;		/* a grant came, or gating ended */
-	pthread_cond_t wanted;		/* a thread waits for a grant */
+	pthread_cond_t granted;		/* a grant came, a slice ended, gating ended */
+	pthread_cond_t wanted;		/* the helper: a slice to see through */
 	unsigned gpu;			/* host GPU index */
 	int want;			/* threads waiting for a grant */
+	int asking;			/* a thread is in SLICE_WAIT */
+	int held;			/* a slice granted and not yet ended */
+	uint64_t granted_at;
 	int helper;			/* the helper thread runs */
 	int off;			/* gating ended (instance deleted, error) */
 	int nctx;

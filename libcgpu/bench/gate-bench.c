@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The launch fast path on the host, where no cgpu_km runs: libcgpu's own
+ * cuLaunchKernel hook and compute gate (src/hook_launch.c, src/gate.c,
+ * compiled in) against the simulated driver's cuLaunchKernel called
+ * directly, side by side in one process. The status page is a fixture: a
+ * memfd laid out as the kernel's page, mapped read-only by gate_init exactly
+ * as /dev/cgpu is, and the slice is marked held by writing the grant's go
+ * word, as the gate does when SLICE_WAIT returns. Figures, not a test.
+ *
+ *   gate-bench [CALLS_PER_BLOCK]     medians of 201 alternating blocks
+ *   gate-bench count CALLS           CALLS direct launches (loop_direct), then
+ *                                    CALLS through the gate (loop_hooked),
+ *                                    the latter between two write(2)s of
+ *                                    "begin"/"end" to stderr, for callgrind
+ *                                    and strace (test/suites/26-gate-host.sh)
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devmap.h"
+#include "gate.h"
+#include "ledger.h"
+
+/* What the rest of libcgpu provides the gate and the hooks with. */
+#define HOOK_CU(n, b, v, p) __typeof__(n) *real_##n;
+#define USE_CU(n) __typeof__(n) *real_##n;
+#define HOOK_NV(n) __typeof__(n) *real_##n;
+#define USE_NV(n) __typeof__(n) *real_##n;
+#include "hooks.def"
+
+int cgpu_cuda_ready(void)
+{
+	return 1;
+}
+
+void cgpu_say_once(int *said, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*said)
+		return;
+	*said = 1;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int devmap_cuda(CUdevice dev)
+{
+	return dev == 0 ? 0 : -1;
+}
+
+int ledger_kernel_fd(void)
+{
+	return -1;
+}
+
+#define BLOCKS 201
+#define LOAD(h, n) (real_##n = (__typeof__(real_##n))dlsym(h, #n))
+
+static unsigned long long zero;
+static void *params[] = { &zero };
+static CUfunction fn;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* A 0 ns kernel: the launch's own cost, nothing queued on the engine. */
+__attribute__((noinline)) static void loop_direct(long n)
+{
+	for (long i = 0; i < n; i++)
+		real_cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
+}
+
+__attribute__((noinline)) static void loop_hooked(long n)
+{
+	for (long i = 0; i < n; i++)
+		cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
+}
+
+static double timed(void (*loop)(long), long n)
+{
+	double t0 = now_ns();
+
+	loop(n);
+	return (now_ns() - t0) / n;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), by_value);
+	return v[n / 2];
+}
+
+static void setup(void)
+{
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	struct cgpu_query kq = { .gpu = 0, .sched_id = 1 };
+	struct cgpu_status_page *w;
+	__typeof__(cuInit) *init;
+	__typeof__(cuDevicePrimaryCtxRetain) *retain;
+	__typeof__(cuModuleLoadData) *load;
+	__typeof__(cuModuleGetFunction) *get;
+	CUcontext ctx;
+	CUmodule mod;
+	struct gate *g;
+	int fd;
+
+	if (!cuda || !LOAD(cuda, cuLaunchKernel) || !LOAD(cuda, cuCtxGetCurrent) ||
+	    !LOAD(cuda, cuCtxGetDevice) || !LOAD(cuda, cuCtxSetCurrent) ||
+	    !LOAD(cuda, cuCtxSynchronize)) {
+		fprintf(stderr, "gate-bench: %s\n", dlerror());
+		exit(2);
+	}
+	init = (__typeof__(init))dlsym(cuda, "cuInit");
+	retain = (__typeof__(retain))dlsym(cuda, "cuDevicePrimaryCtxRetain");
+	load = (__typeof__(load))dlsym(cuda, "cuModuleLoadData");
+	get = (__typeof__(get))dlsym(cuda, "cuModuleGetFunction");
+	if (!init || !retain || !load || !get || init(0) || retain(&ctx, 0) ||
+	    real_cuCtxSetCurrent(ctx) || load(&mod, "x") || get(&fn, mod, "sleep_ns"))
+		exit(2);
+	fd = memfd_create("cgpu-status-fixture", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, CGPU_STATUS_SIZE))
+		exit(2);
+	w = mmap(NULL, CGPU_STATUS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (w == MAP_FAILED)
+		exit(2);
+	w->abi_version = CGPU_ABI_VERSION;
+	w->ngpus = 1;
+	w->gpu[0].go = 5ULL << 32 | kq.sched_id;
+	gate_init(fd, &kq, 1);
+	g = gate_bind(ctx);
+	if (!g || gate_state != 1)
+		exit(2);
+	__atomic_store_n(&g->go, w->gpu[0].go, __ATOMIC_SEQ_CST);
+}
+
+int main(int argc, char **argv)
+{
+	double d[BLOCKS], h[BLOCKS], diff[BLOCKS];
+	long n;
+
+	setup();
+	if (argc == 3 && !strcmp(argv[1], "count")) {
+		n = atol(argv[2]);
+		loop_direct(n);
+		if (write(2, "begin\n", 6) != 6)
+			return 2;
+		loop_hooked(n);
+		if (write(2, "end\n", 4) != 4)
+			return 2;
+		return 0;
+	}
+	n = argc > 1 ? atol(argv[1]) : 2000;
+	for (int b = 0; b < BLOCKS; b++) {
+		if (b & 1) {
+			h[b] = timed(loop_hooked, n);
+			d[b] = timed(loop_direct, n);
+		} else {
+			d[b] = timed(loop_direct, n);
+			h[b] = timed(loop_hooked, n);
+		}
+		diff[b] = h[b] - d[b];
+	}
+	printf("launch, slice held (host, page fixture) direct %7.1f ns  hooked %7.1f ns  added %+6.1f ns  ratio %.3f\n",
+	       median(d, BLOCKS), median(h, BLOCKS), median(diff, BLOCKS),
+	       median(h, BLOCKS) / median(d, BLOCKS));
+	return 0;
+}
