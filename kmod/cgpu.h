@@ -73,6 +73,7 @@ struct cgpu_gpu {
 	u64 hold_grants;			/* sched_lock: the holder's grants then */
 	u32 open_serial;			/* sched_lock: policy 5's go word */
 	struct hrtimer timer;
+	u64 armed;				/* sched_lock: its expiry, CGS_NEVER: idle */
 	wait_queue_head_t wq;			/* SLICE_WAIT and SLICE_WATCH sleep here */
 	struct cgpu_sched_status *st;		/* this GPU's entry on the status page */
 };

@@ -98,6 +98,9 @@ static void cgpu_sched_update(struct cgpu_gpu *g, u64 now)
 		wake_up_all(&g->wq);
 	}
 	next = cgs_next_tick(&g->sched);
+	if (next == g->armed)
+		return;
+	g->armed = next;
 	if (next == CGS_NEVER) {
 		/* -1 (running) is fine: the callback decides again under the lock. */
 		hrtimer_try_to_cancel(&g->timer);
@@ -147,6 +150,7 @@ void cgpu_sched_gpu_init(struct cgpu_gpu *g)
 	g->st = &cgpu.status->gpu[g->index];
 	g->next_id = 1;
 	g->hold_slot = CGS_NONE;
+	g->armed = CGS_NEVER;
 	cgs_init(&g->sched, g->slots, CGPU_MAX_INST_MAX, now);
 	/* Values checked at load; every setting has its procfs default. */
 	cgs_set_timing(&g->sched, (u64)quantum_us * NSEC_PER_USEC,
@@ -324,6 +328,7 @@ static enum hrtimer_restart cgpu_sched_timer(struct hrtimer *t)
 	u64 now;
 
 	spin_lock_irqsave(&g->sched_lock, flags);
+	g->armed = CGS_NEVER;	/* fired: the next update arms it again */
 	now = ktime_get_ns();
 	cgs_tick(&g->sched, now);
 	cgpu_sched_update(g, now);

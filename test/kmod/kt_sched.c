@@ -13,6 +13,7 @@
  *   hold GPU                    take one slice and never end it; prints "holding"
  *                               then sleeps until killed
  *   wait GPU [TIMEOUT_MS]       one SLICE_WAIT (default 10000 ms); prints its errno
+ *                               and how long it took
  *   stat                        SCHED_STAT of slot 0 as key=value
  *   page GPU                    the status page's entry for GPU as key=value
  */
@@ -191,7 +192,11 @@ int kt_sched(int argc, char **argv)
 			.timeout_ms = argc - i == 2 ? (uint32_t)kt_num(argv[i + 1], 10001) : 10000,
 		};
 
-		printf("wait %s\n", kt_errname(slice_call(c.fd, CGPU_IOC_SLICE_WAIT, &s)));
+		uint64_t t0 = kt_now_ns();
+		int err = slice_call(c.fd, CGPU_IOC_SLICE_WAIT, &s);
+
+		printf("wait %s ms=%llu\n", kt_errname(err),
+		       (unsigned long long)((kt_now_ns() - t0) / 1000000));
 		return 0;
 	}
 	if (!strcmp(op, "stat") && argc == i)

@@ -50,7 +50,8 @@ ca=$(kv charged_ns "$("$KT" sched -c "$cgA" stat)") cb=$(kv charged_ns "$("$KT" 
 echo "held A $ha ns, B $hb ns: $(ratio "$hb" "$ha"); charged A $ca, B $cb: $(ratio "$cb" "$ca")"
 echo "A: $(cat "$W/a")"
 echo "B: $(cat "$W/b")"
-within "held B/A at 1:2" "$(ratio "$hb" "$ha")" 1.8 2.2
+# What the clients held includes TCG's wakeup latency at each grant (charged, not held).
+within "held B/A at 1:2" "$(ratio "$hb" "$ha")" 1.7 2.4
 within "charged B/A at 1:2" "$(ratio "$cb" "$ca")" 1.8 2.2
 within "the GPU held most of the time" "$(ratio $((ha + hb)) "$(kv wall_ns "$(cat "$W/a")")")" 0.85 1.0
 eq "page checks in A" "$(kv bad "$(cat "$W/a")")" 0
@@ -79,7 +80,8 @@ within "A held all the time" "$(share "$W/a")" 0.9 1.0
 within "B held all the time" "$(share "$W/b")" 0.9 1.0
 eq "no slice granted under policy 5" "$(kv grants "$("$KT" sched -c "$cgA" stat)")" "$ga"
 eq "weight 0 under policy 5" "$(wr $P/0/$a/weight 0)" OK
-eq "an instance without weight does not run" "$("$KT" sched -c "$cgA" wait 0 1000)" "wait ETIMEDOUT"
+r=$("$KT" sched -c "$cgA" wait 0 1000)
+eq "an instance without weight does not run" "${r% ms=*}" "wait ETIMEDOUT"
 eq "weight 1 again" "$(wr $P/0/$a/weight 1)" OK
 eq "policy 1" "$(wr $P/0/policy 1)" OK
 
@@ -92,9 +94,10 @@ hold() {
 }
 stop_hold() { { kill -9 "$(cat "$W/A.pid")"; wait; } 2>/dev/null; }
 waited() { # CGROUP: one SLICE_WAIT, prints "ERRNO MS"
-	local t0=$(date +%s%N) r
+	local r
 	r=$("$KT" sched -c "$1" wait 0)
-	echo "${r#wait } $((($(date +%s%N) - t0) / 1000000))"
+	r=${r#wait }
+	echo "${r%% ms=*} ${r##* ms=}"
 }
 
 echo "--- a holder that never ends its slice loses it after the grace period"
@@ -103,7 +106,7 @@ hold A "$cgA"
 r=$(waited "$cgB")
 echo "B waited: $r"
 eq "B got the slice" "${r% *}" OK
-within "after the grace period (ms)" "${r#* }" 1900 4000
+within "after the grace period (ms)" "${r#* }" 1900 3000
 eq "A's take-back counted" "$(kv takebacks "$("$KT" sched -c "$cgA" stat)")" $((tb + 1))
 stop_hold
 
@@ -114,7 +117,7 @@ r=$(waited "$cgB")
 stop_hold
 echo "B waited: $r"
 eq "B got the slice" "${r% *}" OK
-within "soon after the kill (ms)" "${r#* }" 300 1500
+within "soon after the kill (ms)" "${r#* }" 0 1000
 eq "no second take-back" "$(kv takebacks "$("$KT" sched -c "$cgA" stat)")" $((tb + 1))
 
 echo "--- an instance deleted while its process waits: the wait ends (ENOENT)"
@@ -124,9 +127,35 @@ bw=$!
 sleep 0.3
 eq "del B" "$(wr $P/inst_ctl "del 0 $B")" OK
 wait $bw
-eq "B's wait" "$(cat "$W/bw")" "wait ENOENT"
+r=$(cat "$W/bw")
+eq "B's wait" "${r% ms=*}" "wait ENOENT"
 stop_hold
 eq "del A" "$(wr $P/inst_ctl "del 0 $A")" OK
+unload || bad "rmmod"
+
+echo "--- high priority: the holder's slice is cut for it at once (1 s slices here)"
+load ngpus=1 quantum_us=1000000 grace_ms=2000 || { bad "insmod quantum_us=1000000"; finish; exit 1; }
+eq "add A" "$(wr $P/inst_ctl "add 0 $A memsize=$GIB")" OK
+eq "add B highprio" "$(wr $P/inst_ctl "add 0 $B memsize=$GIB highprio=1")" OK
+# waited_in_a: B's wait early in A's first 1 s slice (kt starts in a few 100 ms), into r.
+waited_in_a() {
+	"$KT" sched -c "$cgA" slice 0 2 0 >"$W/a" 2>&1 &
+	sleep 0.1
+	r=$(waited "$cgB")
+	wait
+	eq "A's client saw no bad page" "$(kv bad "$(cat "$W/a")")" 0
+}
+waited_in_a
+echo "B (high priority) waited: $r"
+eq "B got the slice" "${r% *}" OK
+within "without waiting out A's slice (ms)" "${r#* }" 0 150
+eq "B's slice was a priority one" "$(("$(kv prio_ns "$("$KT" sched -c "$cgB" stat)")" > 0))" 1
+eq "highprio 0" "$(wr $P/0/$b/highprio 0)" OK
+waited_in_a
+echo "B (normal) waited: $r"
+within "B now waits for the rest of A's slice (ms)" "${r#* }" 200 1000
+eq "del A" "$(wr $P/inst_ctl "del 0 $A")" OK
+eq "del B" "$(wr $P/inst_ctl "del 0 $B")" OK
 unload || bad "rmmod"
 
 echo "--- module parameters out of range refuse the load"
