@@ -145,14 +145,14 @@ sim_state() {
 	if [ -s "$SIM_STATE" ]; then
 		have=$(CGPU_SIM_STATE=$SIM_STATE "$SIMDIR/nvidia-smi" -L | grep -c '^GPU ' || true)
 		[ "$have" = "$ngpus" ] || fail "the simulated GPUs' state $SIM_STATE has $have GPU(s), not $ngpus: remove it while no CUDA program runs, then run again"
-		say "  unchanged  $SIM_STATE ($ngpus simulated GPUs)"
+		say "  unchanged  $SIM_STATE ($ngpus simulated GPU(s))"
 		return
 	fi
 	makedirs "$(dirname "$SIM_STATE")"
 	later "remove $SIM_STATE" "rm -f $(q "$SIM_STATE")"
 	try "creating the simulated GPUs' state" env CGPU_SIM_STATE="$SIM_STATE" CGPU_SIM_GPUS="$ngpus" \
 		CGPU_SIM_MEM_MIB="$sim_mem" "$SIMDIR/nvidia-smi" -L
-	say "  created    $SIM_STATE ($ngpus simulated GPUs)"
+	say "  created    $SIM_STATE ($ngpus simulated GPU(s))"
 }
 
 daemon_changed=0

@@ -9,22 +9,30 @@ T0=$(date +%s)
 step() { printf '\n=== %s (%ss)\n' "$*" "$(($(date +%s) - T0))"; }
 # show COMMAND...: prints the command as typed at a root prompt, then its output.
 show() {
-	echo "# $*"
+	local a line="#"
+	for a in "$@"; do
+		case "$a" in
+		*[!A-Za-z0-9_./=:,-]*) line+=" '$a'" ;;
+		*) line+=" $a" ;;
+		esac
+	done
+	echo "$line"
 	"$@" 2>&1 | sed 's/^/  /'
 }
 die() { echo "demo: $*" >&2; exit 1; }
 
 step "a node with docker.io running and no GPU"
 prep_node || die "docker did not start"
-show docker version --format 'docker {{.Server.Version}}'
+show docker version --format '{{.Server.Version}}'
 show cat /etc/docker/daemon.json
 
-step "install cgpu (install.sh; the module is built by DKMS, which takes a few minutes here)"
-echo "# ./install.sh --sim-gpus 1 --restart-docker"
+step "install cgpu (install.sh; DKMS builds the module, which takes a few minutes in this VM)"
+# --prebuilt: the Go tools, libcgpu and the simulator were built on the host by make.
+echo "# ./install.sh --prebuilt --sim-gpus 1 --restart-docker"
 ./install.sh --prebuilt --sim-gpus 1 --restart-docker 2>&1 | sed 's/^/  /'
 [ "${PIPESTATUS[0]}" = 0 ] || die "install.sh failed"
 show nvidia-smi
-show docker info --format 'runtimes: {{range $k, $v := .Runtimes}}{{$k}} {{end}}'
+show docker info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}'
 
 build_image >/dev/null || die "building the test image failed"
 
