@@ -178,16 +178,6 @@ docker_config() {
 	daemon_changed=1
 }
 
-# dkms_build: builds and installs the module for the running kernel; DKMS's own build log
-# is shown when the build fails.
-dkms_build() {
-	if ! dkms install -m $MOD -v "$version" -k "$KVER" >"$work/out" 2>&1; then
-		tail -n 15 "$work/out" | sed 's/^/    | /' >&2
-		tail -n 25 "/var/lib/dkms/$MOD/$version/build/make.log" 2>/dev/null | sed 's/^/    make.log| /' >&2
-		fail "building cgpu_km $version through DKMS for kernel $KVER"
-	fi
-}
-
 install_module() {
 	local src=/usr/src/$MOD-$version
 	say "building cgpu_km $version through DKMS for kernel $KVER:"
@@ -199,7 +189,7 @@ install_module() {
 			say "  unchanged  $src (built and installed for $KVER)"
 		else
 			later "uninstall cgpu_km $version from $KVER" "dkms uninstall -m $MOD -v $version -k $KVER"
-			dkms_build
+			dkms_make install "$version" "building cgpu_km $version through DKMS for kernel $KVER"
 			say "  installed  cgpu_km $version for $KVER"
 		fi
 		return
@@ -210,7 +200,7 @@ install_module() {
 	try "registering cgpu_km $version with DKMS" dkms add -m $MOD -v "$version"
 	later "remove cgpu_km $version from DKMS" "dkms remove -m $MOD -v $version --all"
 	say "  building   (this takes a while)"
-	dkms_build
+	dkms_make install "$version" "building cgpu_km $version through DKMS for kernel $KVER"
 	say "  installed  /lib/modules/$KVER/updates/dkms/$MOD.ko"
 }
 

@@ -73,11 +73,7 @@ try "copying the sources to /usr/src/$MOD-$new" cp -a "$work/src" "/usr/src/$MOD
 later "remove /usr/src/$MOD-$new" "rm -rf $(q "/usr/src/$MOD-$new")"
 try "registering cgpu_km $new with DKMS" dkms add -m $MOD -v "$new"
 later "remove cgpu_km $new from DKMS" "dkms remove -m $MOD -v $new --all"
-if ! dkms build -m $MOD -v "$new" -k "$KVER" >"$work/out" 2>&1; then
-	tail -n 15 "$work/out" | sed 's/^/    | /' >&2
-	tail -n 25 "/var/lib/dkms/$MOD/$new/build/make.log" 2>/dev/null | sed 's/^/    make.log| /' >&2
-	fail "building cgpu_km $new; cgpu_km $old stays"
-fi
+dkms_make build "$new" "building cgpu_km $new; cgpu_km $old stays"
 ko=$(find "/var/lib/dkms/$MOD/$new/$KVER" -name "$MOD.ko*" | head -1)
 [ -n "$ko" ] || fail "DKMS built no $MOD.ko for $new"
 say "  built      $ko"

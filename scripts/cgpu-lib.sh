@@ -150,6 +150,17 @@ check_source() {
 	[ "$v" = "$k" ] || fail "$1: dkms.conf says version $v but cgpu.h says $k"
 }
 
+# dkms_make COMMAND VERSION WHAT: runs `dkms COMMAND` (build or install) for the running
+# kernel; when it fails, shows the end of its output and of DKMS's make.log, then fails
+# with WHAT.
+dkms_make() {
+	if ! dkms "$1" -m $MOD -v "$2" -k "$KVER" >"$work/out" 2>&1; then
+		tail -n 15 "$work/out" | sed 's/^/    | /' >&2
+		tail -n 25 "/var/lib/dkms/$MOD/$2/build/make.log" 2>/dev/null | sed 's/^/    make.log| /' >&2
+		fail "$3"
+	fi
+}
+
 dkms_versions() { dkms status -m "$MOD" 2>/dev/null | sed -n "s|^$MOD/\([^,:]*\)[,:].*|\1|p" | sort -u; }
 dkms_installed() { dkms status -m "$MOD" -v "$1" -k "$KVER" 2>/dev/null | grep -q ': installed'; }
 

@@ -85,8 +85,10 @@ is "docker cgpu is a docker command" sh -c "docker cgpu run --help | grep -q gpu
 section "install.sh a second time changes nothing"
 snapshot "$W/installed"
 dpid=$(pidof dockerd)
+s=$(date +%s)
 ./install.sh --prebuilt --sim-gpus 1 --restart-docker >"$W/install2" 2>&1
-eq "exit status" "$?" 0
+rc=$?
+eq "exit status ($(($(date +%s) - s))s)" "$rc" 0
 eq "steps that changed something" "$(grep -cE '^install\.sh:   (installed|replaced|created|backup|building|loaded|restart)' "$W/install2")" 0
 is "every step said unchanged" sh -c "[ \$(grep -c '   unchanged  ' $W/install2) -ge 14 ]"
 snapshot "$W/installed2"
@@ -219,7 +221,7 @@ agree "module loaded again"
 section "upgrade.sh (cold)"
 # The next version is the same sources under another number; the broken one fails at
 # once in Kbuild, before compiling anything.
-cp -r kmod "$W/kmod-next"
+(me=e2e && source scripts/cgpu-lib.sh && stage_source kmod "$W/kmod-next")
 sed -i "s/$VER/$NEXT/" "$W/kmod-next/dkms.conf" "$W/kmod-next/cgpu.h"
 cp -r "$W/kmod-next" "$W/kmod-broken"
 sed -i "s/$NEXT/$BROKEN/" "$W/kmod-broken/dkms.conf" "$W/kmod-broken/cgpu.h"
@@ -229,8 +231,10 @@ docker "${SPEC_RUN[@]}" --name busy -e ALIYUN_COM_GPU_MEM_CONTAINER=2 $IMAGE >/d
 eq "refused while a container runs" "$?" 1
 is "naming it" grep -q "instance $(id_of busy) on GPU 0 (container busy)" "$W/out"
 docker rm -f busy >/dev/null
+s=$(date +%s)
 ./upgrade.sh --source "$W/kmod-broken" >"$W/out" 2>&1
-eq "a build that fails: exit status" "$?" 1
+rc=$?
+eq "a build that fails: exit status ($(($(date +%s) - s))s)" "$rc" 1
 is "says so" grep -q "FAILED: building cgpu_km $BROKEN; cgpu_km $VER stays" "$W/out"
 eq "still loaded" "$(cat $P/version)" "$VER"
 eq "DKMS as before" "$(dkms status cgpu_km | cut -d, -f1 | tr '\n' ' ')" "cgpu_km/$VER "
@@ -254,10 +258,11 @@ docker rm -f after >/dev/null
 is "the same version again is refused" grep -q "cgpu_km $NEXT is installed already" "$W/out"
 
 section "install.sh --uninstall --restart-docker"
+s=$(date +%s)
 ./install.sh --uninstall --restart-docker >"$W/out" 2>&1
 rc=$?
 sed 's/^/  | /' "$W/out"
-eq "exit status" "$rc" 0
+eq "exit status ($(($(date +%s) - s))s)" "$rc" 0
 is "no module" test ! -d /sys/module/cgpu_km
 is "no device" test ! -e /dev/cgpu
 is "no runtime in docker" sh -c "! docker info --format '{{json .Runtimes}}' | grep -q cgpu"
@@ -275,10 +280,11 @@ cp scripts/cgpu-lib.sh "$W/tree/scripts/"
 cp libcgpu/build/libcgpu.so "$W/tree/libcgpu/build/"
 cp -r kmod "$W/tree/kmod"
 echo '$(error broken on purpose by the cgpu stack test)' >>"$W/tree/kmod/Kbuild"
+s=$(date +%s)
 "$W/tree/install.sh" --prebuilt --sim-gpus 1 >"$W/out" 2>&1
 rc=$?
 sed 's/^/  | /' "$W/out"
-eq "exit status" "$rc" 1
+eq "exit status ($(($(date +%s) - s))s)" "$rc" 1
 is "the failed step is named" grep -q "FAILED: building cgpu_km $VER through DKMS" "$W/out"
 is "what it changed is undone" grep -q 'the node is as it was before this run' "$W/out"
 is "daemon.json as it was" cmp /etc/docker/daemon.json "$W/pre-rollback.json"

@@ -19,6 +19,9 @@ prep_node() {
 	mount -t tmpfs -o mode=0755 modules "/lib/modules/$KVER/kernel"
 	# The init script mounts cgroup v1 hierarchies unless fstab names a cgroup file system.
 	echo "cgroup2 /sys/fs/cgroup cgroup2 defaults 0 0" >>/etc/fstab
+	# The VM's docker starts empty, whatever the machine's own docker keeps.
+	mount -t tmpfs -o mode=0711 docker /var/lib/docker 2>/dev/null ||
+		{ mkdir -p /var/lib/docker && mount -t tmpfs -o mode=0711 docker /var/lib/docker; }
 	mkdir -p /etc/docker
 	cat >/etc/docker/daemon.json <<'EOT'
 {
