@@ -18,11 +18,9 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "blocks.h"
 #include "cgpu_cuda.h"
-
-#define BLOCKS 201
 
 struct fns {
 	__typeof__(cuLaunchKernel) *launch;
@@ -31,16 +29,9 @@ struct fns {
 	__typeof__(cuMemFree_v2) *free;
 };
 
-static double now_ns(void)
+static double time_sync(const void *arg, long n)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static double time_sync(const struct fns *f, long n)
-{
+	const struct fns *f = arg;
 	double t0 = now_ns();
 
 	for (long i = 0; i < n; i++)
@@ -50,8 +41,9 @@ static double time_sync(const struct fns *f, long n)
 
 static CUfunction sleep_ns;
 
-static double time_launch(const struct fns *f, long n)
+static double time_launch(const void *arg, long n)
 {
+	const struct fns *f = arg;
 	unsigned long long zero = 0;
 	void *params[] = { &zero };
 	double t0 = now_ns();
@@ -62,8 +54,9 @@ static double time_launch(const struct fns *f, long n)
 	return (now_ns() - t0) / n;
 }
 
-static double time_alloc(const struct fns *f, long n)
+static double time_alloc(const void *arg, long n)
 {
+	const struct fns *f = arg;
 	CUdeviceptr p;
 	double t0 = now_ns();
 
@@ -84,44 +77,17 @@ static int load(void *h, struct fns *f)
 	return f->launch && f->sync && f->alloc && f->free ? 0 : -1;
 }
 
-static int by_value(const void *a, const void *b)
+static void compare(const char *what, block_fn run, const struct fns *direct,
+		    const struct fns *hooked, long n)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	struct blocks r;
 
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), by_value);
-	return v[n / 2];
-}
-
-/* Short blocks of each, alternating which goes first, so load from other
- * processes falls on both alike; medians of the blocks and of the
- * block-by-block differences. */
-static void compare(const char *what, double (*run)(const struct fns *, long),
-		    const struct fns *direct, const struct fns *hooked, long n)
-{
-	double d[BLOCKS], h[BLOCKS], diff[BLOCKS];
-
-	for (int b = 0; b < BLOCKS; b++) {
-		if (b & 1) {
-			h[b] = run(hooked, n);
-			d[b] = run(direct, n);
-		} else {
-			d[b] = run(direct, n);
-			h[b] = run(hooked, n);
-		}
-		if (d[b] < 0 || h[b] < 0) {
-			printf("%-34s failed (budget too small?)\n", what);
-			return;
-		}
-		diff[b] = h[b] - d[b];
+	if (blocks_run(run, direct, hooked, n, &r)) {
+		printf("%-34s failed (budget too small?)\n", what);
+		return;
 	}
 	printf("%-34s direct %9.1f ns  hooked %9.1f ns  added %+8.1f ns  ratio %.3f\n",
-	       what, median(d, BLOCKS), median(h, BLOCKS), median(diff, BLOCKS),
-	       median(h, BLOCKS) / median(d, BLOCKS));
+	       what, r.direct, r.hooked, r.added, r.hooked / r.direct);
 }
 
 int main(int argc, char **argv)

@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "blocks.h"
 #include "devmap.h"
 #include "gate.h"
 #include "ledger.h"
@@ -64,20 +64,11 @@ int ledger_kernel_fd(void)
 	return -1;
 }
 
-#define BLOCKS 201
 #define LOAD(h, n) (real_##n = (__typeof__(real_##n))dlsym(h, #n))
 
 static unsigned long long zero;
 static void *params[] = { &zero };
 static CUfunction fn;
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 /* A 0 ns kernel: the launch's own cost, nothing queued on the engine. */
 __attribute__((noinline)) static void loop_direct(long n)
@@ -92,25 +83,12 @@ __attribute__((noinline)) static void loop_hooked(long n)
 		cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
 }
 
-static double timed(void (*loop)(long), long n)
+static double timed(const void *loop, long n)
 {
 	double t0 = now_ns();
 
-	loop(n);
+	((void (*)(long))loop)(n);
 	return (now_ns() - t0) / n;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), by_value);
-	return v[n / 2];
 }
 
 static void setup(void)
@@ -158,7 +136,7 @@ static void setup(void)
 
 int main(int argc, char **argv)
 {
-	double d[BLOCKS], h[BLOCKS], diff[BLOCKS];
+	struct blocks r;
 	long n;
 
 	setup();
@@ -173,18 +151,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	n = argc > 1 ? atol(argv[1]) : 2000;
-	for (int b = 0; b < BLOCKS; b++) {
-		if (b & 1) {
-			h[b] = timed(loop_hooked, n);
-			d[b] = timed(loop_direct, n);
-		} else {
-			d[b] = timed(loop_direct, n);
-			h[b] = timed(loop_hooked, n);
-		}
-		diff[b] = h[b] - d[b];
-	}
+	blocks_run(timed, (const void *)loop_direct, (const void *)loop_hooked, n, &r);
 	printf("launch, slice held (host, page fixture) direct %7.1f ns  hooked %7.1f ns  added %+6.1f ns  ratio %.3f\n",
-	       median(d, BLOCKS), median(h, BLOCKS), median(diff, BLOCKS),
-	       median(h, BLOCKS) / median(d, BLOCKS));
+	       r.direct, r.hooked, r.added, r.hooked / r.direct);
 	return 0;
 }

@@ -4,19 +4,8 @@
 # two containers of 6 and 8 GiB on one 15 GiB simulated T4, each a cgroup named as
 # Docker's systemd driver names it, every CUDA process in it with libcgpu preloaded.
 set -uo pipefail
-SIM=$PWD/sim/build
-HOOK=$PWD/libcgpu/build
-P=/proc/cgpu_km
-CG=/sys/fs/cgroup
-W=$(mktemp -d /tmp/libcgpu-vm.XXXXXX)
-export LD_LIBRARY_PATH=$SIM CGPU_SIM_STATE=$W/sim-state CGPU_SIM_GPUS=1 \
-	CGPU_SIM_MEM_MIB=15109 CGPU_TEST_SMI=$SIM/nvidia-smi
-unset CGPU_DISABLE CGPU_MEM_LIMIT_BYTES ALIYUN_COM_GPU_MEM_CONTAINER \
-	ALIYUN_COM_GPU_MEM_DEV CUDA_VISIBLE_DEVICES NVIDIA_VISIBLE_DEVICES
-fails=0 checks=0
-ok() { checks=$((checks + 1)); }
-bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*"; }
-eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
+source libcgpu/tests/vm-lib.sh
+export CGPU_SIM_MEM_MIB=15109 CGPU_TEST_SMI=$SIM/nvidia-smi
 # val KEY FILE: a key=value line of cudaprobe's output.
 val() { sed -n "s/^$1=//p" "$2" | head -1; }
 
@@ -35,13 +24,6 @@ for x in "$A $SIX" "$B $EIGHT" "$C $ONE" "$D $SMALL"; do
 	echo "add 0 $1 memsize=$2 uuid=$UUID" >$P/inst_ctl || bad "inst_ctl add $1"
 done
 
-# in_ctr ID CMD...: runs CMD in container ID's cgroup with libcgpu preloaded.
-in_ctr() {
-	local id=$1
-	shift
-	sh -c 'echo $$ >"$0/cgroup.procs" && exec env LD_PRELOAD="$@"' \
-		"$CG/system.slice/docker-$id.scope" "$HOOK/libcgpu.so" "$@"
-}
 # bg NAME ID CMD...: like in_ctr, in the background; waits for cudaprobe's
 # "holding pid=PID" and keeps PID in $W/NAME.pid.
 bg() {

@@ -5,20 +5,9 @@
 # driver names them) running GPU work (libcgpu/tests/sched-load.c). The GPU work each
 # container gets is measured on the simulated device, not read from the scheduler.
 set -uo pipefail
-SIM=$PWD/sim/build
-HOOK=$PWD/libcgpu/build
+source libcgpu/tests/vm-lib.sh
 KT=$PWD/test/kmod/build/kt
 LOAD=$HOOK/sched-load
-P=/proc/cgpu_km
-CG=/sys/fs/cgroup
-W=$(mktemp -d /tmp/vm-sched.XXXXXX)
-export LD_LIBRARY_PATH=$SIM CGPU_SIM_STATE=$W/sim-state CGPU_SIM_GPUS=1
-unset CGPU_DISABLE CGPU_MEM_LIMIT_BYTES ALIYUN_COM_GPU_MEM_CONTAINER \
-	ALIYUN_COM_GPU_MEM_DEV CUDA_VISIBLE_DEVICES NVIDIA_VISIBLE_DEVICES
-fails=0 checks=0
-ok() { checks=$((checks + 1)); }
-bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*"; }
-eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
 within() {
 	if awk -v v="$2" -v l="$3" -v h="$4" 'BEGIN { exit !(v >= l && v <= h) }'; then ok
 	else bad "$1: $2 not in [$3, $4]"; fi
@@ -30,12 +19,6 @@ A=$(printf sched-a | sha256sum | cut -c1-64)
 B=$(printf sched-b | sha256sum | cut -c1-64)
 cgA=$CG/system.slice/docker-$A.scope cgB=$CG/system.slice/docker-$B.scope
 mkdir -p "$cgA" "$cgB"
-# in_ctr CGROUP CMD...: CMD in the container's cgroup with libcgpu preloaded.
-in_ctr() {
-	local cg=$1
-	shift
-	sh -c 'echo $$ >"$0/cgroup.procs" && exec env LD_PRELOAD="$@"' "$cg" "$HOOK/libcgpu.so" "$@"
-}
 stat_of() { "$KT" sched -c "$1" stat; }
 # up [PARAM=VALUE...]: the module with both containers, A at weight 1, B at weight 2.
 up() {

@@ -168,30 +168,37 @@ static int valid_range(CUdeviceptr p, size_t n)
 	       n <= v.bytes;
 }
 
+/* A copy's bytes, once r says the stream or context is ready for them. */
+static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUresult r)
+{
+	if (r)
+		return r;
+	if (!src || !valid_range(dst, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy((void *)(uintptr_t)dst, src, n);
+	return CUDA_SUCCESS;
+}
+
+static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUresult r)
+{
+	if (r)
+		return r;
+	if (!dst || !valid_range(src, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(dst, (const void *)(uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
 SIM_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost,
 				 size_t ByteCount)
 {
-	CUresult r = sync_ctx();
-
-	if (r)
-		return r;
-	if (!srcHost || !valid_range(dstDevice, ByteCount))
-		return CUDA_ERROR_INVALID_VALUE;
-	memcpy((void *)(uintptr_t)dstDevice, srcHost, ByteCount);
-	return CUDA_SUCCESS;
+	return htod(dstDevice, srcHost, ByteCount, sync_ctx());
 }
 
 SIM_API CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice,
 				 size_t ByteCount)
 {
-	CUresult r = sync_ctx();
-
-	if (r)
-		return r;
-	if (!dstHost || !valid_range(srcDevice, ByteCount))
-		return CUDA_ERROR_INVALID_VALUE;
-	memcpy(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount);
-	return CUDA_SUCCESS;
+	return dtoh(dstHost, srcDevice, ByteCount, sync_ctx());
 }
 
 SIM_API CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc,
@@ -238,27 +245,13 @@ SIM_API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
 SIM_API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost,
 				      size_t ByteCount, CUstream hStream)
 {
-	CUresult r = async_check(hStream);
-
-	if (r)
-		return r;
-	if (!srcHost || !valid_range(dstDevice, ByteCount))
-		return CUDA_ERROR_INVALID_VALUE;
-	memcpy((void *)(uintptr_t)dstDevice, srcHost, ByteCount);
-	return CUDA_SUCCESS;
+	return htod(dstDevice, srcHost, ByteCount, async_check(hStream));
 }
 
 SIM_API CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice,
 				      size_t ByteCount, CUstream hStream)
 {
-	CUresult r = async_check(hStream);
-
-	if (r)
-		return r;
-	if (!dstHost || !valid_range(srcDevice, ByteCount))
-		return CUDA_ERROR_INVALID_VALUE;
-	memcpy(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount);
-	return CUDA_SUCCESS;
+	return dtoh(dstHost, srcDevice, ByteCount, async_check(hStream));
 }
 
 SIM_API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,

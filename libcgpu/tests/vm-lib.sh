@@ -1,0 +1,23 @@
+# Shared by libcgpu's scripts in the test VM (sourced, as root from the repo root):
+# paths, a clean environment for the simulated GPU, the check helpers, in_ctr.
+SIM=$PWD/sim/build
+HOOK=$PWD/libcgpu/build
+P=/proc/cgpu_km
+CG=/sys/fs/cgroup
+W=$(mktemp -d /tmp/libcgpu-vm.XXXXXX)
+export LD_LIBRARY_PATH=$SIM CGPU_SIM_STATE=$W/sim-state CGPU_SIM_GPUS=1
+unset CGPU_DISABLE CGPU_MEM_LIMIT_BYTES ALIYUN_COM_GPU_MEM_CONTAINER \
+	ALIYUN_COM_GPU_MEM_DEV CUDA_VISIBLE_DEVICES NVIDIA_VISIBLE_DEVICES
+fails=0 checks=0
+ok() { checks=$((checks + 1)); }
+bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*"; }
+eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
+
+# in_ctr CONTAINER CMD...: CMD in the container's cgroup (a path, or a container id
+# whose cgroup Docker's systemd driver would make) with libcgpu preloaded.
+in_ctr() {
+	local cg=$1
+	shift
+	case $cg in /*) ;; *) cg=$CG/system.slice/docker-$cg.scope ;; esac
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec env LD_PRELOAD="$@"' "$cg" "$HOOK/libcgpu.so" "$@"
+}
