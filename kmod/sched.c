@@ -383,7 +383,8 @@ static int cgpu_slice_wait(struct cgpu_slot *s, struct cgpu_slice *a)
 	spin_lock_irqsave(&g->sched_lock, flags);
 	if (s->in_wait)
 		err = -EBUSY;
-	s->in_wait = true;
+	else
+		s->in_wait = true;
 	spin_unlock_irqrestore(&g->sched_lock, flags);
 	if (err)
 		return err;

@@ -42,7 +42,7 @@ static struct gate gates[CGPU_MAX_GPUS];
 static unsigned ngates;
 static int gate_fd = -1;
 static const struct cgpu_status_page *page;
-static int said_old, said_map, said_off;
+static int said_old, said_map, said_off, said_long;
 
 static uint64_t now_ns(void)
 {
@@ -283,10 +283,17 @@ static void ask(struct gate *g)
 
 	g->asking = 1;
 	pthread_mutex_unlock(&g->m);
-	do {
+	for (int waited = 1;; waited++) {
 		s = (struct cgpu_slice){ .timeout_ms = SLICE_TIMEOUT_MS };
 		err = slice_call(g, CGPU_IOC_SLICE_WAIT, &s);
-	} while (err == ETIMEDOUT);
+		if (err != ETIMEDOUT)
+			break;
+		/* Far past any share's turn: most likely no share at all. */
+		if (waited * SLICE_TIMEOUT_MS == 10000)
+			cgpu_say_once(&said_long,
+				      "cgpu: GPU %u: no compute slice for this container in 10 s (is its weight 0?); still waiting",
+				      g->gpu);
+	}
 	pthread_mutex_lock(&g->m);
 	g->asking = 0;
 	if (!err && !g->helper)

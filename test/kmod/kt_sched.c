@@ -12,8 +12,9 @@
  *                               own wall time
  *   hold GPU                    take one slice and never end it; prints "holding"
  *                               then sleeps until killed
- *   wait GPU [TIMEOUT_MS]       one SLICE_WAIT (default 10000 ms); prints its errno
- *                               and how long it took
+ *   wait GPU [TIMEOUT_MS]       one SLICE_WAIT (default 10000 ms); prints its errno,
+ *                               how long it took and how long another holder's slice
+ *                               had left when it began (left_ms, -1 if none)
  *   stat                        SCHED_STAT of slot 0 as key=value
  *   page GPU                    the status page's entry for GPU as key=value
  */
@@ -192,11 +193,14 @@ int kt_sched(int argc, char **argv)
 			.timeout_ms = argc - i == 2 ? (uint32_t)kt_num(argv[i + 1], 10001) : 10000,
 		};
 
-		uint64_t t0 = kt_now_ns();
+		const volatile struct cgpu_sched_status *st = &c.page->gpu[s.gpu];
+		uint64_t t0 = kt_now_ns(), deadline = st->deadline;
+		uint32_t holder = st->holder;
 		int err = slice_call(c.fd, CGPU_IOC_SLICE_WAIT, &s);
 
-		printf("wait %s ms=%llu\n", kt_errname(err),
-		       (unsigned long long)((kt_now_ns() - t0) / 1000000));
+		printf("wait %s ms=%llu left_ms=%lld\n", kt_errname(err),
+		       (unsigned long long)((kt_now_ns() - t0) / 1000000),
+		       holder && holder != c.id ? (long long)(deadline - t0) / 1000000 : -1LL);
 		return 0;
 	}
 	if (!strcmp(op, "stat") && argc == i)
