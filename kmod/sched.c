@@ -49,8 +49,6 @@ static u64 cgpu_go(struct cgpu_gpu *g, u64 now)
 	return (u64)g->hold << 32 | g->slot_inst[h]->sched_id;
 }
 
-static enum hrtimer_restart cgpu_sched_timer(struct hrtimer *t);
-
 static void cgpu_publish(struct cgpu_gpu *g, u64 go)
 {
 	struct cgpu_sched_status *st = g->st;
@@ -111,7 +109,6 @@ static void cgpu_sched_update(struct cgpu_gpu *g, u64 now)
 		      HRTIMER_MODE_ABS);
 }
 
-
 int cgpu_sched_init(unsigned int ngpus)
 {
 	u64 q = (u64)quantum_us * NSEC_PER_USEC, gr = (u64)grace_ms * NSEC_PER_MSEC;
@@ -138,6 +135,8 @@ void cgpu_sched_exit(void)
 	atomic_dec(&cgpu.live);
 	cgpu.status = NULL;
 }
+
+static enum hrtimer_restart cgpu_sched_timer(struct hrtimer *t);
 
 void cgpu_sched_gpu_init(struct cgpu_gpu *g)
 {

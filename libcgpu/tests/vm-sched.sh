@@ -116,15 +116,15 @@ within "lone container's share of the GPU" "$lone" 0.9 1.0
 
 echo "--- policy 2 -> 5 at run time: slicing stops"
 echo 2 >$P/0/policy
-in_ctr "$cgA" "$LOAD" $RUN >"$W/a" 2>&1 &
-in_ctr "$cgB" "$LOAD" $RUN >"$W/b" 2>&1 &
+in_ctr "$cgA" "$LOAD" run 15 1000 8 >"$W/a" 2>&1 &
+in_ctr "$cgB" "$LOAD" run 15 1000 8 >"$W/b" 2>&1 &
 sleep 1
 t0=$("$LOAD" now)
-sleep 4
+sleep 6
 t1=$("$LOAD" now)
 echo 5 >$P/0/policy
 ga=$(kv grants "$(stat_of "$cgA")") gb=$(kv grants "$(stat_of "$cgB")")
-sleep 4
+sleep 5
 t2=$("$LOAD" now)
 wait
 r2=$(ratio "$(work_between "$W/b" "$t0" "$t1")" "$(work_between "$W/a" "$t0" "$t1")")
@@ -137,10 +137,12 @@ eq "no slice granted to B under policy 5" "$(kv grants "$(stat_of "$cgB")")" "$g
 
 echo "--- a container stopped while it holds the GPU does not stall the other"
 echo 1 >$P/0/policy
-in_ctr "$cgA" "$LOAD" $RUN >"$W/a" 2>&1 &
-in_ctr "$cgB" "$LOAD" $RUN >"$W/b" 2>&1 &
+# Long runs, ended by the script: finding A holding takes a kt start per try.
+in_ctr "$cgA" "$LOAD" run 60 1000 8 >"$W/a" 2>&1 &
+in_ctr "$cgB" "$LOAD" run 60 1000 8 >"$W/b" 2>&1 &
 sleep 2
 pa=$(cat "$cgA/cgroup.procs")	# sched-load alone (sh and env exec it)
+pb=$(cat "$cgB/cgroup.procs")
 tb=$(kv takebacks "$(stat_of "$cgA")")
 held=0
 for i in $(seq 1 100); do
@@ -155,12 +157,16 @@ t0=$("$LOAD" now)
 sleep 3
 t1=$("$LOAD" now)
 kill -CONT $pa
+sleep 3
+t2=$("$LOAD" now)
+kill $pa $pb
 wait
 share=$(work_between "$W/b" $((t0 + 300000000)) "$t1")
-echo "B's share while A was stopped: $share; A: $(tail -1 "$W/a")"
+after=$(work_between "$W/a" $((t1 + 500000000)) "$t2")
+echo "B's share while A was stopped: $share; A's share after SIGCONT: $after"
 within "B's share of the GPU while A was stopped" "$share" 0.8 1.0
 eq "A's slice taken back once" "$(kv takebacks "$(stat_of "$cgA")")" $((tb + 1))
-within "A ran on after SIGCONT (share after)" "$(work_between "$W/a" $((t1 + 500000000)) $((t1 + 10000000000)))" 0.2 1.0
+within "A ran on after SIGCONT (its share)" "$after" 0.2 1.0
 
 echo "--- benchmark: a launch through libcgpu with the slice held, against the simulated driver directly"
 # Not preloaded: the benchmark loads libcgpu beside the driver itself.
