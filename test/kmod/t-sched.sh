@@ -118,6 +118,16 @@ eq "B got the slice" "${r% *}" OK
 within "at once (ms)" "${r#* }" 0 500
 eq "no second take-back" "$(kv takebacks "$("$KT" sched -c "$cgA" stat)")" $((tb + 1))
 
+echo "--- a waiter killed: it no longer counts as waiting"
+hold A "$cgA"
+"$KT" sched -c "$cgB" wait 0 >/dev/null 2>&1 &
+bw=$!
+for i in $(seq 1 100); do [ "$(kv waiting "$("$KT" sched -c "$cgB" stat)")" = 1 ] && break; sleep 0.05; done
+eq "B waits" "$(kv waiting "$("$KT" sched -c "$cgB" stat)")" 1
+{ kill -9 $bw; wait $bw; } 2>/dev/null
+eq "B's killed waiter gone" "$(kv waiting "$("$KT" sched -c "$cgB" stat)")" 0
+stop_hold
+
 echo "--- an instance deleted while its process waits: the wait ends (ENOENT)"
 hold A "$cgA"
 "$KT" sched -c "$cgB" wait 0 >"$W/bw" 2>&1 &
