@@ -78,6 +78,7 @@ preflight() {
 	[ -d "/lib/modules/$KVER/build" ] || fail "no kernel headers for the running kernel $KVER: apt-get install linux-headers-$KVER"
 	check_source "$repo/kmod"
 	version=$(version_of "$repo/kmod")
+	dkms_read
 	other=$(dkms_versions | grep -vx "$version" || true)
 	[ -z "$other" ] || fail "cgpu_km $(echo $other) is installed: upgrade.sh replaces it (or install.sh --uninstall first)"
 	daemon_json_ok
@@ -278,6 +279,7 @@ do_uninstall() {
 	nothing_undone="what is removed stays removed: fix the cause and run install.sh --uninstall again"
 	refuse_busy "uninstall cgpu"
 	daemon_json_ok
+	dkms_read
 	say "removing cgpu from this node:"
 	if [ -d /sys/module/$MOD ]; then
 		try "unloading cgpu_km" rmmod $MOD

@@ -51,13 +51,14 @@ restore_settings() {
 	done <"$work/settings"
 }
 
+refuse_busy "replace cgpu_km"
+dkms_read
 old=$(dkms_versions)
 [ -n "$old" ] || fail "cgpu_km is not installed through DKMS: run install.sh"
 [ "$(echo "$old" | wc -l)" = 1 ] || fail "several cgpu_km versions are in DKMS ($(echo $old)): install.sh --uninstall, then install.sh"
 check_source "$src"
 new=$(version_of "$src")
 [ "$new" != "$old" ] || fail "cgpu_km $old is installed already: the new sources need another version (PACKAGE_VERSION in dkms.conf and CGPU_KM_VERSION in cgpu.h)"
-refuse_busy "replace cgpu_km"
 if [ -d /sys/module/$MOD ]; then
 	ngpus=$(cat /sys/module/$MOD/parameters/ngpus)
 else

@@ -161,8 +161,13 @@ dkms_make() {
 	fi
 }
 
-dkms_versions() { dkms status -m "$MOD" 2>/dev/null | sed -n "s|^$MOD/\([^,:]*\)[,:].*|\1|p" | sort -u; }
-dkms_installed() { dkms status -m "$MOD" -v "$1" -k "$KVER" 2>/dev/null | grep -q ': installed'; }
+# DKMS's view of cgpu_km, read once before anything changes: dkms takes seconds to start
+# on a slow machine. Lines are "cgpu_km/VERSION, KERNEL, ARCH: STATE" (DKMS 3) or
+# "cgpu_km, VERSION, KERNEL, ARCH: STATE" (DKMS 2).
+dkms_status=
+dkms_read() { dkms_status=$(dkms status -m "$MOD" 2>/dev/null || true); }
+dkms_versions() { sed -En "s#^$MOD(/|, )([^,:]+)[,:].*#\2#p" <<<"$dkms_status" | sort -u; }
+dkms_installed() { grep -Eq "^$MOD(/|, )$1, $KVER, [^:]*: installed" <<<"$dkms_status"; }
 
 # busy: the reasons the loaded module cannot be replaced now (nothing when it can): every
 # registered instance, named by its container when docker knows it, and every process
@@ -174,7 +179,7 @@ busy() {
 		for i in "$d"*/; do
 			[ -f "$i/memsize" ] || continue
 			id=$(basename "$i")
-			name=$("${DOCKER[@]}" ps -a --no-trunc --filter "id=$id" --format '{{.Names}}' 2>/dev/null | head -1)
+			name=$("${DOCKER[@]}" ps -a --no-trunc --filter "id=$id" --format '{{.Names}}' 2>/dev/null | head -1 || true)
 			echo "instance $id on GPU $(basename "$d")${name:+ (container $name)}"
 		done
 	done
