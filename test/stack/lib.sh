@@ -11,8 +11,6 @@ IMAGE=cgpu-cuda
 # prep_node makes the VM a node as an operator would have it before installing cgpu:
 # docker.io running from its init script with the user's /etc/docker/daemon.json.
 prep_node() {
-	# devtmpfs has no /dev/fd (udev makes it on a real system); DKMS's bash uses it.
-	[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 	# DKMS ends with depmod over every module of the kernel, which under TCG reads the
 	# whole in-tree module set through 9p for minutes. The VM needs none of them (its
 	# virtio/9p/overlay modules are loaded), so an empty directory stands in for them.

@@ -11,6 +11,8 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
+# devtmpfs has no /dev/fd (udev makes it on a real system); bash's <(...) and DKMS need it.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 mount -t tmpfs tmpfs /dev/shm
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 # The host's /tmp holds its own files and sockets: hide them.
