@@ -15,6 +15,8 @@
  *   inst->lock      one instance's ledger: memsize, used, holdings (a spinlock: the
  *                   charge path is the hot one and never sleeps). Never nested with
  *                   sched_lock.
+ * cgpu.state (hot update, upgrade.c) changes under ctl_mutex and reg_lock together, so
+ * holding either one keeps it still; the charge path reads it once under inst->lock.
  */
 #ifndef CGPU_KM_H
 #define CGPU_KM_H
@@ -31,11 +33,26 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include "lib/types.h"
 #include "sched/cgs.h"
 #include "uapi/cgpu_ioctl.h"
 
 #define CGPU_KM_VERSION "0.2.0"
+
+/*
+ * The hot update's compatibility (docs/upgrade.md): the format of the state this
+ * module writes when frozen, the oldest it can import, and the /dev/cgpu ABI versions
+ * it serves. A build may override the format (make STATE_FORMAT=N), which makes a
+ * module that refuses the state of every other format: the test's incompatible one.
+ */
+#ifndef CGPU_STATE_FORMAT
+#define CGPU_STATE_FORMAT 1
+#endif
+#ifndef CGPU_STATE_FORMAT_MIN
+#define CGPU_STATE_FORMAT_MIN CGPU_STATE_FORMAT
+#endif
+#define CGPU_ABI_MIN 1
 
 #define CGPU_TOP_NODES	4
 #define CGPU_GPU_NODES	5
@@ -109,11 +126,16 @@ struct cgpu_inst {
 	bool hold_more;
 };
 
-/* What one open /dev/cgpu file holds on one instance. */
+/*
+ * What one open /dev/cgpu file holds on one instance; or, reserved, what a process
+ * held before a hot update, waiting on the instance's list for the process to attach
+ * again and take it back (it counts in used meanwhile).
+ */
 struct cgpu_holding {
 	struct list_head link;			/* inst->lock */
 	pid_t pid;				/* tgid of the attaching process */
 	u64 bytes;				/* inst->lock */
+	bool reserved;				/* inst->lock: no file; upgrade.c */
 };
 
 /* An attached file's instances, ascending by GPU index; fixed once published. */
@@ -122,13 +144,22 @@ struct cgpu_attachment {
 	char id[CGPU_ID_LEN + 1];
 	struct cgpu_slot {
 		struct cgpu_inst *inst;
-		struct cgpu_holding *h;
+		struct cgpu_holding *h;		/* inst->lock: HANDOVER replaces it */
 		/* gpu->sched_lock: */
 		u32 hold;		/* the slice this file takes part in, 0: none */
 		bool waiting;		/* counted in inst->nwait */
 		bool in_wait;		/* a SLICE_WAIT is running on this slot */
 	} slots[CGPU_MAX_GPUS];
 };
+
+/*
+ * Where the module stands in a hot update (upgrade.c). Running: everything works.
+ * Frozen (the old module, `freeze`): nothing changes any more: no open, attach,
+ * charge, uncharge, slice, instance or setting; attached processes hand their
+ * charges over and close. Importing (a new module loaded with handover=1): the old
+ * state is written in; nobody may open /dev/cgpu until `commit`.
+ */
+enum cgpu_state { CGPU_RUNNING, CGPU_FROZEN, CGPU_IMPORTING };
 
 struct cgpu_km {
 	unsigned int ngpus;
@@ -138,10 +169,16 @@ struct cgpu_km {
 	struct mutex reg_lock;
 	u64 default_memsize;			/* reg_lock */
 	unsigned int ninst;			/* ctl_mutex + reg_lock to change */
-	bool upgrade;				/* ctl_mutex: instances do not pin */
+	bool unpin;				/* ctl_mutex: instances do not pin */
 	bool pinned;				/* ctl_mutex: we hold a module ref */
 	atomic_t live;				/* objects allocated and not freed */
 	struct cgpu_status_page *status;	/* the page every /dev/cgpu maps */
+	enum cgpu_state state;			/* ctl_mutex + reg_lock to change */
+	u32 import_format;			/* ctl_mutex: 0 until `format` */
+	atomic_t nfiles;			/* /dev/cgpu files open */
+	atomic_t nattached;			/* of them, attached */
+	wait_queue_head_t upd_wq;		/* poll() on /dev/cgpu: the freeze */
+	struct delayed_work reclaim;		/* releases reservations not taken back */
 };
 extern struct cgpu_km cgpu;
 
@@ -180,12 +217,29 @@ static inline int cgpu_errno(enum cgpu_rc rc)
 }
 
 /* registry.c */
+struct cgpu_cmd;
 int cgpu_registry_init(unsigned int ngpus);
 void cgpu_registry_exit(void);
 int cgpu_inst_ctl(const char *buf, size_t len);
-int cgpu_set_upgrade(bool on);
+int cgpu_inst_add(const struct cgpu_cmd *cmd);		/* ctl_mutex held */
+struct cgpu_inst *cgpu_find(struct cgpu_gpu *g, const char *id);	/* reg_lock held */
+int cgpu_update_pin(void);				/* ctl_mutex held */
 int cgpu_attach(const char *id, pid_t pid, struct cgpu_attachment *att);
 void cgpu_detach(struct cgpu_attachment *att);
+
+/* upgrade.c: the hot update (docs/upgrade.md) */
+int cgpu_upgrade_init(void);
+void cgpu_upgrade_exit(void);
+int cgpu_upgrade_write(const char *buf, size_t len);
+void cgpu_upgrade_show(struct seq_file *m);
+int cgpu_handover(struct cgpu_attachment *att);
+
+/* The tree takes writes only while running; reg_lock held. */
+static inline int cgpu_tree_writable(void)
+{
+	lockdep_assert_held(&cgpu.reg_lock);
+	return cgpu.state == CGPU_RUNNING ? 0 : -EBUSY;
+}
 
 /* sched.c: the scheduler of each GPU (docs/scheduler.md) */
 int cgpu_sched_init(unsigned int ngpus);
@@ -202,14 +256,19 @@ int cgpu_sched_set_highprio(struct cgpu_inst *inst, u32 v);
 void cgpu_sched_detach(struct cgpu_slot *s);		/* the file is closing */
 long cgpu_sched_ioctl(struct cgpu_attachment *att, unsigned int cmd, void __user *arg);
 int cgpu_sched_mmap(struct vm_area_struct *vma);
+void cgpu_sched_republish(void);		/* cgpu.state changed */
 
 /* ledger.c */
 void cgpu_ledger_link(struct cgpu_inst *inst, struct cgpu_holding *h);
 void cgpu_ledger_unlink(struct cgpu_inst *inst, struct cgpu_holding *h);
-int cgpu_ledger_charge(struct cgpu_inst *inst, struct cgpu_holding *h, u64 bytes,
-		       u64 *used, u64 *memsize);
-int cgpu_ledger_uncharge(struct cgpu_inst *inst, struct cgpu_holding *h, u64 bytes,
-			 u64 *used, u64 *memsize);
+int cgpu_ledger_charge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize);
+int cgpu_ledger_uncharge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize);
+bool cgpu_ledger_reserve(struct cgpu_slot *s, struct cgpu_holding *fresh);
+int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 bytes,
+		       struct cgpu_holding **spare);
+unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst);
+void cgpu_ledger_reserved(struct cgpu_inst *inst, unsigned int *n, u64 *bytes);
+void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst);
 void cgpu_ledger_read(struct cgpu_inst *inst, u64 *used, u64 *memsize);
 int cgpu_ledger_set_memsize(struct cgpu_inst *inst, u64 memsize);
 void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst);
@@ -220,6 +279,10 @@ struct cgpu_slot *cgpu_slot_of(struct cgpu_attachment *att, u32 gpu);
 /* identity.c: 1 and the caller's 64-hex container id, 0 if none, or -errno. */
 int cgpu_caller_container_id(char id[CGPU_FULL_ID_LEN + 1]);
 
+/* nodes.c: a GPU setting checked, applied to the scheduler and stored; reg_lock held. */
+enum cgpu_gpu_key { CGPU_KEY_MAX_INST, CGPU_KEY_POLICY, CGPU_KEY_PRIO_RATIO };
+int cgpu_gpu_setting(struct cgpu_gpu *g, enum cgpu_gpu_key key, u64 v);
+
 /* procfs.c */
 int cgpu_procfs_init(void);
 void cgpu_procfs_exit(void);
@@ -227,7 +290,7 @@ int cgpu_procfs_add_inst(struct cgpu_inst *inst);
 void cgpu_procfs_del_inst(struct cgpu_inst *inst);
 
 /* chardev.c */
-int cgpu_chardev_init(void);
+int cgpu_chardev_init(unsigned int major);
 void cgpu_chardev_exit(void);
 
 /* selftest.c */

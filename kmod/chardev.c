@@ -4,12 +4,15 @@
  * the file to the caller's own container, found from its cgroup, and every later call
  * acts on that container only. Closing the file releases what it charged and its part
  * in the compute scheduler (sched.c), which also serves the status page's mmap.
+ * During a hot update (upgrade.c) poll() tells attached processes to hand their
+ * charges over (HANDOVER) and close, and no file opens until the update is over.
  */
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/uaccess.h>
 #include "cgpu.h"
@@ -24,12 +27,24 @@ static dev_t cgpu_devt;
 static struct cdev cgpu_cdev;
 static struct class *cgpu_class;
 
+/*
+ * Counted before the state is read, so that once a freeze has set it the count of
+ * open files only goes down: the update waits for it to reach 0.
+ */
 static int cgpu_open(struct inode *inode, struct file *file)
 {
-	struct cgpu_file *f = cgpu_zalloc(sizeof(*f));
+	struct cgpu_file *f;
 
-	if (!f)
+	atomic_inc(&cgpu.nfiles);
+	if (READ_ONCE(cgpu.state) != CGPU_RUNNING) {
+		atomic_dec(&cgpu.nfiles);
+		return -EAGAIN;
+	}
+	f = cgpu_zalloc(sizeof(*f));
+	if (!f) {
+		atomic_dec(&cgpu.nfiles);
 		return -ENOMEM;
+	}
 	mutex_init(&f->attach_lock);
 	file->private_data = f;
 	return 0;
@@ -46,9 +61,11 @@ static int cgpu_release(struct inode *inode, struct file *file)
 			cgpu_sched_detach(&f->att->slots[i]);
 		cgpu_detach(f->att);
 		cgpu_free(f->att);
+		atomic_dec(&cgpu.nattached);
 	}
 	mutex_destroy(&f->attach_lock);
 	cgpu_free(f);
+	atomic_dec(&cgpu.nfiles);
 	return 0;
 }
 
@@ -90,8 +107,10 @@ static long cgpu_ioc_attach(struct cgpu_file *f, void __user *arg)
 			err = -EFAULT;
 		}
 	}
-	if (!err)
+	if (!err) {
+		atomic_inc(&cgpu.nattached);
 		smp_store_release(&f->att, att);	/* the slots before the pointer */
+	}
 	mutex_unlock(&f->attach_lock);
 	if (err)
 		cgpu_free(att);
@@ -148,15 +167,19 @@ static long cgpu_ioc_charge(struct cgpu_attachment *att, void __user *arg, bool 
 	if (copy_to_user(arg, &c, sizeof(c)))
 		return -EFAULT;
 	if (charge)
-		err = cgpu_ledger_charge(s->inst, s->h, c.bytes, &c.used, &c.memsize);
+		err = cgpu_ledger_charge(s, c.bytes, &c.used, &c.memsize);
 	else
-		err = cgpu_ledger_uncharge(s->inst, s->h, c.bytes, &c.used, &c.memsize);
+		err = cgpu_ledger_uncharge(s, c.bytes, &c.used, &c.memsize);
 	if (err)
 		return err;
 	if (copy_to_user(arg, &c, sizeof(c))) {
-		/* Unmapped meanwhile by another thread: a charge is undone, an uncharge stands. */
+		/*
+		 * Unmapped meanwhile by another thread: a charge is undone, an uncharge
+		 * stands. Should a freeze have come in between, the charge stays and is
+		 * handed over with the rest: counted, never lost.
+		 */
 		if (charge)
-			cgpu_ledger_uncharge(s->inst, s->h, c.bytes, &c.used, &c.memsize);
+			cgpu_ledger_uncharge(s, c.bytes, &c.used, &c.memsize);
 		return -EFAULT;
 	}
 	return 0;
@@ -171,6 +194,7 @@ static long cgpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	static const unsigned int known[] = {
 		CGPU_IOC_NOP, CGPU_IOC_ATTACH, CGPU_IOC_QUERY, CGPU_IOC_CHARGE, CGPU_IOC_UNCHARGE,
 		CGPU_IOC_SLICE_WAIT, CGPU_IOC_SLICE_END, CGPU_IOC_SLICE_WATCH, CGPU_IOC_SCHED_STAT,
+		CGPU_IOC_HANDOVER,
 	};
 	struct cgpu_file *f = file->private_data;
 	void __user *uarg = (void __user *)arg;
@@ -191,7 +215,16 @@ static long cgpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return cgpu_ioc_query(att, uarg);
 	if (cmd == CGPU_IOC_CHARGE || cmd == CGPU_IOC_UNCHARGE)
 		return cgpu_ioc_charge(att, uarg, cmd == CGPU_IOC_CHARGE);
+	if (cmd == CGPU_IOC_HANDOVER)
+		return cgpu_handover(att);
 	return cgpu_sched_ioctl(att, cmd, uarg);
+}
+
+/* EPOLLPRI while frozen: an attached process hands its charges over and closes. */
+static __poll_t cgpu_poll(struct file *file, poll_table *wait)
+{
+	poll_wait(file, &cgpu.upd_wq, wait);
+	return READ_ONCE(cgpu.state) == CGPU_FROZEN ? EPOLLPRI : 0;
 }
 
 /* The status page, for attached files only: it is of no use to anyone else. */
@@ -209,6 +242,7 @@ static const struct file_operations cgpu_fops = {
 	.unlocked_ioctl = cgpu_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = cgpu_mmap,
+	.poll = cgpu_poll,
 	.llseek = noop_llseek,
 };
 
@@ -220,12 +254,23 @@ static char *cgpu_devnode(cgpu_devnode_dev *dev, umode_t *mode)
 	return NULL;
 }
 
-int cgpu_chardev_init(void)
+/*
+ * major 0: any free number. A hot update asks for the old module's, because running
+ * containers reach /dev/cgpu through a device node and a cgroup rule of that number.
+ */
+int cgpu_chardev_init(unsigned int major)
 {
 	struct device *dev;
 	int err;
 
-	err = alloc_chrdev_region(&cgpu_devt, 0, 1, "cgpu");
+	if (major) {
+		cgpu_devt = MKDEV(major, 0);
+		err = register_chrdev_region(cgpu_devt, 1, "cgpu");
+		if (err)
+			pr_err("cgpu_km: /dev/cgpu major %u is taken: %d\n", major, err);
+	} else {
+		err = alloc_chrdev_region(&cgpu_devt, 0, 1, "cgpu");
+	}
 	if (err)
 		return err;
 	cgpu.major = MAJOR(cgpu_devt);

@@ -21,6 +21,10 @@ static bool selftest;
 module_param(selftest, bool, 0444);
 MODULE_PARM_DESC(selftest, "run the parser and ledger self-test at load");
 
+static unsigned int major;
+module_param(major, uint, 0444);
+MODULE_PARM_DESC(major, "/dev/cgpu's major number, 0: any free one (a hot update keeps the old module's)");
+
 static int __init cgpu_init(void)
 {
 	int err;
@@ -34,20 +38,31 @@ static int __init cgpu_init(void)
 		if (err)
 			return err;
 	}
+	err = cgpu_upgrade_init();
+	if (err)
+		return err;
 	err = cgpu_sched_init(ngpus);
 	if (err)
 		return err;
 	err = cgpu_registry_init(ngpus);
 	if (err)
 		goto sched;
-	err = cgpu_chardev_init();
+	err = cgpu_chardev_init(major);
 	if (err)
 		goto registry;
 	err = cgpu_procfs_init();
 	if (err)
 		goto chardev;
-	pr_info("cgpu_km %s: %u GPU(s), /dev/cgpu major %u\n", CGPU_KM_VERSION, ngpus,
-		cgpu.major);
+#ifdef CGPU_FAULT_INIT
+	/* make FAULT=init: a module that fails at the last step, for the update's tests. */
+	pr_err("cgpu_km %s: built with FAULT=init: failing the load on purpose\n", CGPU_KM_VERSION);
+	err = -EIO;
+	cgpu_procfs_exit();
+	goto chardev;
+#endif
+	pr_info("cgpu_km %s: %u GPU(s), /dev/cgpu major %u%s\n", CGPU_KM_VERSION, ngpus,
+		cgpu.major, cgpu.state == CGPU_IMPORTING ?
+		": loaded for a hot update, waiting for the old module's state" : "");
 	return 0;
 chardev:
 	cgpu_chardev_exit();
@@ -63,6 +78,7 @@ static void __exit cgpu_exit(void)
 	/* procfs first: once it is gone no command can add an instance behind us. */
 	cgpu_procfs_exit();
 	cgpu_chardev_exit();
+	cgpu_upgrade_exit();
 	cgpu_registry_exit();
 	cgpu_sched_exit();
 	/* Open files pin the module, so by now every object must be gone. */

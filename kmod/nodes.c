@@ -31,24 +31,6 @@ static int cgpu_read_u32(const u32 *field, u64 *v)
 	return 0;
 }
 
-/*
- * A setting whose range depends on nothing else, applied to the scheduler by apply
- * (obj, value) first.
- */
-static int cgpu_write_u32(u32 *field, u64 v, enum cgpu_rc rc, void *obj,
-			  int (*apply)(void *obj, u32 v))
-{
-	int err;
-
-	if (rc)
-		return cgpu_errno(rc);
-	mutex_lock(&cgpu.reg_lock);
-	err = apply(obj, (u32)v);
-	if (!err)
-		*field = (u32)v;
-	mutex_unlock(&cgpu.reg_lock);
-	return err;
-}
 
 /* Top level */
 
@@ -62,14 +44,16 @@ static int default_memsize_get(void *obj, u64 *v)
 
 static int default_memsize_set(void *obj, u64 v)
 {
-	enum cgpu_rc rc = cgpu_check_default_memsize(v);
+	int err = cgpu_errno(cgpu_check_default_memsize(v));
 
-	if (rc)
-		return cgpu_errno(rc);
+	if (err)
+		return err;
 	mutex_lock(&cgpu.reg_lock);
-	cgpu.default_memsize = v;
+	err = cgpu_tree_writable();
+	if (!err)
+		cgpu.default_memsize = v;
 	mutex_unlock(&cgpu.reg_lock);
-	return 0;
+	return err;
 }
 
 static int inst_ctl_show(struct seq_file *m, void *obj)
@@ -83,17 +67,15 @@ static int inst_ctl_write(void *obj, const char *buf, size_t len)
 	return cgpu_inst_ctl(buf, len);
 }
 
-static int upgrade_get(void *obj, u64 *v)
+static int upgrade_show(struct seq_file *m, void *obj)
 {
-	*v = READ_ONCE(cgpu.upgrade);
+	cgpu_upgrade_show(m);
 	return 0;
 }
 
-static int upgrade_set(void *obj, u64 v)
+static int upgrade_write(void *obj, const char *buf, size_t len)
 {
-	enum cgpu_rc rc = cgpu_check_flag(v);
-
-	return rc ? cgpu_errno(rc) : cgpu_set_upgrade(v);
+	return cgpu_upgrade_write(buf, len);
 }
 
 static int version_show(struct seq_file *m, void *obj)
@@ -106,7 +88,7 @@ const struct cgpu_node_desc cgpu_top_nodes[CGPU_TOP_NODES] = {
 	{ .name = "default_memsize", .mode = RW,
 	  .get = default_memsize_get, .set = default_memsize_set },
 	{ .name = "inst_ctl", .mode = RW, .show = inst_ctl_show, .write = inst_ctl_write },
-	{ .name = "upgrade", .mode = RW, .get = upgrade_get, .set = upgrade_set },
+	{ .name = "upgrade", .mode = RW, .show = upgrade_show, .write = upgrade_write },
 	{ .name = "version", .mode = RO, .show = version_show },
 };
 
@@ -128,6 +110,48 @@ static int major_get(void *obj, u64 *v)
 	return 0;
 }
 
+int cgpu_gpu_setting(struct cgpu_gpu *g, enum cgpu_gpu_key key, u64 v)
+{
+	int err;
+
+	lockdep_assert_held(&cgpu.reg_lock);
+	switch (key) {
+	case CGPU_KEY_MAX_INST:
+		err = cgpu_errno(cgpu_check_max_inst(v, g->ninst, g->weight_used));
+		if (!err)
+			err = cgpu_sched_set_max_inst(g, (u32)v);
+		if (!err)
+			g->max_inst = (u32)v;
+		return err;
+	case CGPU_KEY_POLICY:
+		err = cgpu_errno(cgpu_check_policy(v));
+		if (!err)
+			err = cgpu_sched_set_policy(g, (u32)v);
+		if (!err)
+			g->policy = (u32)v;
+		return err;
+	default:
+		err = cgpu_errno(cgpu_check_prio_ratio(v));
+		if (!err)
+			err = cgpu_sched_set_prio_ratio(g, (u32)v);
+		if (!err)
+			g->prio_ratio = (u32)v;
+		return err;
+	}
+}
+
+static int gpu_set(struct cgpu_gpu *g, enum cgpu_gpu_key key, u64 v)
+{
+	int err;
+
+	mutex_lock(&cgpu.reg_lock);
+	err = cgpu_tree_writable();
+	if (!err)
+		err = cgpu_gpu_setting(g, key, v);
+	mutex_unlock(&cgpu.reg_lock);
+	return err;
+}
+
 static int max_inst_get(void *obj, u64 *v)
 {
 	return cgpu_read_u32(&((struct cgpu_gpu *)obj)->max_inst, v);
@@ -135,20 +159,7 @@ static int max_inst_get(void *obj, u64 *v)
 
 static int max_inst_set(void *obj, u64 v)
 {
-	struct cgpu_gpu *g = obj;
-	enum cgpu_rc rc;
-
-	int err;
-
-	mutex_lock(&cgpu.reg_lock);
-	rc = cgpu_check_max_inst(v, g->ninst, g->weight_used);
-	err = cgpu_errno(rc);
-	if (!err)
-		err = cgpu_sched_set_max_inst(g, (u32)v);
-	if (!err)
-		g->max_inst = (u32)v;
-	mutex_unlock(&cgpu.reg_lock);
-	return err;
+	return gpu_set(obj, CGPU_KEY_MAX_INST, v);
 }
 
 static int policy_get(void *obj, u64 *v)
@@ -156,15 +167,9 @@ static int policy_get(void *obj, u64 *v)
 	return cgpu_read_u32(&((struct cgpu_gpu *)obj)->policy, v);
 }
 
-static int apply_policy(void *obj, u32 v)
-{
-	return cgpu_sched_set_policy(obj, v);
-}
-
 static int policy_set(void *obj, u64 v)
 {
-	return cgpu_write_u32(&((struct cgpu_gpu *)obj)->policy, v, cgpu_check_policy(v), obj,
-			      apply_policy);
+	return gpu_set(obj, CGPU_KEY_POLICY, v);
 }
 
 static int prio_ratio_get(void *obj, u64 *v)
@@ -172,15 +177,9 @@ static int prio_ratio_get(void *obj, u64 *v)
 	return cgpu_read_u32(&((struct cgpu_gpu *)obj)->prio_ratio, v);
 }
 
-static int apply_prio_ratio(void *obj, u32 v)
-{
-	return cgpu_sched_set_prio_ratio(obj, v);
-}
-
 static int prio_ratio_set(void *obj, u64 v)
 {
-	return cgpu_write_u32(&((struct cgpu_gpu *)obj)->prio_ratio, v,
-			      cgpu_check_prio_ratio(v), obj, apply_prio_ratio);
+	return gpu_set(obj, CGPU_KEY_PRIO_RATIO, v);
 }
 
 const struct cgpu_node_desc cgpu_gpu_nodes[CGPU_GPU_NODES] = {
@@ -198,16 +197,22 @@ static int highprio_get(void *obj, u64 *v)
 	return cgpu_read_u32(&((struct cgpu_inst *)obj)->highprio, v);
 }
 
-static int apply_highprio(void *obj, u32 v)
-{
-	return cgpu_sched_set_highprio(obj, v);
-}
-
 /* A deleted instance (on its way out of procfs) has left the scheduler: ENOENT. */
 static int highprio_set(void *obj, u64 v)
 {
-	return cgpu_write_u32(&((struct cgpu_inst *)obj)->highprio, v, cgpu_check_flag(v), obj,
-			      apply_highprio);
+	struct cgpu_inst *inst = obj;
+	int err = cgpu_errno(cgpu_check_flag(v));
+
+	if (err)
+		return err;
+	mutex_lock(&cgpu.reg_lock);
+	err = cgpu_tree_writable();
+	if (!err)
+		err = cgpu_sched_set_highprio(inst, (u32)v);
+	if (!err)
+		inst->highprio = (u32)v;
+	mutex_unlock(&cgpu.reg_lock);
+	return err;
 }
 
 static int id_show(struct seq_file *m, void *obj)
@@ -224,9 +229,17 @@ static int memsize_get(void *obj, u64 *v)
 	return 0;
 }
 
+/* Under reg_lock only for the state: the ledger has its own lock. */
 static int memsize_set(void *obj, u64 v)
 {
-	return cgpu_ledger_set_memsize(obj, v);
+	int err;
+
+	mutex_lock(&cgpu.reg_lock);
+	err = cgpu_tree_writable();
+	if (!err)
+		err = cgpu_ledger_set_memsize(obj, v);
+	mutex_unlock(&cgpu.reg_lock);
+	return err;
 }
 
 static int meminfo_show(struct seq_file *m, void *obj)
@@ -253,6 +266,8 @@ static int weight_set(void *obj, u64 v)
 	/* Deleted and on its way out of procfs: its weight left the GPU's sum already. */
 	if (!inst->listed)
 		err = -ENOENT;
+	if (!err)
+		err = cgpu_tree_writable();
 	if (!err)
 		err = cgpu_sched_set_weight(inst, (u32)v);
 	if (!err) {

@@ -27,9 +27,13 @@ int cgpu_registry_init(unsigned int ngpus)
 	return 0;
 }
 
+/* Every file has let go of it; reservations no process took back go with it. */
 static void cgpu_inst_free(struct kref *ref)
 {
-	cgpu_free(container_of(ref, struct cgpu_inst, ref));
+	struct cgpu_inst *inst = container_of(ref, struct cgpu_inst, ref);
+
+	cgpu_ledger_reclaim(inst);
+	cgpu_free(inst);
 }
 
 static void cgpu_inst_put(struct cgpu_inst *inst)
@@ -37,7 +41,7 @@ static void cgpu_inst_put(struct cgpu_inst *inst)
 	kref_put(&inst->ref, cgpu_inst_free);
 }
 
-static struct cgpu_inst *cgpu_find(struct cgpu_gpu *g, const char *id)
+struct cgpu_inst *cgpu_find(struct cgpu_gpu *g, const char *id)
 {
 	struct cgpu_inst *inst;
 
@@ -51,11 +55,12 @@ static struct cgpu_inst *cgpu_find(struct cgpu_gpu *g, const char *id)
 /*
  * Instances hold one module reference between them, so rmmod says "in use" instead
  * of dropping every container's limits; `echo 1 > upgrade` lifts it for an unload
- * that deletes them.
+ * that deletes them, and so does a hot update (frozen, or importing), whose state
+ * lives on in the other module.
  */
-static int cgpu_update_pin(void)
+int cgpu_update_pin(void)
 {
-	bool want = cgpu.ninst > 0 && !cgpu.upgrade;
+	bool want = cgpu.ninst > 0 && !cgpu.unpin && cgpu.state == CGPU_RUNNING;
 
 	lockdep_assert_held(&cgpu.ctl_mutex);
 	if (want == cgpu.pinned)
@@ -120,7 +125,7 @@ static int cgpu_register(struct cgpu_inst *inst, const struct cgpu_cmd *cmd)
 	return 0;
 }
 
-static int cgpu_inst_add(const struct cgpu_cmd *cmd)
+int cgpu_inst_add(const struct cgpu_cmd *cmd)
 {
 	struct cgpu_inst *inst;
 	int err;
@@ -178,22 +183,11 @@ int cgpu_inst_ctl(const char *buf, size_t len)
 	if (cmd.gpu >= cgpu.ngpus)
 		return -ENODEV;
 	mutex_lock(&cgpu.ctl_mutex);
-	err = cmd.op == CGPU_CMD_ADD ? cgpu_inst_add(&cmd) : cgpu_inst_del(&cmd);
-	mutex_unlock(&cgpu.ctl_mutex);
-	return err;
-}
-
-int cgpu_set_upgrade(bool on)
-{
-	bool old;
-	int err;
-
-	mutex_lock(&cgpu.ctl_mutex);
-	old = cgpu.upgrade;
-	cgpu.upgrade = on;
-	err = cgpu_update_pin();
-	if (err)
-		cgpu.upgrade = old;
+	/* An instance added or deleted now would be missing from the handed-over state. */
+	if (cgpu.state != CGPU_RUNNING)
+		err = -EBUSY;
+	else
+		err = cmd.op == CGPU_CMD_ADD ? cgpu_inst_add(&cmd) : cgpu_inst_del(&cmd);
 	mutex_unlock(&cgpu.ctl_mutex);
 	return err;
 }
@@ -202,6 +196,7 @@ int cgpu_attach(const char *id, pid_t pid, struct cgpu_attachment *att)
 {
 	struct cgpu_holding *spare[CGPU_MAX_GPUS] = { NULL };
 	unsigned int i;
+	int err;
 
 	/* One holding per GPU the container could be on, allocated before any lock. */
 	for (i = 0; i < cgpu.ngpus; i++) {
@@ -212,7 +207,7 @@ int cgpu_attach(const char *id, pid_t pid, struct cgpu_attachment *att)
 	att->n = 0;
 	strscpy(att->id, id, sizeof(att->id));
 	mutex_lock(&cgpu.reg_lock);
-	for (i = 0; i < cgpu.ngpus; i++) {
+	for (i = 0; i < cgpu.ngpus && cgpu.state == CGPU_RUNNING; i++) {
 		struct cgpu_inst *inst = cgpu_find(&cgpu.gpus[i], id);
 		struct cgpu_slot *s;
 
@@ -226,10 +221,12 @@ int cgpu_attach(const char *id, pid_t pid, struct cgpu_attachment *att)
 		kref_get(&inst->ref);
 		cgpu_ledger_link(inst, s->h);
 	}
+	/* Frozen or importing: the caller attaches once the update is over. */
+	err = cgpu.state != CGPU_RUNNING ? -EAGAIN : att->n ? 0 : -ENOENT;
 	mutex_unlock(&cgpu.reg_lock);
 	for (i = 0; i < cgpu.ngpus; i++)
 		cgpu_free(spare[i]);
-	return att->n ? 0 : -ENOENT;
+	return err;
 nomem:
 	while (i--)
 		cgpu_free(spare[i]);
@@ -259,7 +256,8 @@ void cgpu_registry_exit(void)
 							 struct cgpu_inst, link));
 	mutex_unlock(&cgpu.ctl_mutex);
 	if (n)
-		pr_info("cgpu_km: unloading: deleted %u instance(s) (upgrade was 1)\n", n);
+		pr_info("cgpu_km: unloading: deleted %u instance(s) (%s)\n", n,
+			cgpu.state == CGPU_RUNNING ? "upgrade was 1" : "a hot update was under way");
 	for (i = 0; i < cgpu.ngpus; i++)
 		cgpu_sched_gpu_exit(&cgpu.gpus[i]);
 	cgpu_free(cgpu.gpus);

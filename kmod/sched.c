@@ -42,6 +42,9 @@ static u64 cgpu_go(struct cgpu_gpu *g, u64 now)
 {
 	s32 h = cgs_holder(&g->sched);
 
+	/* A hot update: nobody submits until processes are attached to the next module. */
+	if (READ_ONCE(cgpu.state) != CGPU_RUNNING)
+		return 0;
 	if (g->sched.policy == CGS_NATIVE)
 		return (u64)g->open_serial << 32 | CGPU_SCHED_ID_OPEN;
 	if (h < 0 || !cgs_may_submit(&g->sched, h, now))
@@ -125,7 +128,27 @@ int cgpu_sched_init(unsigned int ngpus)
 	atomic_inc(&cgpu.live);
 	cgpu.status->abi_version = CGPU_ABI_VERSION;
 	cgpu.status->ngpus = ngpus;
+	cgpu.status->flags = CGPU_STATUS_HANDOVER;
 	return 0;
+}
+
+/*
+ * cgpu.state changed: every GPU's go word follows (0 unless running), and every
+ * sleeper wakes to see it, whether or not the word moved.
+ */
+void cgpu_sched_republish(void)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	for (i = 0; i < cgpu.ngpus; i++) {
+		struct cgpu_gpu *g = &cgpu.gpus[i];
+
+		spin_lock_irqsave(&g->sched_lock, flags);
+		cgpu_sched_update(g, ktime_get_ns());
+		wake_up_all(&g->wq);
+		spin_unlock_irqrestore(&g->sched_lock, flags);
+	}
 }
 
 void cgpu_sched_exit(void)
@@ -394,6 +417,10 @@ static int cgpu_slice_wait(struct cgpu_slot *s, struct cgpu_slice *a)
 			err = -ENOENT;
 			break;
 		}
+		if (READ_ONCE(cgpu.state) != CGPU_RUNNING) {
+			err = -EAGAIN;	/* a hot update: ask the next module */
+			break;
+		}
 		if (!cgs_may_submit(&g->sched, inst->sched_slot, now)) {
 			/*
 			 * Waiting again after its deadline ends the file's part (used 0); a
@@ -430,17 +457,19 @@ static int cgpu_slice_wait(struct cgpu_slot *s, struct cgpu_slice *a)
 		spin_unlock_irqrestore(&g->sched_lock, flags);
 		left = wait_event_interruptible_timeout(g->wq,
 				READ_ONCE(g->sched.gen) != gen || READ_ONCE(g->st->go) != go ||
-				READ_ONCE(inst->sched_slot) < 0, left);
+				READ_ONCE(inst->sched_slot) < 0 ||
+				READ_ONCE(cgpu.state) != CGPU_RUNNING, left);
 		if (left < 0) {
 			spin_lock_irqsave(&g->sched_lock, flags);
-			if (s->waiting && inst->sched_slot >= 0) {
-				s->waiting = false;
-				inst->nwait--;
-				cgpu_settle(g, inst, ktime_get_ns());
-			}
 			err = -ERESTARTSYS;
 			break;
 		}
+	}
+	/* Not granted: the file stops waiting (a signal, a hot update). */
+	if (err && err != -ETIMEDOUT && s->waiting && inst->sched_slot >= 0) {
+		s->waiting = false;
+		inst->nwait--;
+		cgpu_settle(g, inst, ktime_get_ns());
 	}
 	s->in_wait = false;
 	spin_unlock_irqrestore(&g->sched_lock, flags);
@@ -479,14 +508,16 @@ static int cgpu_slice_watch(struct cgpu_slot *s, struct cgpu_slice *a)
 	long left;
 
 	left = wait_event_interruptible_timeout(g->wq,
-			READ_ONCE(g->st->go) != a->go || READ_ONCE(inst->sched_slot) < 0,
+			READ_ONCE(g->st->go) != a->go || READ_ONCE(inst->sched_slot) < 0 ||
+			READ_ONCE(cgpu.state) != CGPU_RUNNING,
 			msecs_to_jiffies(a->timeout_ms));
 	if (left < 0)
 		return -ERESTARTSYS;
 	spin_lock_irqsave(&g->sched_lock, flags);
 	a->deadline = cgs_deadline(&g->sched);
 	a->go = g->st->go;
-	left = inst->sched_slot < 0 ? -ENOENT : left ? 0 : -ETIMEDOUT;
+	left = inst->sched_slot < 0 ? -ENOENT : READ_ONCE(cgpu.state) != CGPU_RUNNING ? -EAGAIN :
+	       left ? 0 : -ETIMEDOUT;
 	spin_unlock_irqrestore(&g->sched_lock, flags);
 	return left;
 }

@@ -2,35 +2,6 @@
 #include "instctl.h"
 #include "num.h"
 
-struct tok {
-	const char *s;
-	unsigned long len;
-};
-
-/* The next blank-separated token at or after *pos; len 0 when the line is used up. */
-static struct tok next_tok(const char *buf, unsigned long len, unsigned long *pos)
-{
-	struct tok t;
-
-	while (*pos < len && cgpu_is_blank(buf[*pos]))
-		(*pos)++;
-	t.s = buf + *pos;
-	while (*pos < len && !cgpu_is_blank(buf[*pos]))
-		(*pos)++;
-	t.len = (unsigned long)(buf + *pos - t.s);
-	return t;
-}
-
-static int tok_is(struct tok t, const char *word)
-{
-	unsigned long i;
-
-	for (i = 0; i < t.len; i++)
-		if (word[i] == '\0' || word[i] != t.s[i])
-			return 0;
-	return word[i] == '\0';
-}
-
 enum cgpu_rc cgpu_parse_container_id(const char *s, unsigned long len,
 				     char out[CGPU_SHORT_ID_LEN + 1])
 {
@@ -75,10 +46,10 @@ enum cgpu_rc cgpu_parse_gpu_uuid(const char *s, unsigned long len, cgpu_u8 out[C
 }
 
 /* One key=value field of an add command into *cmd; each key at most once. */
-static enum cgpu_rc parse_field(struct tok t, struct cgpu_cmd *cmd)
+static enum cgpu_rc parse_field(struct cgpu_tok t, struct cgpu_cmd *cmd)
 {
 	unsigned long eq = 0;
-	struct tok key, val;
+	struct cgpu_tok key, val;
 	cgpu_u64 v;
 
 	while (eq < t.len && t.s[eq] != '=')
@@ -90,7 +61,7 @@ static enum cgpu_rc parse_field(struct tok t, struct cgpu_cmd *cmd)
 	val.s = t.s + eq + 1;
 	val.len = t.len - eq - 1;
 
-	if (tok_is(key, "uuid")) {
+	if (cgpu_tok_is(key, "uuid")) {
 		if (cmd->has & CGPU_HAS_UUID)
 			return CGPU_RC_INVAL;
 		cmd->has |= CGPU_HAS_UUID;
@@ -98,15 +69,15 @@ static enum cgpu_rc parse_field(struct tok t, struct cgpu_cmd *cmd)
 	}
 	if (cgpu_parse_dec(val.s, val.len, &v) != CGPU_OK)
 		return CGPU_RC_INVAL;
-	if (tok_is(key, "memsize") && !(cmd->has & CGPU_HAS_MEMSIZE)) {
+	if (cgpu_tok_is(key, "memsize") && !(cmd->has & CGPU_HAS_MEMSIZE)) {
 		if (v == 0 || v > CGPU_MAX_BYTES)
 			return CGPU_RC_INVAL;
 		cmd->has |= CGPU_HAS_MEMSIZE;
 		cmd->memsize = v;
-	} else if (tok_is(key, "weight") && !(cmd->has & CGPU_HAS_WEIGHT)) {
+	} else if (cgpu_tok_is(key, "weight") && !(cmd->has & CGPU_HAS_WEIGHT)) {
 		cmd->has |= CGPU_HAS_WEIGHT;
 		cmd->weight = v;
-	} else if (tok_is(key, "highprio") && !(cmd->has & CGPU_HAS_HIGHPRIO)) {
+	} else if (cgpu_tok_is(key, "highprio") && !(cmd->has & CGPU_HAS_HIGHPRIO)) {
 		if (v > 1)
 			return CGPU_RC_INVAL;
 		cmd->has |= CGPU_HAS_HIGHPRIO;
@@ -120,31 +91,26 @@ static enum cgpu_rc parse_field(struct tok t, struct cgpu_cmd *cmd)
 enum cgpu_rc cgpu_parse_cmd(const char *buf, unsigned long len, struct cgpu_cmd *cmd)
 {
 	struct cgpu_cmd c = { 0 };
-	unsigned long pos = 0, i;
-	struct tok t;
+	unsigned long pos = 0;
+	struct cgpu_tok t;
 
-	if (len > CGPU_CMD_MAX_LEN)
+	if (cgpu_one_line(buf, &len) != CGPU_OK)	/* a second line or a NUL is not one command */
 		return CGPU_RC_INVAL;
-	if (len > 0 && buf[len - 1] == '\n')
-		len--;
-	for (i = 0; i < len; i++)	/* a second line or a NUL is not one command */
-		if (buf[i] == '\n' || buf[i] == '\0')
-			return CGPU_RC_INVAL;
 
-	t = next_tok(buf, len, &pos);
-	if (tok_is(t, "add"))
+	t = cgpu_next_tok(buf, len, &pos);
+	if (cgpu_tok_is(t, "add"))
 		c.op = CGPU_CMD_ADD;
-	else if (tok_is(t, "del"))
+	else if (cgpu_tok_is(t, "del"))
 		c.op = CGPU_CMD_DEL;
 	else
 		return CGPU_RC_INVAL;
-	t = next_tok(buf, len, &pos);
+	t = cgpu_next_tok(buf, len, &pos);
 	if (cgpu_parse_dec(t.s, t.len, &c.gpu) != CGPU_OK)
 		return CGPU_RC_INVAL;
-	t = next_tok(buf, len, &pos);
+	t = cgpu_next_tok(buf, len, &pos);
 	if (cgpu_parse_container_id(t.s, t.len, c.id) != CGPU_OK)
 		return CGPU_RC_INVAL;
-	for (t = next_tok(buf, len, &pos); t.len > 0; t = next_tok(buf, len, &pos))
+	for (t = cgpu_next_tok(buf, len, &pos); t.len > 0; t = cgpu_next_tok(buf, len, &pos))
 		if (c.op == CGPU_CMD_DEL || parse_field(t, &c) != CGPU_OK)
 			return CGPU_RC_INVAL;
 	*cmd = c;

@@ -10,8 +10,6 @@
 #define CGPU_LIB_INSTCTL_H
 #include "types.h"
 
-#define CGPU_CMD_MAX_LEN 256	/* longer writes are refused unread */
-
 enum cgpu_cmd_op { CGPU_CMD_ADD = 1, CGPU_CMD_DEL };
 
 enum cgpu_cmd_has {

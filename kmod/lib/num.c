@@ -22,6 +22,43 @@ int cgpu_hex_value(char c)
 	return -1;
 }
 
+struct cgpu_tok cgpu_next_tok(const char *buf, unsigned long len, unsigned long *pos)
+{
+	struct cgpu_tok t;
+
+	while (*pos < len && cgpu_is_blank(buf[*pos]))
+		(*pos)++;
+	t.s = buf + *pos;
+	while (*pos < len && !cgpu_is_blank(buf[*pos]))
+		(*pos)++;
+	t.len = (unsigned long)(buf + *pos - t.s);
+	return t;
+}
+
+int cgpu_tok_is(struct cgpu_tok t, const char *word)
+{
+	unsigned long i;
+
+	for (i = 0; i < t.len; i++)
+		if (word[i] == '\0' || word[i] != t.s[i])
+			return 0;
+	return word[i] == '\0';
+}
+
+enum cgpu_rc cgpu_one_line(const char *buf, unsigned long *len)
+{
+	unsigned long i;
+
+	if (*len > CGPU_CMD_MAX_LEN)
+		return CGPU_RC_INVAL;
+	if (*len > 0 && buf[*len - 1] == '\n')
+		(*len)--;
+	for (i = 0; i < *len; i++)
+		if (buf[i] == '\n' || buf[i] == '\0')
+			return CGPU_RC_INVAL;
+	return CGPU_OK;
+}
+
 enum cgpu_rc cgpu_parse_dec(const char *s, unsigned long len, cgpu_u64 *out)
 {
 	cgpu_u64 v = 0;

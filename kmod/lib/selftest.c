@@ -4,6 +4,7 @@
 #include "instctl.h"
 #include "num.h"
 #include "rules.h"
+#include "upgrade.h"
 
 struct st {
 	void (*fail)(void *ctx, const char *what, int line);
@@ -212,6 +213,82 @@ static void test_cgroup_ids(struct st *st)
 	CHECK(st, out[0] == 'f' && out[63] == '0');
 }
 
+static const struct {
+	const char *in;
+	enum cgpu_rc rc;
+	enum cgpu_upd_op op;
+} upd_cases[] = {
+	{ "0", CGPU_OK, CGPU_UPD_UNPIN },
+	{ " 1 \n", CGPU_OK, CGPU_UPD_UNPIN },
+	{ "2", CGPU_RC_INVAL, 0 },
+	{ "freeze", CGPU_OK, CGPU_UPD_FREEZE },
+	{ "freeze\n", CGPU_OK, CGPU_UPD_FREEZE },
+	{ " thaw ", CGPU_OK, CGPU_UPD_THAW },
+	{ "commit", CGPU_OK, CGPU_UPD_COMMIT },
+	{ "commit now", CGPU_RC_INVAL, 0 },
+	{ "freez", CGPU_RC_INVAL, 0 },
+	{ "FREEZE", CGPU_RC_INVAL, 0 },
+	{ "freeze\nthaw", CGPU_RC_INVAL, 0 },
+	{ "format 1", CGPU_OK, CGPU_UPD_FORMAT },
+	{ "format 0", CGPU_RC_INVAL, 0 },
+	{ "format", CGPU_RC_INVAL, 0 },
+	{ "format 1 2", CGPU_RC_INVAL, 0 },
+	{ "default_memsize 0", CGPU_OK, CGPU_UPD_DEFAULT_MEMSIZE },
+	{ "default_memsize 9223372036854775808", CGPU_RC_INVAL, 0 },
+	{ "gpu 3 max_inst=8 policy=2 prio_ratio=40", CGPU_OK, CGPU_UPD_GPU },
+	{ "gpu 0 prio_ratio=99 policy=0 max_inst=25", CGPU_OK, CGPU_UPD_GPU },
+	{ "gpu 0 max_inst=8 policy=2", CGPU_RC_INVAL, 0 },
+	{ "gpu 0 max_inst=8 policy=2 prio_ratio=40 policy=2", CGPU_RC_INVAL, 0 },
+	{ "gpu 0 max_inst=26 policy=2 prio_ratio=40", CGPU_RC_INVAL, 0 },
+	{ "gpu 0 max_inst=8 policy=6 prio_ratio=40", CGPU_RC_INVAL, 0 },
+	{ "gpu 0 max_inst=8 policy=2 prio_ratio=19", CGPU_RC_INVAL, 0 },
+	{ "gpu 0 max_inst=8 policy=2 prio_ratio=40 weight=1", CGPU_RC_INVAL, 0 },
+	{ "gpu x max_inst=8 policy=2 prio_ratio=40", CGPU_RC_INVAL, 0 },
+	{ "add 0 0123456789ab memsize=1 weight=2 highprio=1 uuid=" UUID1, CGPU_OK, CGPU_UPD_ADD },
+	{ "add 0 0123456789ab memsize=0", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1073741824", CGPU_OK, CGPU_UPD_CHARGE },
+	{ "charge 1 " ID64 " 4194304 9223372036854775807\n", CGPU_OK, CGPU_UPD_CHARGE },
+	{ "charge 0 0123456789ab 0 1", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 4194305 1", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 0", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 9223372036854775808", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 1", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789AB 17 1", CGPU_RC_INVAL, 0 },
+	{ "del 0 0123456789ab", CGPU_RC_INVAL, 0 },
+	{ "", CGPU_RC_INVAL, 0 },
+	{ "\n", CGPU_RC_INVAL, 0 },
+};
+
+static void test_upgrade(struct st *st)
+{
+	static const char gpu3[] = "gpu 3 max_inst=8 policy=2 prio_ratio=40";
+	static const char charge1[] = "charge 1 " ID64 " 99 5";
+	static const char add2[] = "add 2 0123456789ab weight=3";
+	static const char short_charge[] = "charge 5 0123456789ab 1";
+	struct cgpu_upd u;
+	unsigned long i;
+
+	for (i = 0; i < sizeof(upd_cases) / sizeof(upd_cases[0]); i++) {
+		u.op = 0;
+		CHECK(st, cgpu_parse_upgrade(upd_cases[i].in, slen(upd_cases[i].in), &u) ==
+			  upd_cases[i].rc);
+		CHECK(st, upd_cases[i].rc != CGPU_OK || u.op == upd_cases[i].op);
+	}
+	CHECK(st, cgpu_parse_upgrade(gpu3, slen(gpu3), &u) == CGPU_OK);
+	CHECK(st, u.gpu == 3 && u.max_inst == 8 && u.policy == 2 && u.prio_ratio == 40);
+	CHECK(st, cgpu_parse_upgrade(charge1, slen(charge1), &u) == CGPU_OK);
+	CHECK(st, u.gpu == 1 && same(u.id, "0123456789ab") && u.pid == 99 && u.bytes == 5);
+	CHECK(st, cgpu_parse_upgrade(add2, slen(add2), &u) == CGPU_OK);
+	CHECK(st, u.add.gpu == 2 && u.add.weight == 3 && u.add.has == CGPU_HAS_WEIGHT);
+	CHECK(st, cgpu_parse_upgrade(" 1", 2, &u) == CGPU_OK && u.value == 1);
+	/* A refused command leaves the caller's struct alone. */
+	u.gpu = 7;
+	CHECK(st, cgpu_parse_upgrade(short_charge, slen(short_charge), &u) == CGPU_RC_INVAL &&
+		  u.gpu == 7);
+	CHECK(st, cgpu_parse_upgrade("freeze\0", 7, &u) == CGPU_RC_INVAL);
+}
+
 static void test_rules(struct st *st)
 {
 	const cgpu_u64 max = CGPU_MAX_BYTES;
@@ -284,5 +361,6 @@ int cgpu_lib_selftest(void (*fail)(void *ctx, const char *what, int line), void 
 	test_cmds(&st);
 	test_cgroup_ids(&st);
 	test_rules(&st);
+	test_upgrade(&st);
 	return st.failed;
 }

@@ -10,6 +10,7 @@
 #include "../lib/cgroup_id.h"
 #include "../lib/instctl.h"
 #include "../lib/num.h"
+#include "../lib/upgrade.h"
 
 #define REQUIRE(c) do { if (!(c)) { fprintf(stderr, "violated: %s\n", #c); abort(); } } while (0)
 
@@ -40,6 +41,26 @@ static void command(const char *d, size_t n)
 	REQUIRE(c.highprio <= 1);
 }
 
+static void upgrade(const char *d, size_t n)
+{
+	struct cgpu_upd u;
+
+	if (cgpu_parse_upgrade(d, n, &u) != CGPU_OK)
+		return;
+	REQUIRE(n <= CGPU_CMD_MAX_LEN);
+	REQUIRE(u.op >= CGPU_UPD_UNPIN && u.op <= CGPU_UPD_CHARGE);
+	REQUIRE(u.op != CGPU_UPD_UNPIN || u.value <= 1);
+	REQUIRE(u.op != CGPU_UPD_FORMAT || u.value >= 1);
+	REQUIRE(u.op != CGPU_UPD_DEFAULT_MEMSIZE || u.value <= CGPU_MAX_BYTES);
+	REQUIRE(u.op != CGPU_UPD_GPU || (u.max_inst >= CGPU_MAX_INST_MIN &&
+		u.max_inst <= CGPU_MAX_INST_MAX && u.policy <= CGPU_POLICY_MAX &&
+		u.prio_ratio >= CGPU_PRIO_RATIO_MIN && u.prio_ratio <= CGPU_PRIO_RATIO_MAX));
+	REQUIRE(u.op != CGPU_UPD_ADD || u.add.op == CGPU_CMD_ADD);
+	REQUIRE(u.op != CGPU_UPD_CHARGE || (u.pid >= 1 && u.pid <= CGPU_PID_MAX &&
+		u.bytes >= 1 && u.bytes <= CGPU_MAX_BYTES &&
+		memmem(d, n, u.id, CGPU_SHORT_ID_LEN)));
+}
+
 static void cgroup(const char *d, size_t n)
 {
 	char id[CGPU_FULL_ID_LEN + 1];
@@ -59,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(d, data, size);
 	value(d, size);
 	command(d, size);
+	upgrade(d, size);
 	cgroup(d, size);
 	free(d);
 	return 0;

@@ -16,7 +16,10 @@
  * hence a new ioctl number (the size is encoded in it), so an old libcgpu keeps
  * working against a newer module as long as the old numbers are still served.
  * Fields once reserved (out: 0) may be given a meaning without a new number:
- * an old caller ignores them (QUERY's sched_id, module 0.2.0).
+ * an old caller ignores them (QUERY's sched_id, module 0.2.0). A new call is a
+ * new number in the same version (HANDOVER); a module answers ENOTTY for a
+ * number it does not know. Which ABI versions a module serves is in its
+ * modinfo (cgpu_abi) and in /proc/cgpu_km/upgrade.
  */
 #ifndef CGPU_IOCTL_H
 #define CGPU_IOCTL_H
@@ -115,10 +118,15 @@ struct cgpu_sched_status {
 	__u32 reserved[6];
 };
 
+/* flags of the status page */
+#define CGPU_STATUS_HANDOVER	(1u << 0)	/* the module does hot updates (below) */
+
 struct cgpu_status_page {
 	__u32 abi_version;		/* CGPU_ABI_VERSION */
 	__u32 ngpus;			/* entries in use in gpu[] */
-	__u32 reserved[14];
+	__u32 flags;			/* CGPU_STATUS_*; 0 from a module without hot updates */
+	__u32 upgrade;			/* 1 while a hot update waits for this file */
+	__u32 reserved[12];
 	struct cgpu_sched_status gpu[CGPU_MAX_GPUS];	/* by host GPU index */
 };
 
@@ -181,6 +189,24 @@ struct cgpu_sched_stat {
 	__u64 takebacks;		/* out: slices taken back after the grace period */
 };
 
+/*
+ * Hot update (a module with CGPU_STATUS_HANDOVER). When an operator freezes the
+ * module to replace it, the status page's upgrade turns 1 and poll() on the
+ * file reports POLLPRI; from then on open, ATTACH, CHARGE, UNCHARGE,
+ * SLICE_WAIT and SLICE_WATCH answer EAGAIN and change nothing, and every GPU's
+ * go word is 0. An attached process then calls
+ *
+ * CGPU_IOC_HANDOVER: what this file holds is kept for the process (a
+ * reservation, still counted in the container's use) and the file holds
+ * nothing any more. The process closes the file and drops its mapping of the
+ * status page, then opens /dev/cgpu again until ATTACH succeeds (EAGAIN, or no
+ * device for a moment, while the update runs): that ATTACH, from the same
+ * process (thread group), takes the reservation back, on the new module or on
+ * the old one if the update was called off. A reservation nobody takes back
+ * is released some seconds after the update (the module's reclaim_s).
+ * EALREADY: no update is waiting (it was called off before the call): keep
+ * the file, nothing changed.
+ */
 #define CGPU_IOC_NOP		_IO(CGPU_IOC_MAGIC, 0)	/* does nothing: a cost baseline */
 #define CGPU_IOC_ATTACH		_IOWR(CGPU_IOC_MAGIC, 1, struct cgpu_attach)
 #define CGPU_IOC_QUERY		_IOWR(CGPU_IOC_MAGIC, 2, struct cgpu_query)
@@ -190,5 +216,6 @@ struct cgpu_sched_stat {
 #define CGPU_IOC_SLICE_END	_IOWR(CGPU_IOC_MAGIC, 6, struct cgpu_slice)
 #define CGPU_IOC_SLICE_WATCH	_IOWR(CGPU_IOC_MAGIC, 7, struct cgpu_slice)
 #define CGPU_IOC_SCHED_STAT	_IOWR(CGPU_IOC_MAGIC, 8, struct cgpu_sched_stat)
+#define CGPU_IOC_HANDOVER	_IO(CGPU_IOC_MAGIC, 9)
 
 #endif /* CGPU_IOCTL_H */

@@ -64,6 +64,7 @@ static void unattached(struct bad *b, int fd, char *ro_page)
 	expect(b, "mmap before ATTACH", ENOTCONN, m == MAP_FAILED ? errno : 0);
 	expect(b, "CHARGE before ATTACH", ENOTCONN, raw(fd, CGPU_IOC_CHARGE, &c));
 	expect(b, "UNCHARGE before ATTACH", ENOTCONN, raw(fd, CGPU_IOC_UNCHARGE, &c));
+	expect(b, "HANDOVER before ATTACH", ENOTCONN, raw(fd, CGPU_IOC_HANDOVER, NULL));
 	a.abi_version = CGPU_ABI_VERSION + 1;
 	expect(b, "ATTACH abi_version+1", EINVAL, raw(fd, CGPU_IOC_ATTACH, &a));
 	a.abi_version = 0;
@@ -81,6 +82,7 @@ static void unattached(struct bad *b, int fd, char *ro_page)
 	expect(b, "still unattached after it", ENOTCONN, raw(fd, CGPU_IOC_QUERY, &q));
 	expect(b, "ATTACH", 0, kt_attach(fd, &a));
 	expect(b, "ATTACH again", EBUSY, kt_attach(fd, &a));
+	expect(b, "HANDOVER with no update under way", EALREADY, raw(fd, CGPU_IOC_HANDOVER, NULL));
 }
 
 static void numbers(struct bad *b)
@@ -89,7 +91,8 @@ static void numbers(struct bad *b)
 	char big[256] = { 0 };
 
 	memcpy(big, &c, sizeof(c));
-	expect(b, "unknown function 9", ENOTTY, raw(b->fd, _IO(CGPU_IOC_MAGIC, 9), NULL));
+	expect(b, "unknown function 10", ENOTTY, raw(b->fd, _IO(CGPU_IOC_MAGIC, 10), NULL));
+	expect(b, "HANDOVER with a size", EINVAL, raw(b->fd, _IOWR(CGPU_IOC_MAGIC, 9, c), &c));
 	expect(b, "SLICE_WAIT without a struct", EINVAL, raw(b->fd, _IO(CGPU_IOC_MAGIC, 5), NULL));
 	expect(b, "SLICE_END, short struct (32)", EINVAL,
 	       raw(b->fd, _IOC(_IOC_READ | _IOC_WRITE, CGPU_IOC_MAGIC, 6, 32), big));

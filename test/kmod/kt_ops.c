@@ -3,14 +3,17 @@
  * kt ops [-c CGROUP] OP...: one process working /dev/cgpu step by step, so shell
  * tests can put it in a cgroup, hold its charges and read meminfo meanwhile.
  *   open | close | attach | query SLOT | charge GPU SIZE | uncharge GPU SIZE |
- *   fill GPU STEP (charge STEP until refused) | ready | hold FILE (until FILE is gone)
+ *   fill GPU STEP (charge STEP until refused) | ready | hold FILE (until FILE is gone) |
+ *   handover (CGPU_IOC_HANDOVER) | pollpri MS (poll() for POLLPRI: OK, or ETIMEDOUT)
  * An op followed by =ERRNAME must fail with that errno; any other op must succeed.
  * Prints one line per op; exits 1 at the first op whose outcome was not the expected.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "kt.h"
@@ -113,6 +116,16 @@ static int run_op(struct ops *o, const char *op, char *out, size_t len)
 		return op_charge(o, op, out, len);
 	if (!strcmp(op, "fill"))
 		return op_fill(o, op, out, len);
+	if (!strcmp(op, "handover"))
+		return ioctl(cur_fd(o, op), CGPU_IOC_HANDOVER) < 0 ? errno : 0;
+	if (!strcmp(op, "pollpri")) {
+		struct pollfd p = { .fd = cur_fd(o, op), .events = POLLPRI };
+		int n = poll(&p, 1, (int)kt_num(next_arg(o, op), 600001));
+
+		if (n < 0)
+			return errno;
+		return n && (p.revents & POLLPRI) ? 0 : ETIMEDOUT;
+	}
 	if (!strcmp(op, "ready")) {
 		snprintf(out, len, " pid=%d", getpid());
 		return 0;

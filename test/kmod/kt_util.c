@@ -81,7 +81,8 @@ const char *kt_errname(int e)
 		{ EINVAL, "EINVAL" }, { ENOSPC, "ENOSPC" }, { ERANGE, "ERANGE" },
 		{ ENOMEM, "ENOMEM" }, { ENOTTY, "ENOTTY" }, { EACCES, "EACCES" },
 		{ ENOTCONN, "ENOTCONN" }, { EIO, "EIO" }, { EBADF, "EBADF" },
-		{ ETIMEDOUT, "ETIMEDOUT" }, { EINTR, "EINTR" },
+		{ ETIMEDOUT, "ETIMEDOUT" }, { EINTR, "EINTR" }, { EAGAIN, "EAGAIN" },
+		{ EALREADY, "EALREADY" }, { EPROTO, "EPROTO" }, { ENXIO, "ENXIO" },
 	};
 	static char other[32];
 

@@ -68,5 +68,5 @@ stop() {
 	rm -f "$W/$1.hold"
 	wait "$(cat "$W/$1.pid")" 2>/dev/null
 }
-pidof_w() { sed -n 's/^ready OK pid=//p' "$W/$1.out"; }
+pidof_w() { sed -n '/^ready OK pid=/{s///p;q}' "$W/$1.out"; }
 out() { cat "$W/$1.out"; }

@@ -41,7 +41,8 @@ formats() {
 	has "version" "$(cat $P/version)" '^[0-9]+\.[0-9]+\.[0-9]+$'
 	eq "version is one line" "$(wc -l <$P/version)" 1
 	eq "default_memsize default" "$(cat $P/default_memsize)" 0
-	eq "upgrade default" "$(cat $P/upgrade)" 0
+	eq "upgrade default: running, unload refused with instances" \
+		"$(grep -E '^(state|unload_deletes):' $P/upgrade | tr '\n' ' ')" "state: running unload_deletes: 0 "
 	eq "max_inst default" "$(cat $P/1/max_inst)" 16
 	eq "policy default" "$(cat $P/1/policy)" 1
 	eq "prio_ratio default" "$(cat $P/1/prio_ratio)" 30
@@ -81,7 +82,11 @@ ranges() {
 	edges $P/0/policy -1:EINVAL 0:OK 5:OK 6:EINVAL 1:OK
 	edges $P/default_memsize 9223372036854775807:OK 9223372036854775808:EINVAL \
 		18446744073709551616:EINVAL 0:OK
-	edges $P/upgrade 2:EINVAL 1:OK 0:OK
+	local u
+	for u in 2:EINVAL:0 1:OK:1 0:OK:0; do
+		eq "$P/upgrade <- '${u%%:*}'" "$(wr $P/upgrade "${u%%:*}")" "$(cut -d: -f2 <<<"$u")"
+		eq "unload_deletes after '${u%%:*}'" "$(sed -n 's/^unload_deletes: //p' $P/upgrade)" "${u##*:}"
+	done
 	edges $P/0/$a/memsize 0:EINVAL 9223372036854775807:OK 9223372036854775808:EINVAL 1:OK "$GIB:OK"
 	edges $P/0/$a/highprio 2:EINVAL 1:OK 0:OK
 	edges $P/0/$a/weight 17:EINVAL 16:OK 0:OK 1:OK

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The /proc/cgpu_km/upgrade command language (docs/upgrade.md). One command per write:
+ *   0 | 1                    whether unloading may delete instances (0: refused)
+ *   freeze | thaw            start a hot update on the running module, or abort it
+ *   format <n>               the state format of the lines that follow (first)
+ *   default_memsize <bytes>
+ *   gpu <gpu> max_inst=<n> policy=<n> prio_ratio=<n>
+ *   add <gpu> <id> ...       an instance, in inst_ctl's syntax
+ *   charge <gpu> <id> <pid> <bytes>   what a process held: a reservation it takes back
+ *   commit                   the state is complete: processes may attach
+ * A frozen module prints its state as exactly these lines, so the dump of the old
+ * module is what the tool writes into the new one. Ranges that need no kernel state
+ * are checked here; the module checks the rest.
+ */
+#ifndef CGPU_LIB_UPGRADE_H
+#define CGPU_LIB_UPGRADE_H
+#include "instctl.h"
+
+enum cgpu_upd_op {
+	CGPU_UPD_UNPIN = 1,
+	CGPU_UPD_FREEZE,
+	CGPU_UPD_THAW,
+	CGPU_UPD_COMMIT,
+	CGPU_UPD_FORMAT,
+	CGPU_UPD_DEFAULT_MEMSIZE,
+	CGPU_UPD_GPU,
+	CGPU_UPD_ADD,
+	CGPU_UPD_CHARGE,
+};
+
+struct cgpu_upd {
+	enum cgpu_upd_op op;
+	cgpu_u64 value;			/* UNPIN 0/1, FORMAT >= 1, DEFAULT_MEMSIZE bytes */
+	cgpu_u64 gpu;			/* GPU, CHARGE */
+	cgpu_u32 max_inst, policy, prio_ratio;	/* GPU: each given exactly once */
+	char id[CGPU_SHORT_ID_LEN + 1];	/* CHARGE */
+	cgpu_u64 pid, bytes;		/* CHARGE: 1..CGPU_PID_MAX, 1..CGPU_MAX_BYTES */
+	struct cgpu_cmd add;		/* ADD */
+};
+
+/* Parses one command of len bytes (one trailing newline allowed); fills *u on success. */
+enum cgpu_rc cgpu_parse_upgrade(const char *buf, unsigned long len, struct cgpu_upd *u);
+
+#endif

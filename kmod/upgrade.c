@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hot update (docs/upgrade.md): the running module hands its state over to the next
+ * one through /proc/cgpu_km/upgrade while containers keep running.
+ *
+ *   old module  `freeze`: nothing changes any more (chardev.c, ledger.c, sched.c and
+ *               the tree answer EAGAIN or EBUSY); attached processes are told (the
+ *               status page, poll), hand their charges over as reservations
+ *               (HANDOVER) and close. `cat upgrade` is then the state, in exactly
+ *               the lines the next module reads. rmmod is allowed while frozen;
+ *               `thaw` calls the update off instead.
+ *   new module  loaded with handover=1 (importing: /dev/cgpu does not open); the old
+ *               state is written in, one line per write; `commit`. Processes attach
+ *               again and take their reservations back (ledger.c).
+ * Reservations nobody takes back within reclaim_s of the commit (or thaw) belonged
+ * to processes that died meanwhile, and are released.
+ */
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/seq_file.h>
+#include "cgpu.h"
+#include "lib/rules.h"
+#include "lib/upgrade.h"
+
+static bool handover;
+module_param(handover, bool, 0444);
+MODULE_PARM_DESC(handover, "load for a hot update: wait for the old module's state in /proc/cgpu_km/upgrade");
+
+static unsigned int reclaim_s = 30;
+module_param(reclaim_s, uint, 0444);
+MODULE_PARM_DESC(reclaim_s, "how long a hot update keeps what a process held for it to attach again, 1..3600 s (default 30)");
+
+MODULE_INFO(cgpu_state_format, __stringify(CGPU_STATE_FORMAT));
+MODULE_INFO(cgpu_state_reads, __stringify(CGPU_STATE_FORMAT_MIN) "-" __stringify(CGPU_STATE_FORMAT));
+MODULE_INFO(cgpu_abi, __stringify(CGPU_ABI_MIN) "-" __stringify(CGPU_ABI_VERSION));
+
+static const char *const cgpu_state_name[] = {
+	[CGPU_RUNNING] = "running", [CGPU_FROZEN] = "frozen", [CGPU_IMPORTING] = "importing",
+};
+
+/* Releases the reservations left once processes had their time to attach again. */
+static void cgpu_reclaim_work(struct work_struct *w)
+{
+	struct cgpu_inst *inst;
+	unsigned int i, n = 0;
+
+	mutex_lock(&cgpu.reg_lock);
+	/* Frozen again meanwhile: they are part of that update's state. */
+	for (i = 0; i < cgpu.ngpus && cgpu.state == CGPU_RUNNING; i++)
+		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
+			n += cgpu_ledger_reclaim(inst);
+	mutex_unlock(&cgpu.reg_lock);
+	if (n)
+		pr_info("cgpu_km: released %u reservation(s) of processes that did not attach again within %u s\n",
+			n, reclaim_s);
+}
+
+int cgpu_upgrade_init(void)
+{
+	if (reclaim_s < 1 || reclaim_s > 3600) {
+		pr_err("cgpu_km: reclaim_s=%u is out of range (1..3600)\n", reclaim_s);
+		return -EINVAL;
+	}
+	init_waitqueue_head(&cgpu.upd_wq);
+	INIT_DELAYED_WORK(&cgpu.reclaim, cgpu_reclaim_work);
+	cgpu.state = handover ? CGPU_IMPORTING : CGPU_RUNNING;
+	return 0;
+}
+
+void cgpu_upgrade_exit(void)
+{
+	cancel_delayed_work_sync(&cgpu.reclaim);
+}
+
+/*
+ * ctl_mutex held. The go words, the status page and the pin follow the new state; a
+ * failed re-pin means the module is being unloaded already.
+ */
+static int cgpu_set_state(enum cgpu_state st)
+{
+	lockdep_assert_held(&cgpu.ctl_mutex);
+	mutex_lock(&cgpu.reg_lock);
+	cgpu.state = st;
+	mutex_unlock(&cgpu.reg_lock);
+	WRITE_ONCE(cgpu.status->upgrade, st == CGPU_FROZEN);
+	cgpu_sched_republish();
+	wake_up_all(&cgpu.upd_wq);
+	return cgpu_update_pin();
+}
+
+static void cgpu_count_reserved(unsigned int *n, u64 *bytes)
+{
+	struct cgpu_inst *inst;
+	unsigned int i;
+
+	lockdep_assert_held(&cgpu.reg_lock);
+	for (i = 0; i < cgpu.ngpus; i++)
+		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
+			cgpu_ledger_reserved(inst, n, bytes);
+}
+
+static int cgpu_freeze(void)
+{
+	int err;
+
+	if (cgpu.state != CGPU_RUNNING)
+		return -EBUSY;
+	/* Reservations left from an earlier update are part of this one's state. */
+	cancel_delayed_work_sync(&cgpu.reclaim);
+	err = cgpu_set_state(CGPU_FROZEN);
+	pr_info("cgpu_km %s: frozen for a hot update: %d file(s) of /dev/cgpu open\n",
+		CGPU_KM_VERSION, atomic_read(&cgpu.nfiles));
+	return err;
+}
+
+/* Running again, on the old module or the new one: processes come back. */
+static int cgpu_resume(const char *what)
+{
+	unsigned int n = 0;
+	u64 bytes = 0;
+	int err;
+
+	cgpu.import_format = 0;
+	err = cgpu_set_state(CGPU_RUNNING);
+	mutex_lock(&cgpu.reg_lock);
+	cgpu_count_reserved(&n, &bytes);
+	mutex_unlock(&cgpu.reg_lock);
+	mod_delayed_work(system_wq, &cgpu.reclaim, (unsigned long)reclaim_s * HZ);
+	pr_info("cgpu_km %s: %s: %u instance(s); %u reservation(s) of %llu bytes wait up to %u s for their processes\n",
+		CGPU_KM_VERSION, what, cgpu.ninst, n, bytes, reclaim_s);
+	return err;
+}
+
+static int cgpu_import_gpu(const struct cgpu_upd *u)
+{
+	struct cgpu_gpu *g = &cgpu.gpus[u->gpu];
+	int err;
+
+	mutex_lock(&cgpu.reg_lock);
+	/* The one setting that depends on the GPU's instances: checked before any changes. */
+	err = cgpu_errno(cgpu_check_max_inst(u->max_inst, g->ninst, g->weight_used));
+	if (!err)
+		err = cgpu_gpu_setting(g, CGPU_KEY_MAX_INST, u->max_inst);
+	if (!err)
+		err = cgpu_gpu_setting(g, CGPU_KEY_POLICY, u->policy);
+	if (!err)
+		err = cgpu_gpu_setting(g, CGPU_KEY_PRIO_RATIO, u->prio_ratio);
+	mutex_unlock(&cgpu.reg_lock);
+	return err;
+}
+
+static int cgpu_import_charge(const struct cgpu_upd *u)
+{
+	struct cgpu_holding *spare = cgpu_zalloc(sizeof(*spare));
+	struct cgpu_inst *inst;
+	int err;
+
+	if (!spare)
+		return -ENOMEM;
+	mutex_lock(&cgpu.reg_lock);
+	inst = cgpu_find(&cgpu.gpus[u->gpu], u->id);
+	err = inst ? cgpu_ledger_import(inst, (pid_t)u->pid, u->bytes, &spare) : -ENOENT;
+	mutex_unlock(&cgpu.reg_lock);
+	cgpu_free(spare);
+	return err;
+}
+
+/* One line of the old module's state; importing, `format` first. ctl_mutex held. */
+static int cgpu_import(const struct cgpu_upd *u)
+{
+	if (cgpu.state != CGPU_IMPORTING)
+		return -EBUSY;
+	if (u->op == CGPU_UPD_FORMAT) {
+		if (u->value < CGPU_STATE_FORMAT_MIN || u->value > CGPU_STATE_FORMAT) {
+			pr_notice("cgpu_km %s: cannot import state format %llu (reads %d-%d)\n",
+				  CGPU_KM_VERSION, u->value, CGPU_STATE_FORMAT_MIN,
+				  CGPU_STATE_FORMAT);
+			return -EPROTO;
+		}
+		cgpu.import_format = (u32)u->value;
+		return 0;
+	}
+	if (!cgpu.import_format)
+		return -EPROTO;
+	switch (u->op) {
+	case CGPU_UPD_DEFAULT_MEMSIZE:
+		mutex_lock(&cgpu.reg_lock);
+		cgpu.default_memsize = u->value;
+		mutex_unlock(&cgpu.reg_lock);
+		return 0;
+	case CGPU_UPD_GPU:
+		return u->gpu < cgpu.ngpus ? cgpu_import_gpu(u) : -ENODEV;
+	case CGPU_UPD_ADD:
+		return u->add.gpu < cgpu.ngpus ? cgpu_inst_add(&u->add) : -ENODEV;
+	default:
+		return u->gpu < cgpu.ngpus ? cgpu_import_charge(u) : -ENODEV;
+	}
+}
+
+static int cgpu_set_unpin(bool on)
+{
+	bool old = cgpu.unpin;
+	int err;
+
+	cgpu.unpin = on;
+	err = cgpu_update_pin();
+	if (err)
+		cgpu.unpin = old;
+	return err;
+}
+
+int cgpu_upgrade_write(const char *buf, size_t len)
+{
+	struct cgpu_upd *u = kzalloc(sizeof(*u), GFP_KERNEL);
+	int err;
+
+	if (!u)
+		return -ENOMEM;
+	if (cgpu_parse_upgrade(buf, len, u) != CGPU_OK) {
+		kfree(u);
+		return -EINVAL;
+	}
+	mutex_lock(&cgpu.ctl_mutex);
+	switch (u->op) {
+	case CGPU_UPD_UNPIN:
+		err = cgpu_set_unpin(u->value);
+		break;
+	case CGPU_UPD_FREEZE:
+		err = cgpu_freeze();
+		break;
+	case CGPU_UPD_THAW:
+		err = cgpu.state == CGPU_FROZEN ? cgpu_resume("hot update called off, running again") :
+						  -EBUSY;
+		break;
+	case CGPU_UPD_COMMIT:
+		err = cgpu.state == CGPU_IMPORTING ? cgpu_resume("hot update committed") : -EBUSY;
+		break;
+	default:
+		err = cgpu_import(u);
+		break;
+	}
+	mutex_unlock(&cgpu.ctl_mutex);
+	kfree(u);
+	return err;
+}
+
+/* The state to hand over, as the lines cgpu_import reads. ctl_mutex and reg_lock held. */
+static void cgpu_dump(struct seq_file *m)
+{
+	struct cgpu_inst *inst;
+	unsigned int i;
+	u64 used, memsize;
+
+	seq_printf(m, "format %d\ndefault_memsize %llu\n", CGPU_STATE_FORMAT,
+		   cgpu.default_memsize);
+	for (i = 0; i < cgpu.ngpus; i++) {
+		struct cgpu_gpu *g = &cgpu.gpus[i];
+
+		seq_printf(m, "gpu %u max_inst=%u policy=%u prio_ratio=%u\n", i, g->max_inst,
+			   g->policy, g->prio_ratio);
+		list_for_each_entry(inst, &g->insts, link) {
+			cgpu_ledger_read(inst, &used, &memsize);
+			seq_printf(m, "add %u %s memsize=%llu weight=%u highprio=%u", i, inst->id,
+				   memsize, inst->weight, inst->highprio);
+			if (memchr_inv(inst->uuid, 0, sizeof(inst->uuid)))
+				seq_printf(m, " uuid=GPU-%pUb", inst->uuid);
+			seq_putc(m, '\n');
+		}
+	}
+	for (i = 0; i < cgpu.ngpus; i++)
+		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
+			cgpu_ledger_dump(m, inst);
+}
+
+void cgpu_upgrade_show(struct seq_file *m)
+{
+	unsigned int n = 0;
+	u64 bytes = 0;
+
+	mutex_lock(&cgpu.ctl_mutex);
+	mutex_lock(&cgpu.reg_lock);
+	cgpu_count_reserved(&n, &bytes);
+	seq_printf(m, "state: %s\nversion: %s\nstate_format: %d\nreads_formats: %d-%d\n",
+		   cgpu_state_name[cgpu.state], CGPU_KM_VERSION, CGPU_STATE_FORMAT,
+		   CGPU_STATE_FORMAT_MIN, CGPU_STATE_FORMAT);
+	/* Every attached file speaks the one version ATTACH accepts. */
+	seq_printf(m, "abi: %d-%d\nabi_in_use: %s\n", CGPU_ABI_MIN, CGPU_ABI_VERSION,
+		   atomic_read(&cgpu.nattached) ? __stringify(CGPU_ABI_VERSION) : "none");
+	seq_printf(m, "files_open: %d\nfiles_attached: %d\nreservations: %u\nreserved_bytes: %llu\n",
+		   atomic_read(&cgpu.nfiles), atomic_read(&cgpu.nattached), n, bytes);
+	seq_printf(m, "reclaim_s: %u\nmajor: %u\nunload_deletes: %d\n", reclaim_s, cgpu.major,
+		   cgpu.unpin);
+	if (cgpu.state == CGPU_FROZEN)
+		cgpu_dump(m);
+	mutex_unlock(&cgpu.reg_lock);
+	mutex_unlock(&cgpu.ctl_mutex);
+}
+
+int cgpu_handover(struct cgpu_attachment *att)
+{
+	struct cgpu_holding *fresh[CGPU_MAX_GPUS] = { NULL };
+	unsigned int i;
+	int err = 0;
+
+	/* One empty holding per slot for the file to go on with, before any lock. */
+	for (i = 0; i < att->n && !err; i++) {
+		fresh[i] = cgpu_zalloc(sizeof(*fresh[i]));
+		if (!fresh[i])
+			err = -ENOMEM;
+	}
+	if (!err) {
+		mutex_lock(&cgpu.reg_lock);
+		if (cgpu.state != CGPU_FROZEN)
+			err = -EALREADY;
+		for (i = 0; i < att->n && !err; i++)
+			if (cgpu_ledger_reserve(&att->slots[i], fresh[i]))
+				fresh[i] = NULL;
+		mutex_unlock(&cgpu.reg_lock);
+	}
+	for (i = 0; i < att->n; i++)
+		cgpu_free(fresh[i]);
+	return err;
+}
