@@ -1,38 +1,64 @@
 #!/usr/bin/env bash
-# Cold update of cgpu_km (docs/install.md, "Upgrade"): while no container uses cgpu,
-# builds the module of this tree (or --source DIR) through DKMS, unloads the installed
-# one, loads the new one with the same GPU count and settings, checks its version, and
-# makes it the one loaded at boot. A failed step puts the old module back.
+# Replaces the loaded cgpu_km (docs/upgrade.md). Cold (the default): while no container
+# uses cgpu, builds the module of this tree (or --source DIR) through DKMS, unloads the
+# installed one, loads the new one with the same GPU count and settings, checks its
+# version, and makes it the one loaded at boot. Hot (--hot): containers keep running; the
+# old module hands its state (settings, instances, every process's charges) over to the
+# new one through /proc/cgpu_km/upgrade, refused before anything changes when the new
+# module cannot take it. A failed step puts the old module back, with its state.
 set -Eeuo pipefail
 me=upgrade.sh
 repo=$(cd "$(dirname "$0")" && pwd)
 
 usage() {
 	cat >&2 <<EOT
-usage: upgrade.sh [--source KMOD_DIR]
-  As root, with every cGPU container stopped: replaces the installed cgpu_km by the
-  module in KMOD_DIR (default: this tree's kmod/), which must carry another version.
-  GPU settings (policy, max_inst, prio_ratio, default_memsize) carry over.
+usage: upgrade.sh [--hot [--timeout S]] [--source KMOD_DIR | --ko FILE]
+  As root: replaces the loaded cgpu_km by the module in KMOD_DIR (default: this tree's
+  kmod/), built through DKMS, which must carry another version.
+  cold (default)  every cGPU container must be stopped first; GPU settings (policy,
+                  max_inst, prio_ratio, default_memsize) carry over
+  --hot           containers keep running: the old module's state (settings, instances,
+                  what each process holds) moves to the new one; processes pause for the
+                  moment of the switch. Refused, changing nothing, when the new module
+                  cannot read the old one's state or does not serve the /dev/cgpu ABI in use
+  --timeout S     hot: how long processes get to let go of the old module (default 30)
+  --ko FILE       load FILE, a cgpu_km.ko built for the running kernel (make -C kmod),
+                  instead of building through DKMS; DKMS and the module loaded at boot
+                  stay as they are
 EOT
 	exit 2
 }
 
-src=$repo/kmod
+src=$repo/kmod hot=0 ko= timeout=30
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--source) src=${2-}; shift 2 || usage ;;
+	--ko) ko=${2-}; shift 2 || usage ;;
+	--hot) hot=1; shift ;;
+	--timeout) timeout=${2-}; shift 2 || usage ;;
 	*) usage ;;
 	esac
 done
+[[ "$timeout" =~ ^[1-9][0-9]{0,3}$ ]] || { echo "$me: --timeout $timeout: want 1..9999 seconds" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "$me: must run as root" >&2; exit 1; }
-[ -f "$src/dkms.conf" ] || { echo "$me: $src has no dkms.conf: not cgpu_km's sources" >&2; exit 1; }
-src=$(cd "$src" && pwd)
+if [ -n "$ko" ]; then
+	[ -f "$ko" ] || { echo "$me: --ko $ko: no such file" >&2; exit 1; }
+	ko=$(cd "$(dirname "$ko")" && pwd)/$(basename "$ko")
+else
+	[ -f "$src/dkms.conf" ] || { echo "$me: $src has no dkms.conf: not cgpu_km's sources" >&2; exit 1; }
+	src=$(cd "$src" && pwd)
+fi
 
 work=$(mktemp -d /tmp/cgpu-upgrade.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 # shellcheck source=scripts/cgpu-lib.sh
 source "$repo/scripts/cgpu-lib.sh"
 trap 'fail "unexpected error at line $LINENO: $BASH_COMMAND"' ERR
+
+# A copy of the module file upgrade.sh --ko loaded last: the one to fall back to.
+LOADED_KO=$SIM_TREE/cgpu_km.ko
+# Where a hot update keeps the old module's state until it is over.
+STATE_FILE=$SIM_TREE/hot-update.state
 
 # The settings an operator may have changed, as "FILE VALUE" lines, to give the new module.
 save_settings() {
@@ -51,50 +77,212 @@ restore_settings() {
 	done <"$work/settings"
 }
 
-refuse_busy "replace cgpu_km"
-dkms_read
-old=$(dkms_versions)
-[ -n "$old" ] || fail "cgpu_km is not installed through DKMS: run install.sh"
-[ "$(echo "$old" | wc -l)" = 1 ] || fail "several cgpu_km versions are in DKMS ($(echo $old)): install.sh --uninstall, then install.sh"
-check_source "$src"
-new=$(version_of "$src")
+status() { sed -n "s/^$1: //p" "$PROC/upgrade"; }
+
+# in_range "A-B" N: A <= N <= B.
+in_range() { [ -n "$1" ] && [ "${1%-*}" -le "$2" ] && [ "$2" -le "${1#*-}" ]; }
+
+# loaded_file: the file of the loaded module (same srcversion), to load again if the new
+# one fails: the copy upgrade.sh keeps of a --ko module, or the installed one.
+loaded_file() {
+	local want f
+	want=$(cat /sys/module/$MOD/srcversion 2>/dev/null) || return 0
+	for f in "$LOADED_KO" "$(modinfo -n $MOD 2>/dev/null || true)"; do
+		if [ -f "$f" ] && [ "$(modinfo -F srcversion "$f" 2>/dev/null)" = "$want" ]; then
+			echo "$f"
+			return
+		fi
+	done
+}
+
+# params KO: the loaded module's parameters that KO also has, for loading KO.
+params() {
+	local p out="ngpus=$ngpus" known
+	known=$(modinfo -F parm "$1" | cut -d: -f1)
+	for p in quantum_us grace_ms reclaim_s; do
+		if [ -f "/sys/module/$MOD/parameters/$p" ] && grep -qx "$p" <<<"$known"; then
+			out+=" $p=$(cat /sys/module/$MOD/parameters/$p)"
+		fi
+	done
+	echo "$out"
+}
+
+# compatible KO: refuses (nothing changed yet) a module that cannot take the loaded one's
+# state over: it must read its state format and serve every /dev/cgpu ABI version in use.
+compatible() {
+	local reads abi fmt in_use v
+	reads=$(modinfo -F cgpu_state_reads "$1")
+	abi=$(modinfo -F cgpu_abi "$1")
+	fmt=$(status state_format)
+	in_use=$(status abi_in_use)
+	[ -n "$reads" ] || fail "refusing the hot update: cgpu_km $new cannot take a running module's state over (it has no cgpu_state_reads in modinfo); stop the containers and upgrade cold"
+	in_range "$reads" "$fmt" ||
+		fail "refusing the hot update: cgpu_km $new reads state formats $reads, cgpu_km $old writes format $fmt; stop the containers and upgrade cold (docs/upgrade.md)"
+	for v in ${in_use/none/}; do
+		in_range "$abi" "$v" ||
+			fail "refusing the hot update: cgpu_km $new serves /dev/cgpu ABI $abi, running processes use ABI $v; stop the containers and upgrade cold (docs/upgrade.md)"
+	done
+	say "  compatible cgpu_km $new reads state format $fmt (it reads $reads) and serves ABI ${in_use/none/-} (it serves $abi)"
+}
+
+# give_state FILE: writes the state, one line per write, into a module loaded with
+# handover=1, and commits it.
+give_state() {
+	local line
+	while IFS= read -r line; do
+		echo "$line" >"$PROC/upgrade" || { echo "the module refused: $line" >&2; return 1; }
+	done <"$1"
+	echo commit >"$PROC/upgrade"
+}
+
+# reload KO FILE: KO loaded again with the state in FILE (the fall-back of a hot update),
+# with the parameters it had.
+reload() { insmod "$1" $old_params handover=1 major="$major" && give_state "$2"; }
+
+# count PATTERN FILE: lines matching.
+count() { grep -c "$1" "$2" || true; }
+
+# wait_files: until no process holds /dev/cgpu of the frozen module, at most $timeout s.
+wait_files() {
+	local i n=
+	for ((i = 0; i < timeout * 5; i++)); do
+		n=$(status files_open)
+		[ "$n" = 0 ] && return 0
+		[ $((i % 25)) != 0 ] || say "  waiting    for $n file(s) of /dev/cgpu to close"
+		sleep 0.2
+	done
+	say "  still open after ${timeout}s:"
+	holders | sed 's/^/    /'
+	return 1
+}
+
+# rmmod_retry: a process that tries to attach at that moment holds the module briefly.
+rmmod_retry() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		rmmod $MOD 2>"$work/rmmod" && return 0
+		sleep 0.2
+	done
+	cat "$work/rmmod" >&2
+	return 1
+}
+
+# The module being replaced, and the one replacing it.
+[ -d /sys/module/$MOD ] || [ "$hot" = 0 ] ||
+	fail "cgpu_km is not loaded: there is nothing to update hot (a cold update loads it)"
+[ -d /sys/module/$MOD ] || [ -z "$ko" ] || fail "--ko replaces the loaded cgpu_km, and none is loaded"
+if [ "$hot" = 1 ]; then
+	st=$(status state)
+	[ -n "$st" ] || fail "cgpu_km $(cat "$PROC/version") cannot hand its state over (it has no hot update): stop the containers and upgrade cold"
+	[ "$st" = running ] || fail "a hot update of cgpu_km is under way already ($PROC/upgrade: state $st)"
+else
+	refuse_busy "replace cgpu_km"
+fi
+if [ -n "$ko" ]; then
+	old=$(cat "$PROC/version")
+	new=$(modinfo -F version "$ko" 2>/dev/null || true)
+	[ -n "$new" ] || fail "$ko is not a kernel module with a version"
+	[ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$KVER" ] ||
+		fail "$ko is built for kernel $(modinfo -F vermagic "$ko" | cut -d' ' -f1), not the running $KVER"
+else
+	dkms_read
+	old=$(dkms_versions)
+	[ -n "$old" ] || fail "cgpu_km is not installed through DKMS: run install.sh"
+	[ "$(echo "$old" | wc -l)" = 1 ] || fail "several cgpu_km versions are in DKMS ($(echo $old)): install.sh --uninstall, then install.sh"
+	check_source "$src"
+	new=$(version_of "$src")
+fi
 [ "$new" != "$old" ] || fail "cgpu_km $old is installed already: the new sources need another version (PACKAGE_VERSION in dkms.conf and CGPU_KM_VERSION in cgpu.h)"
 if [ -d /sys/module/$MOD ]; then
 	ngpus=$(cat /sys/module/$MOD/parameters/ngpus)
+	old_ko=$(loaded_file)
+	[ -n "$old_ko" ] || fail "cannot find the file of the loaded cgpu_km $old (srcversion $(cat /sys/module/$MOD/srcversion)) to fall back to; it was loaded by hand: load it again with install.sh or upgrade.sh --ko"
+	cp "$old_ko" "$work/old.ko"
+	old_ko=$work/old.ko
 else
 	ngpus=$(sed -n "s/^options $MOD ngpus=\([0-9]*\)$/\1/p" "$MODPROBE_CONF" 2>/dev/null || true)
 	[ -n "$ngpus" ] || fail "cgpu_km is not loaded and $MODPROBE_CONF gives no ngpus: run install.sh"
+	old_ko=
 fi
-save_settings
-say "upgrading cgpu_km $old to $new ($ngpus GPU(s), kernel $KVER)"
+[ "$hot" = 1 ] || save_settings
+say "upgrading cgpu_km $old to $new ($ngpus GPU(s), kernel $KVER, $([ "$hot" = 1 ] && echo hot || echo cold))"
 
-say "building cgpu_km $new through DKMS (this takes a while):"
-stage_source "$src" "$work/src"
-try "copying the sources to /usr/src/$MOD-$new" cp -a "$work/src" "/usr/src/$MOD-$new"
-later "remove /usr/src/$MOD-$new" "rm -rf $(q "/usr/src/$MOD-$new")"
-try "registering cgpu_km $new with DKMS" dkms add -m $MOD -v "$new"
-later "remove cgpu_km $new from DKMS" "dkms remove -m $MOD -v $new --all"
-dkms_make build "$new" "building cgpu_km $new; cgpu_km $old stays"
-ko=$(find "/var/lib/dkms/$MOD/$new/$KVER" -name "$MOD.ko*" | head -1)
-[ -n "$ko" ] || fail "DKMS built no $MOD.ko for $new"
-say "  built      $ko"
+if [ -z "$ko" ]; then
+	say "building cgpu_km $new through DKMS (this takes a while):"
+	stage_source "$src" "$work/src"
+	try "copying the sources to /usr/src/$MOD-$new" cp -a "$work/src" "/usr/src/$MOD-$new"
+	later "remove /usr/src/$MOD-$new" "rm -rf $(q "/usr/src/$MOD-$new")"
+	try "registering cgpu_km $new with DKMS" dkms add -m $MOD -v "$new"
+	later "remove cgpu_km $new from DKMS" "dkms remove -m $MOD -v $new --all"
+	dkms_make build "$new" "building cgpu_km $new; cgpu_km $old stays"
+	ko=$(find "/var/lib/dkms/$MOD/$new/$KVER" -name "$MOD.ko*" | head -1)
+	[ -n "$ko" ] || fail "DKMS built no $MOD.ko for $new"
+	say "  built      $ko"
+	from_dkms=1
+else
+	from_dkms=0
+fi
 
-say "replacing the loaded module:"
-if [ -d /sys/module/$MOD ]; then
-	try "unloading cgpu_km $old" rmmod $MOD
-	later "load cgpu_km $old again, with its settings" "modprobe $MOD ngpus=$ngpus && restore_settings"
+if [ "$hot" = 1 ]; then
+	say "checking that cgpu_km $new can take the state over:"
+	compatible "$ko"
+	major=$(status major)
+	old_params=$(params "$old_ko") new_params=$(params "$ko")
+	say "handing the state of cgpu_km $old over:"
+	try "freezing cgpu_km $old" sh -c "echo freeze >$PROC/upgrade"
+	later "let cgpu_km $old run on (thaw)" "echo thaw >$PROC/upgrade"
+	say "  frozen     cgpu_km $old: processes hand their charges over and close /dev/cgpu"
+	wait_files || fail "processes did not let go of cgpu_km $old within ${timeout}s (stopped? not using libcgpu?)"
+	mkdir -p "$SIM_TREE"
+	sed -n '/^format /,$p' "$PROC/upgrade" >"$STATE_FILE"
+	later "remove $STATE_FILE" "rm -f $(q "$STATE_FILE")"
+	say "  saved      the state: $(count '^add ' "$STATE_FILE") instance(s), $(count '^charge ' "$STATE_FILE") process charge(s) ($STATE_FILE)"
+	try "unloading cgpu_km $old" rmmod_retry
+	unlater "let cgpu_km $old run on (thaw)"
+	later "load cgpu_km $old again, with the state" "reload $(q "$old_ko") $(q "$STATE_FILE")"
 	say "  unloaded   cgpu_km $old"
+	try "loading cgpu_km $new ($ko) for the hot update" insmod "$ko" $new_params handover=1 major="$major"
+	later "unload cgpu_km $new" "rmmod $MOD"
+	got=$(cat "$PROC/version")
+	[ "$got" = "$new" ] || fail "the new module says version $got, not $new"
+	try "giving cgpu_km $new the state" give_state "$STATE_FILE"
+	unlater "unload cgpu_km $new"
+	unlater "load cgpu_km $old again, with the state"
+	say "  loaded     cgpu_km $got ($PROC/version) with the state; processes attach again"
+	for i in $(seq 1 50); do
+		[ "$(status reservations)" = 0 ] && break
+		sleep 0.2
+	done
+	say "  attached   $(status reservations) reservation(s) not taken back yet (released after $(status reclaim_s)s unless their process attaches)"
+	rm -f "$STATE_FILE"
+	unlater "remove $STATE_FILE"
+	# From here the new module runs with everyone's state: a later failure leaves it so.
+	after_undo="cgpu_km $new runs with every container's state; DKMS is as it was"
+else
+	say "replacing the loaded module:"
+	if [ -d /sys/module/$MOD ]; then
+		try "unloading cgpu_km $old" rmmod $MOD
+		later "load cgpu_km $old again, with its settings" "insmod $(q "$old_ko") ngpus=$ngpus && restore_settings"
+		say "  unloaded   cgpu_km $old"
+	fi
+	try "loading cgpu_km $new" insmod "$ko" ngpus="$ngpus"
+	later "unload cgpu_km $new" "rmmod $MOD"
+	got=$(cat "$PROC/version")
+	[ "$got" = "$new" ] || fail "the new module says version $got, not $new"
+	try "giving cgpu_km $new the old settings" restore_settings
+	say "  loaded     cgpu_km $got ($PROC/version), settings carried over"
 fi
-try "loading cgpu_km $new" insmod "$ko" ngpus="$ngpus"
-later "unload cgpu_km $new" "rmmod $MOD"
-got=$(cat "$PROC/version")
-[ "$got" = "$new" ] || fail "the new module says version $got, not $new"
-try "giving cgpu_km $new the old settings" restore_settings
-say "  loaded     cgpu_km $got ($PROC/version), settings carried over"
 
-say "making cgpu_km $new the one loaded at boot:"
-try "removing cgpu_km $old from DKMS" dkms remove -m $MOD -v "$old" --all
-later "install cgpu_km $old again" "dkms add -m $MOD -v $old && dkms install -m $MOD -v $old -k $KVER"
-try "installing cgpu_km $new" dkms install -m $MOD -v "$new" -k "$KVER"
-remove "/usr/src/$MOD-$old"
-say "done: cgpu_km $new is loaded and installed"
+if [ "$from_dkms" = 1 ]; then
+	say "making cgpu_km $new the one loaded at boot:"
+	try "removing cgpu_km $old from DKMS" dkms remove -m $MOD -v "$old" --all
+	later "install cgpu_km $old again" "dkms add -m $MOD -v $old && dkms install -m $MOD -v $old -k $KVER"
+	try "installing cgpu_km $new" dkms install -m $MOD -v "$new" -k "$KVER"
+	remove "/usr/src/$MOD-$old"
+	rm -f "$LOADED_KO"
+	say "done: cgpu_km $new is loaded and installed"
+else
+	mkdir -p "$SIM_TREE"
+	cp "$ko" "$LOADED_KO"
+	say "done: cgpu_km $new is loaded from $ko; the module loaded at boot (DKMS) is unchanged"
+fi

@@ -32,6 +32,17 @@ undo_what=() undo_cmd=()
 later() { undo_what+=("$1"); undo_cmd+=("$2"); }
 # last WHAT COMMAND: an undo that runs after all the others.
 last() { undo_what=("$1" "${undo_what[@]}"); undo_cmd=("$2" "${undo_cmd[@]}"); }
+# unlater WHAT: the change journalled as WHAT is settled; it is no longer undone.
+unlater() {
+	local i
+	for ((i = ${#undo_what[@]} - 1; i >= 0; i--)); do
+		if [ "${undo_what[i]}" = "$1" ]; then
+			undo_what=("${undo_what[@]:0:i}" "${undo_what[@]:i+1}")
+			undo_cmd=("${undo_cmd[@]:0:i}" "${undo_cmd[@]:i+1}")
+			return
+		fi
+	done
+}
 
 rollback() {
 	local i
@@ -46,7 +57,7 @@ rollback() {
 			{ say "  that failed:"; sed 's/^/    | /' "$work/undo.out"; }
 	done
 	undo_what=() undo_cmd=()
-	say "the node is as it was before this run"
+	say "${after_undo:-the node is as it was before this run}"
 }
 
 fail() {
@@ -173,7 +184,7 @@ dkms_installed() { grep -Eq "^$MOD(/|, )$1, $KVER, [^:]*: installed" <<<"$dkms_s
 # registered instance, named by its container when docker knows it, and every process
 # that holds /dev/cgpu open.
 busy() {
-	local d i id name pid
+	local d i id name
 	[ -d "$PROC" ] || return 0
 	for d in "$PROC"/[0-9]*/; do
 		for i in "$d"*/; do
@@ -183,6 +194,12 @@ busy() {
 			echo "instance $id on GPU $(basename "$d")${name:+ (container $name)}"
 		done
 	done
+	holders
+}
+
+# holders: every process that holds /dev/cgpu open, one line each.
+holders() {
+	local pid
 	for pid in /proc/[0-9]*; do
 		if ls -l "$pid/fd" 2>/dev/null | grep -q ' -> /dev/cgpu$'; then
 			echo "process ${pid#/proc/} ($(cat "$pid/comm" 2>/dev/null)) holds /dev/cgpu open"

@@ -4,8 +4,8 @@
  * cuLaunchKernel hook and compute gate (src/hook_launch.c, src/gate.c,
  * compiled in) against the simulated driver's cuLaunchKernel called
  * directly, side by side in one process. The status page is a fixture: a
- * memfd laid out as the kernel's page, mapped read-only by gate_init exactly
- * as /dev/cgpu is, and the slice is marked held by writing the grant's go
+ * memfd laid out as the kernel's page, mapped read-only exactly
+ * as libcgpu maps /dev/cgpu's, and the slice is marked held by writing the grant's go
  * word, as the gate does when SLICE_WAIT returns. Figures, not a test.
  *
  *   gate-bench [CALLS_PER_BLOCK]     medians of 201 alternating blocks
@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@
 #include "blocks.h"
 #include "devmap.h"
 #include "gate.h"
-#include "ledger.h"
+#include "link.h"
 
 /* What the rest of libcgpu provides the gate and the hooks with. */
 #define HOOK_CU(n, b, v, p) __typeof__(n) *real_##n;
@@ -59,9 +60,17 @@ int devmap_cuda(CUdevice dev)
 	return dev == 0 ? 0 : -1;
 }
 
-int ledger_kernel_fd(void)
+int link_ready(void)
 {
 	return -1;
+}
+
+/* The slow path never runs: the fixture's slice is held throughout. */
+int link_call(unsigned long req, void *arg)
+{
+	(void)req;
+	(void)arg;
+	return -ENOTTY;
 }
 
 #define LOAD(h, n) (real_##n = (__typeof__(real_##n))dlsym(h, #n))
@@ -96,6 +105,7 @@ static void setup(void)
 	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	struct cgpu_query kq = { .gpu = 0, .sched_id = 1 };
 	struct cgpu_status_page *w;
+	const struct cgpu_status_page *ro;
 	__typeof__(cuInit) *init;
 	__typeof__(cuDevicePrimaryCtxRetain) *retain;
 	__typeof__(cuModuleLoadData) *load;
@@ -127,7 +137,10 @@ static void setup(void)
 	w->abi_version = CGPU_ABI_VERSION;
 	w->ngpus = 1;
 	w->gpu[0].go = 5ULL << 32 | kq.sched_id;
-	gate_init(fd, &kq, 1);
+	ro = mmap(NULL, CGPU_STATUS_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	if (ro == MAP_FAILED)
+		exit(2);
+	gate_init(ro, &kq, 1);
 	g = gate_bind(ctx);
 	if (!g || gate_state != 1)
 		exit(2);

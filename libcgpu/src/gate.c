@@ -14,6 +14,11 @@
  * that submitted), and reports the slice's end with the time it spanned and
  * whether threads wait for more. The process's one /dev/cgpu file makes it
  * one participant, however many threads submit.
+ *
+ * A hot update of the module (link.c) withdraws every grant (gate_suspend),
+ * so calls take the slow path and wait in link_call for the process to be
+ * attached again; gate_relink then starts the gates afresh on the new page,
+ * mapped where the old one was.
  */
 #define _GNU_SOURCE
 #include "gate.h"
@@ -22,12 +27,10 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <time.h>
 
 #include "devmap.h"
-#include "ledger.h"
+#include "link.h"
 
 /* Never a go word: the kernel keeps its serials to 31 bits. */
 #define GO_NONE (~0ULL)
@@ -40,9 +43,8 @@ __thread struct gate_tls gate_tls __attribute__((tls_model("initial-exec")));
 
 static struct gate gates[CGPU_MAX_GPUS];
 static unsigned ngates;
-static int gate_fd = -1;
 static const struct cgpu_status_page *page;
-static int said_old, said_map, said_off, said_long;
+static int said_old, said_map, said_off, said_long, said_moved;
 
 static uint64_t now_ns(void)
 {
@@ -62,10 +64,8 @@ static void gate_reset(struct gate *g, unsigned gpu)
 		g->page_go = &page->gpu[gpu].go;
 }
 
-void gate_init(int fd, const struct cgpu_query *kq, unsigned kn)
+void gate_init(const struct cgpu_status_page *p, const struct cgpu_query *kq, unsigned kn)
 {
-	void *p;
-
 	for (unsigned i = 0; i < kn; i++) {
 		if (!kq[i].sched_id) {
 			cgpu_say_once(&said_old,
@@ -73,22 +73,45 @@ void gate_init(int fd, const struct cgpu_query *kq, unsigned kn)
 			return;
 		}
 	}
-	if (!page) {
-		p = mmap(NULL, CGPU_STATUS_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-		if (p == MAP_FAILED) {
-			cgpu_say_once(&said_map,
-				      "cgpu: %s: cannot map the status page (%s); GPU work is not gated",
-				      CGPU_DEVICE_PATH, strerror(errno));
-			return;
-		}
-		page = p;
+	if (!p) {
+		cgpu_say_once(&said_map,
+			      "cgpu: %s: cannot map the status page; GPU work is not gated",
+			      CGPU_DEVICE_PATH);
+		return;
 	}
-	gate_fd = fd;
+	page = p;
 	ngates = kn;
 	for (unsigned i = 0; i < kn; i++)
 		gate_reset(&gates[i], kq[i].gpu);
 	__atomic_add_fetch(&gate_epoch, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&gate_state, 1, __ATOMIC_RELEASE);
+}
+
+/* No grant holds any more: every call takes the slow path, until gate_relink. */
+void gate_suspend(void)
+{
+	for (unsigned i = 0; i < ngates; i++)
+		__atomic_store_n(&gates[i].go, GO_NONE, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Attached again after a hot update, with the new page where the old one was:
+ * the old module's go words mean nothing there, so no grant carries over.
+ */
+void gate_relink(const struct cgpu_query *kq, unsigned kn)
+{
+	if (!page)
+		return;
+	for (unsigned i = 0; i < kn; i++) {
+		if (!kq[i].sched_id) {
+			cgpu_say_once(&said_moved,
+				      "cgpu: the new cgpu_km has no compute slices; GPU work is no longer gated");
+			gate_stop();
+			return;
+		}
+	}
+	gate_suspend();
+	__atomic_add_fetch(&gate_epoch, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -98,7 +121,6 @@ void gate_init(int fd, const struct cgpu_query *kq, unsigned kn)
 void gate_after_fork_child(void)
 {
 	page = NULL;
-	gate_fd = -1;
 	for (unsigned i = 0; i < ngates; i++)
 		gate_reset(&gates[i], gates[i].gpu);
 	ngates = 0;
@@ -142,7 +164,7 @@ struct gate *gate_bind(CUcontext ctx)
 	int slot, two = 2;
 
 	if (__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) == 2) {
-		ledger_kernel_fd();	/* attaches, and so calls gate_init */
+		link_ready();	/* attaches, and so calls gate_init */
 		__atomic_compare_exchange_n(&gate_state, &two, 0, 0, __ATOMIC_ACQ_REL,
 					    __ATOMIC_ACQUIRE);
 	}
@@ -159,16 +181,21 @@ struct gate *gate_bind(CUcontext ctx)
 	return g;
 }
 
+/* 0 or an errno; across a hot update on the file attached next. */
 static int slice_call(struct gate *g, unsigned long cmd, struct cgpu_slice *s)
 {
-	int r;
-
 	s->abi_version = CGPU_ABI_VERSION;
 	s->gpu = g->gpu;
-	do
-		r = ioctl(gate_fd, cmd, s) < 0 ? errno : 0;
-	while (r == EINTR);
-	return r;
+	return -link_call(cmd, s);
+}
+
+static void gate_off(struct gate *g)
+{
+	pthread_mutex_lock(&g->m);
+	g->off = 1;
+	pthread_cond_broadcast(&g->granted);
+	pthread_mutex_unlock(&g->m);
+	__atomic_add_fetch(&gate_epoch, 1, __ATOMIC_RELEASE);
 }
 
 /* The instance is gone (deleted) or the kernel refused: stop gating. */
@@ -176,11 +203,13 @@ static void give_up(struct gate *g, int err)
 {
 	cgpu_say_once(&said_off, "cgpu: compute slices on GPU %u: %s; GPU work is no longer gated",
 		      g->gpu, strerror(err));
-	pthread_mutex_lock(&g->m);
-	g->off = 1;
-	pthread_cond_broadcast(&g->granted);
-	pthread_mutex_unlock(&g->m);
-	__atomic_add_fetch(&gate_epoch, 1, __ATOMIC_RELEASE);
+	gate_off(g);
+}
+
+void gate_stop(void)
+{
+	for (unsigned i = 0; i < ngates; i++)
+		gate_off(&gates[i]);
 }
 
 /* Every context that submitted has finished its work. */
@@ -205,6 +234,7 @@ static int hold(struct gate *g, uint64_t go, uint64_t granted_at)
 		s.go = go;
 		s.timeout_ms = SLICE_TIMEOUT_MS;
 		err = slice_call(g, CGPU_IOC_SLICE_WATCH, &s);
+		/* EAGAIN: a hot update that did not bring the process back in time. */
 		if (err && err != ETIMEDOUT)
 			return err;
 	}
@@ -217,6 +247,7 @@ static int hold(struct gate *g, uint64_t go, uint64_t granted_at)
 	pthread_mutex_unlock(&g->m);
 	s = (struct cgpu_slice){ .go = go, .used_ns = now_ns() - granted_at,
 				 .flags = more ? CGPU_SLICE_MORE : 0 };
+	/* After a hot update the new module does not know the slice: STALE, no error. */
 	return slice_call(g, CGPU_IOC_SLICE_END, &s);
 }
 

@@ -56,10 +56,16 @@ extern int gate_state;
 extern unsigned gate_epoch;
 extern __thread struct gate_tls gate_tls __attribute__((tls_model("initial-exec")));
 
-/* Kernel mode attached on fd: map the status page and set up a gate per
- * slot of the container (the kernel's QUERY answers in kq). */
-void gate_init(int fd, const struct cgpu_query *kq, unsigned kn);
+/* Kernel mode attached, the status page mapped at p (NULL: it could not
+ * be): a gate per slot of the container (the kernel's QUERY answers in kq). */
+void gate_init(const struct cgpu_status_page *p, const struct cgpu_query *kq, unsigned kn);
 void gate_after_fork_child(void);
+/* A hot update (link.c): no grant holds from now on ... */
+void gate_suspend(void);
+/* ... until the process is attached again, the new page where the old was. */
+void gate_relink(const struct cgpu_query *kq, unsigned kn);
+/* Gating ends for good: every call goes straight to the driver. */
+void gate_stop(void);
 /* The context is about to go: its work is no longer drained by the gate. */
 void gate_forget_ctx(CUcontext ctx);
 struct gate *gate_bind(CUcontext ctx);

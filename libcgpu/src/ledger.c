@@ -3,27 +3,19 @@
 #include "ledger.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include "cgpu.h"
-#include "cgpu_ioctl.h"
 #include "config.h"
 #include "gate.h"
+#include "link.h"
 
 int cgpu_mode = CGPU_OFF;
 
 static struct cgpu_config cfg;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Kernel mode. fd is -1 in a fork child until it attaches on its own. */
-static int kfd = -1;
-static unsigned kn;
-static struct cgpu_query kq[CGPU_MAX_GPUS];
 
 /* Local mode. */
 static struct local_slot {
@@ -34,41 +26,6 @@ static struct local_slot {
 static int nlocal;
 
 static int said_local, said_error, said_attach, said_ioctl;
-
-static int xioctl(int fd, unsigned long req, void *arg)
-{
-	int r;
-
-	do
-		r = ioctl(fd, req, arg);
-	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : 0;
-}
-
-/* 0 attached, -ENOENT not a registered container, else -errno. */
-static int attach(void)
-{
-	struct cgpu_attach a = { .abi_version = CGPU_ABI_VERSION };
-	int fd = open(CGPU_DEVICE_PATH, O_RDWR | O_CLOEXEC), err;
-
-	if (fd < 0)
-		return -errno;
-	err = xioctl(fd, CGPU_IOC_ATTACH, &a);
-	for (unsigned i = 0; !err && i < a.ngpus && i < CGPU_MAX_GPUS; i++) {
-		memset(&kq[i], 0, sizeof(kq[i]));
-		kq[i].abi_version = CGPU_ABI_VERSION;
-		kq[i].slot = i;
-		err = xioctl(fd, CGPU_IOC_QUERY, &kq[i]);
-	}
-	if (err) {
-		close(fd);
-		return err;
-	}
-	kn = a.ngpus < CGPU_MAX_GPUS ? a.ngpus : CGPU_MAX_GPUS;
-	kfd = fd;
-	gate_init(fd, kq, kn);
-	return 0;
-}
 
 static const char *get_env(const char *name)
 {
@@ -84,7 +41,7 @@ void ledger_init(void)
 		cgpu_mode = CGPU_OFF;
 		return;
 	}
-	err = attach();
+	err = link_attach();
 	if (err == 0) {
 		cgpu_mode = CGPU_KERNEL;
 		return;
@@ -110,29 +67,22 @@ void ledger_after_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
 	/* The parent's charges stay on the parent's file. */
-	if (kfd >= 0)
-		close(kfd);
-	kfd = -1;
+	link_after_fork_child();
 	gate_after_fork_child();
 	for (int i = 0; i < nlocal; i++)
 		local[i].used = 0;
 }
 
-/* Kernel mode: the attached file, attaching in a fork child. */
-int ledger_kernel_fd(void)
+/* Kernel mode: attached, attaching first in a fork child. */
+static int kernel_ready(void)
 {
-	int fd = __atomic_load_n(&kfd, __ATOMIC_ACQUIRE);
+	int err = link_ready();
 
-	if (likely(fd >= 0))
-		return fd;
-	pthread_mutex_lock(&lock);
-	if (kfd < 0 && attach())
+	if (err)
 		cgpu_say_once(&said_attach,
 			      "cgpu: %s: re-attach after fork failed; refusing GPU memory",
 			      CGPU_DEVICE_PATH);
-	fd = kfd;
-	pthread_mutex_unlock(&lock);
-	return fd;
+	return err;
 }
 
 static int zero_uuid(const unsigned char *u)
@@ -147,11 +97,15 @@ static int kernel_slot(const unsigned char uuid[16], int order)
 {
 	int any_uuid = 0;
 
+	unsigned kn = link_slots();
+
 	for (unsigned i = 0; i < kn; i++) {
-		if (zero_uuid(kq[i].uuid))
+		const unsigned char *u = link_query(i)->uuid;
+
+		if (zero_uuid(u))
 			continue;
 		any_uuid = 1;
-		if (!memcmp(kq[i].uuid, uuid, 16))
+		if (!memcmp(u, uuid, 16))
 			return (int)i;
 	}
 	return !any_uuid && order >= 0 && (unsigned)order < kn ? order : -1;
@@ -192,12 +146,12 @@ int ledger_slot(const unsigned char uuid[16], int order, uint64_t total,
 static int kernel_charge(unsigned long req, int slot, uint64_t bytes)
 {
 	struct cgpu_charge c = { .abi_version = CGPU_ABI_VERSION,
-				 .gpu = kq[slot].gpu, .bytes = bytes };
-	int fd = ledger_kernel_fd(), err;
+				 .gpu = link_query((unsigned)slot)->gpu, .bytes = bytes };
+	int err;
 
-	if (fd < 0)
+	if (kernel_ready())
 		return -ENOMEM;
-	err = xioctl(fd, req, &c);
+	err = req == CGPU_IOC_CHARGE ? link_call(req, &c) : link_uncharge((unsigned)slot, bytes);
 	if (err && err != -ENOMEM)
 		cgpu_say_once(&said_ioctl, "cgpu: %s: %s: %s", CGPU_DEVICE_PATH,
 			      req == CGPU_IOC_CHARGE ? "charge" : "uncharge",
@@ -240,15 +194,13 @@ int ledger_view(int slot, uint64_t *budget, uint64_t *used)
 {
 	struct cgpu_query q = { .abi_version = CGPU_ABI_VERSION,
 				.slot = (unsigned)slot };
-	int fd;
 
 	if (cgpu_mode == CGPU_LOCAL) {
 		*budget = local[slot].budget;
 		*used = __atomic_load_n(&local[slot].used, __ATOMIC_RELAXED);
 		return 0;
 	}
-	fd = ledger_kernel_fd();
-	if (fd < 0 || xioctl(fd, CGPU_IOC_QUERY, &q))
+	if (kernel_ready() || link_call(CGPU_IOC_QUERY, &q))
 		return -1;
 	*budget = q.memsize;
 	*used = q.used;

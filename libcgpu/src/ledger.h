@@ -32,9 +32,6 @@ int ledger_slot(const unsigned char uuid[16], int order, uint64_t total,
 /* 0, or -ENOMEM when the budget would be exceeded (nothing charged). */
 int ledger_charge(int slot, uint64_t bytes);
 void ledger_uncharge(int slot, uint64_t bytes);
-/* Kernel mode: the attached /dev/cgpu file (attached again in a fork
- * child on first use), or -1. */
-int ledger_kernel_fd(void);
 /* The budget and what the whole container holds (local: this process). */
 int ledger_view(int slot, uint64_t *budget, uint64_t *used);
 

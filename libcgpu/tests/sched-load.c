@@ -18,6 +18,14 @@
  *	"NAME r=RESULT ms=TIME" for the call alone.
  *   sched-load list
  *	the NAMEs calls goes through, in its order; the last is not gated.
+ *   sched-load churn SECONDS CHUNK RING HOLDFILE
+ *	for SECONDS, allocates CHUNK bytes, launches a 100 us kernel and frees
+ *	the allocation made RING steps earlier, over and over (a stream sync
+ *	every 8 steps), timing every step: the pauses a hot update of cgpu_km
+ *	causes (docs/upgrade.md). Then prints iterations, max_step_ms, steps
+ *	over 50 ms, refused (out of memory) and errors, and
+ *	"holding pid=PID bytes=B" with B the bytes it holds, and keeps them
+ *	until HOLDFILE is gone (600 s at most).
  *
  * The GPU work of a batch is known exactly: the simulated engine runs each
  * kernel for the time it asks.
@@ -245,6 +253,55 @@ static int run_calls(const char *dir)
 	return 0;
 }
 
+/* One churn step's result that is not success or out of memory ends the run. */
+static int churn(double seconds, size_t chunk, int ring, const char *hold)
+{
+	CUdeviceptr *live = calloc((size_t)ring, sizeof(*live));
+	unsigned long long steps = 0, slow = 0, refused = 0, errors = 0;
+	uint64_t start, t0, dt, max_step = 0, held;
+	struct gpu g;
+	CUresult r;
+	int i = 0;
+
+	if (!live || ring < 1)
+		return 2;
+	setup(&g, 100);
+	start = now_ns();
+	for (; now_ns() - start < (uint64_t)(seconds * 1e9) && !errors; i = (i + 1) % ring) {
+		t0 = now_ns();
+		if (live[i] && (r = cuMemFree_v2(live[i])) != CUDA_SUCCESS)
+			errors++, fprintf(stderr, "sched-load: cuMemFree_v2: %d\n", r);
+		live[i] = 0;
+		r = cuMemAlloc_v2(&live[i], chunk);
+		if (r == CUDA_ERROR_OUT_OF_MEMORY)
+			refused++, live[i] = 0;
+		else if (r != CUDA_SUCCESS)
+			errors++, live[i] = 0, fprintf(stderr, "sched-load: cuMemAlloc_v2: %d\n", r);
+		if ((r = launch(&g, 0)) != CUDA_SUCCESS)
+			errors++, fprintf(stderr, "sched-load: cuLaunchKernel: %d\n", r);
+		if (++steps % 8 == 0 && (r = cuStreamSynchronize(NULL)) != CUDA_SUCCESS)
+			errors++, fprintf(stderr, "sched-load: cuStreamSynchronize: %d\n", r);
+		dt = now_ns() - t0;
+		max_step = dt > max_step ? dt : max_step;
+		if (dt > 50000000) {
+			slow++;
+			printf("slow step %llu ms at %.3f s\n", (unsigned long long)(dt / 1000000),
+			       (double)(t0 - start) / 1e9);
+		}
+	}
+	CK(cuStreamSynchronize(NULL));
+	held = 8192;	/* setup's two 4 KiB buffers */
+	for (int k = 0; k < ring; k++)
+		held += live[k] ? chunk : 0;
+	printf("iterations=%llu max_step_ms=%.1f slow=%llu refused=%llu errors=%llu\n", steps,
+	       (double)max_step / 1e6, slow, refused, errors);
+	printf("holding pid=%d bytes=%llu\n", getpid(), (unsigned long long)held);
+	for (t0 = now_ns(); !access(hold, F_OK) && now_ns() - t0 < 600000000000ULL;)
+		usleep(20000);
+	free(live);
+	return errors ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -257,11 +314,13 @@ int main(int argc, char **argv)
 			   argc == 6 && !strcmp(argv[5], "mix"));
 	if (argc == 3 && !strcmp(argv[1], "calls"))
 		return run_calls(argv[2]);
+	if (argc == 6 && !strcmp(argv[1], "churn"))
+		return churn(atof(argv[2]), strtoull(argv[3], NULL, 0), atoi(argv[4]), argv[5]);
 	if (argc == 2 && !strcmp(argv[1], "list")) {
 		for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
 			puts(calls[i]);
 		return 0;
 	}
-	fprintf(stderr, "usage: sched-load now | run SECONDS KERNEL_US PER_BATCH [launch|mix] | calls DIR | list\n");
+	fprintf(stderr, "usage: sched-load now | run SECONDS KERNEL_US PER_BATCH [launch|mix] | calls DIR | list |\n       churn SECONDS CHUNK RING HOLDFILE\n");
 	return 2;
 }
