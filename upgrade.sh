@@ -54,6 +54,7 @@ trap 'rm -rf "$work"' EXIT
 # shellcheck source=scripts/cgpu-lib.sh
 source "$repo/scripts/cgpu-lib.sh"
 trap 'fail "unexpected error at line $LINENO: $BASH_COMMAND"' ERR
+trap 'fail "interrupted"' INT TERM
 
 # A copy of the module file upgrade.sh --ko loaded last: the one to fall back to.
 LOADED_KO=$SIM_TREE/cgpu_km.ko

@@ -29,6 +29,7 @@ func newCgpuCommand(dockerCLI command.Cli) *cobra.Command {
 		// Without a subcommand, print the usage instead of doing nothing.
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newRunCommand(dockerCLI), newStatCommand(dockerCLI), newSetCommand(dockerCLI))
+	cmd.AddCommand(newRunCommand(dockerCLI), newStatCommand(dockerCLI), newSetCommand(dockerCLI),
+		newUpgradeCommand(dockerCLI))
 	return cmd
 }

@@ -121,15 +121,10 @@ func defaultMemsize(memGiB uint64, gpus []gpu.GPU, st *procfs.State) ([]Change, 
 			return nil, err
 		}
 	}
-	old := int64(st.DefaultMemsize)
-	if uint64(old) == b {
+	if st.DefaultMemsize == b {
 		return nil, nil
 	}
-	return []Change{{
-		What: fmt.Sprintf("default_memsize %d -> %d", old, b),
-		Do:   func(tx procfs.Tx) error { return tx.SetDefaultMemsize(int64(b)) },
-		Undo: func(tx procfs.Tx) error { return tx.SetDefaultMemsize(old) },
-	}}, nil
+	return []Change{defChange(st.DefaultMemsize, b)}, nil
 }
 
 // removals removes orphaned instances (the caller made sure Docker has no container of
