@@ -47,16 +47,17 @@ wait_for() {
 	return 1
 }
 
-# build_image: a local image (no registry): busybox, glibc and cudaprobe, the simulated
-# GPU's test program, with the libraries they load; the CUDA driver comes from the runtime.
+# build_image [PROGRAM...]: a local image (no registry): busybox, glibc and cudaprobe, the
+# simulated GPU's test program, and any other PROGRAM, with the libraries they load; the
+# CUDA driver comes from the runtime.
 build_image() {
 	local ctx bin lib
 	ctx=$(mktemp -d)
 	mkdir -p "$ctx/rootfs/usr/local/bin" "$ctx/rootfs/usr/lib/x86_64-linux-gnu" "$ctx/rootfs/lib64"
 	source test/lib/dockerd.sh
 	DOCKER_BIN=/usr/bin/docker dockerd_import_busybox cgpu-busybox || return 1
-	cp sim/build/cudaprobe "$ctx/rootfs/usr/local/bin/"
-	for bin in sim/build/cudaprobe sim/build/nvidia-smi libcgpu/build/libcgpu.so; do
+	cp sim/build/cudaprobe "$@" "$ctx/rootfs/usr/local/bin/"
+	for bin in sim/build/cudaprobe sim/build/nvidia-smi libcgpu/build/libcgpu.so "$@"; do
 		ldd "$bin" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p'
 	done | sort -u | while read -r lib; do
 		cp -L "$lib" "$ctx/rootfs/usr/lib/x86_64-linux-gnu/"

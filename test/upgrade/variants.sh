@@ -7,7 +7,8 @@
 # and prints "NAME VERSION" for each.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=$1
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
 me=variants
 source scripts/cgpu-lib.sh
 ver=$(version_of kmod)
