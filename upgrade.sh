@@ -230,7 +230,7 @@ if [ "$hot" = 1 ]; then
 	major=$(status major)
 	old_params=$(params "$old_ko") new_params=$(params "$ko")
 	say "handing the state of cgpu_km $old over:"
-	try "freezing cgpu_km $old" sh -c "echo freeze >$PROC/upgrade"
+	try "freezing cgpu_km $old" sh -c "echo freeze to=$new >$PROC/upgrade"
 	later "let cgpu_km $old run on (thaw)" "echo thaw >$PROC/upgrade"
 	say "  frozen     cgpu_km $old: processes hand their charges over and close /dev/cgpu"
 	wait_files || fail "processes did not let go of cgpu_km $old within ${timeout}s (stopped? not using libcgpu?)"

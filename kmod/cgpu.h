@@ -175,6 +175,10 @@ struct cgpu_km {
 	struct cgpu_status_page *status;	/* the page every /dev/cgpu maps */
 	enum cgpu_state state;			/* ctl_mutex + reg_lock to change */
 	u32 import_format;			/* ctl_mutex: 0 until `format` */
+	/* ctl_mutex: the other module of the update under way (frozen: the one named by
+	 * `freeze to=`; importing: the one named by `from`), "" when not known. */
+	char upd_peer[CGPU_VERSION_MAX + 1];
+	char last_update[2 * CGPU_VERSION_MAX];	/* ctl_mutex: how the last one ended */
 	atomic_t nfiles;			/* /dev/cgpu files open */
 	atomic_t nattached;			/* of them, attached */
 	wait_queue_head_t upd_wq;		/* poll() on /dev/cgpu: the freeze */

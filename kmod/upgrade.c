@@ -100,17 +100,18 @@ static void cgpu_count_reserved(unsigned int *n, u64 *bytes)
 			cgpu_ledger_reserved(inst, n, bytes);
 }
 
-static int cgpu_freeze(void)
+static int cgpu_freeze(const char *to)
 {
 	int err;
 
 	if (cgpu.state != CGPU_RUNNING)
 		return -EBUSY;
+	strscpy(cgpu.upd_peer, to, sizeof(cgpu.upd_peer));
 	/* Reservations left from an earlier update are part of this one's state. */
 	cancel_delayed_work_sync(&cgpu.reclaim);
 	err = cgpu_set_state(CGPU_FROZEN);
-	pr_info("cgpu_km %s: frozen for a hot update: %d file(s) of /dev/cgpu open\n",
-		CGPU_KM_VERSION, atomic_read(&cgpu.nfiles));
+	pr_info("cgpu_km %s: frozen for a hot update to %s: %d file(s) of /dev/cgpu open\n",
+		CGPU_KM_VERSION, to[0] ? to : "another version", atomic_read(&cgpu.nfiles));
 	return err;
 }
 
@@ -121,6 +122,13 @@ static int cgpu_resume(const char *what)
 	u64 bytes = 0;
 	int err;
 
+	if (cgpu.state == CGPU_FROZEN)
+		snprintf(cgpu.last_update, sizeof(cgpu.last_update), "to %s called off",
+			 cgpu.upd_peer[0] ? cgpu.upd_peer : "?");
+	else
+		snprintf(cgpu.last_update, sizeof(cgpu.last_update), "from %s committed",
+			 cgpu.upd_peer[0] ? cgpu.upd_peer : "?");
+	cgpu.upd_peer[0] = '\0';
 	cgpu.import_format = 0;
 	err = cgpu_set_state(CGPU_RUNNING);
 	mutex_lock(&cgpu.reg_lock);
@@ -184,6 +192,9 @@ static int cgpu_import(const struct cgpu_upd *u)
 	if (!cgpu.import_format)
 		return -EPROTO;
 	switch (u->op) {
+	case CGPU_UPD_FROM:
+		strscpy(cgpu.upd_peer, u->version, sizeof(cgpu.upd_peer));
+		return 0;
 	case CGPU_UPD_DEFAULT_MEMSIZE:
 		mutex_lock(&cgpu.reg_lock);
 		cgpu.default_memsize = u->value;
@@ -227,7 +238,7 @@ int cgpu_upgrade_write(const char *buf, size_t len)
 		err = cgpu_set_unpin(u->value);
 		break;
 	case CGPU_UPD_FREEZE:
-		err = cgpu_freeze();
+		err = cgpu_freeze(u->version);
 		break;
 	case CGPU_UPD_THAW:
 		err = cgpu.state == CGPU_FROZEN ? cgpu_resume("hot update called off, running again") :
@@ -252,8 +263,8 @@ static void cgpu_dump(struct seq_file *m)
 	unsigned int i;
 	u64 used, memsize;
 
-	seq_printf(m, "format %d\ndefault_memsize %llu\n", CGPU_STATE_FORMAT,
-		   cgpu.default_memsize);
+	seq_printf(m, "format %d\nfrom %s\ndefault_memsize %llu\n", CGPU_STATE_FORMAT,
+		   CGPU_KM_VERSION, cgpu.default_memsize);
 	for (i = 0; i < cgpu.ngpus; i++) {
 		struct cgpu_gpu *g = &cgpu.gpus[i];
 
@@ -281,8 +292,18 @@ void cgpu_upgrade_show(struct seq_file *m)
 	mutex_lock(&cgpu.ctl_mutex);
 	mutex_lock(&cgpu.reg_lock);
 	cgpu_count_reserved(&n, &bytes);
-	seq_printf(m, "state: %s\nversion: %s\nstate_format: %d\nreads_formats: %d-%d\n",
-		   cgpu_state_name[cgpu.state], CGPU_KM_VERSION, CGPU_STATE_FORMAT,
+	seq_printf(m, "state: %s\nversion: %s\n", cgpu_state_name[cgpu.state], CGPU_KM_VERSION);
+	/* The versions involved, old -> new, "?" for one not (yet) named. */
+	if (cgpu.state == CGPU_FROZEN)
+		seq_printf(m, "update: %s -> %s\n", CGPU_KM_VERSION,
+			   cgpu.upd_peer[0] ? cgpu.upd_peer : "?");
+	else if (cgpu.state == CGPU_IMPORTING)
+		seq_printf(m, "update: %s -> %s\n", cgpu.upd_peer[0] ? cgpu.upd_peer : "?",
+			   CGPU_KM_VERSION);
+	else
+		seq_puts(m, "update: none\n");
+	seq_printf(m, "last_update: %s\nstate_format: %d\nreads_formats: %d-%d\n",
+		   cgpu.last_update[0] ? cgpu.last_update : "none", CGPU_STATE_FORMAT,
 		   CGPU_STATE_FORMAT_MIN, CGPU_STATE_FORMAT);
 	/* Every attached file speaks the one version ATTACH accepts. */
 	seq_printf(m, "abi: %d-%d\nabi_in_use: %s\n", CGPU_ABI_MIN, CGPU_ABI_VERSION,

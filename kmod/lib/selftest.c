@@ -229,6 +229,17 @@ static const struct {
 	{ "freez", CGPU_RC_INVAL, 0 },
 	{ "FREEZE", CGPU_RC_INVAL, 0 },
 	{ "freeze\nthaw", CGPU_RC_INVAL, 0 },
+	{ "freeze to=0.2.1", CGPU_OK, CGPU_UPD_FREEZE },
+	{ "freeze to=", CGPU_RC_INVAL, 0 },
+	{ "freeze to=0.2.1 now", CGPU_RC_INVAL, 0 },
+	{ "freeze from=0.2.1", CGPU_RC_INVAL, 0 },
+	{ "freeze to=0.2/1", CGPU_RC_INVAL, 0 },
+	{ "freeze to=012345678901234567890123456789012", CGPU_RC_INVAL, 0 },
+	{ "from 1.0.0-rc1+git~x_y", CGPU_OK, CGPU_UPD_FROM },
+	{ "from 01234567890123456789012345678901", CGPU_OK, CGPU_UPD_FROM },
+	{ "from", CGPU_RC_INVAL, 0 },
+	{ "from 0.2.0 0.2.1", CGPU_RC_INVAL, 0 },
+	{ "from 0.2.0;", CGPU_RC_INVAL, 0 },
 	{ "format 1", CGPU_OK, CGPU_UPD_FORMAT },
 	{ "format 0", CGPU_RC_INVAL, 0 },
 	{ "format", CGPU_RC_INVAL, 0 },
@@ -287,6 +298,10 @@ static void test_upgrade(struct st *st)
 	CHECK(st, cgpu_parse_upgrade(short_charge, slen(short_charge), &u) == CGPU_RC_INVAL &&
 		  u.gpu == 7);
 	CHECK(st, cgpu_parse_upgrade("freeze\0", 7, &u) == CGPU_RC_INVAL);
+	CHECK(st, cgpu_parse_upgrade("freeze", 6, &u) == CGPU_OK && u.version[0] == '\0');
+	CHECK(st, cgpu_parse_upgrade("freeze to=0.3.0\n", 16, &u) == CGPU_OK &&
+		  same(u.version, "0.3.0"));
+	CHECK(st, cgpu_parse_upgrade("from 0.2.0", 10, &u) == CGPU_OK && same(u.version, "0.2.0"));
 }
 
 static void test_rules(struct st *st)

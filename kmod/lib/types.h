@@ -31,6 +31,8 @@ enum cgpu_rc {
 #define CGPU_FULL_ID_LEN	64	/* a Docker container id in hex */
 #define CGPU_SHORT_ID_LEN	12	/* the name of an instance (= CGPU_ID_LEN of the ABI) */
 #define CGPU_UUID_BYTES		16
+/* A module version in the upgrade node: 1..CGPU_VERSION_MAX of [0-9A-Za-z.+~_-]. */
+#define CGPU_VERSION_MAX	32
 #define CGPU_CMD_MAX_LEN	256	/* longer writes to the tree are refused unread */
 #define CGPU_PID_MAX		4194304	/* the kernel's PID_MAX_LIMIT */
 

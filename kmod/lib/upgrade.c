@@ -66,6 +66,45 @@ static enum cgpu_rc charge(const char *buf, unsigned long len, unsigned long *po
 	return cgpu_next_tok(buf, len, pos).len ? CGPU_RC_INVAL : CGPU_OK;
 }
 
+static int version_char(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       c == '.' || c == '+' || c == '~' || c == '_' || c == '-';
+}
+
+/* t as a version into out (CGPU_VERSION_MAX + 1 bytes). */
+static enum cgpu_rc version(struct cgpu_tok t, char *out)
+{
+	unsigned long i;
+
+	if (t.len < 1 || t.len > CGPU_VERSION_MAX)
+		return CGPU_RC_INVAL;
+	for (i = 0; i < t.len; i++) {
+		if (!version_char(t.s[i]))
+			return CGPU_RC_INVAL;
+		out[i] = t.s[i];
+	}
+	out[t.len] = '\0';
+	return CGPU_OK;
+}
+
+/* freeze's optional to=<version>, nothing after it. */
+static enum cgpu_rc freeze_target(const char *buf, unsigned long len, unsigned long *pos,
+				  struct cgpu_upd *u)
+{
+	struct cgpu_tok t = cgpu_next_tok(buf, len, pos), v;
+
+	if (!t.len)
+		return CGPU_OK;
+	if (t.len < 3 || t.s[0] != 't' || t.s[1] != 'o' || t.s[2] != '=')
+		return CGPU_RC_INVAL;
+	v.s = t.s + 3;
+	v.len = t.len - 3;
+	if (version(v, u->version) != CGPU_OK)
+		return CGPU_RC_INVAL;
+	return cgpu_next_tok(buf, len, pos).len ? CGPU_RC_INVAL : CGPU_OK;
+}
+
 /* A word and one decimal value, nothing after it. */
 static enum cgpu_rc one_value(const char *buf, unsigned long len, unsigned long *pos,
 			      cgpu_u64 *v)
@@ -80,8 +119,7 @@ static enum cgpu_rc one_value(const char *buf, unsigned long len, unsigned long 
 enum cgpu_rc cgpu_parse_upgrade(const char *buf, unsigned long len, struct cgpu_upd *out)
 {
 	static const struct { const char *word; enum cgpu_upd_op op; } bare[] = {
-		{ "freeze", CGPU_UPD_FREEZE }, { "thaw", CGPU_UPD_THAW },
-		{ "commit", CGPU_UPD_COMMIT },
+		{ "thaw", CGPU_UPD_THAW }, { "commit", CGPU_UPD_COMMIT },
 	};
 	struct cgpu_upd u = { 0 };
 	unsigned long pos = 0, i;
@@ -106,7 +144,15 @@ enum cgpu_rc cgpu_parse_upgrade(const char *buf, unsigned long len, struct cgpu_
 			rc = cgpu_next_tok(buf, len, &pos).len ? CGPU_RC_INVAL : CGPU_OK;
 		}
 	}
-	if (cgpu_tok_is(t, "format")) {
+	if (cgpu_tok_is(t, "freeze")) {
+		u.op = CGPU_UPD_FREEZE;
+		rc = freeze_target(buf, len, &pos, &u);
+	} else if (cgpu_tok_is(t, "from")) {
+		u.op = CGPU_UPD_FROM;
+		rc = version(cgpu_next_tok(buf, len, &pos), u.version);
+		if (rc == CGPU_OK && cgpu_next_tok(buf, len, &pos).len)
+			rc = CGPU_RC_INVAL;
+	} else if (cgpu_tok_is(t, "format")) {
 		u.op = CGPU_UPD_FORMAT;
 		rc = one_value(buf, len, &pos, &u.value);
 		if (rc == CGPU_OK && u.value == 0)

@@ -2,8 +2,11 @@
 /*
  * The /proc/cgpu_km/upgrade command language (docs/upgrade.md). One command per write:
  *   0 | 1                    whether unloading may delete instances (0: refused)
- *   freeze | thaw            start a hot update on the running module, or abort it
+ *   freeze [to=<version>]    start a hot update on the running module (to the version
+ *                            named, for the status), or abort it:
+ *   thaw
  *   format <n>               the state format of the lines that follow (first)
+ *   from <version>           the version of the module that wrote the state
  *   default_memsize <bytes>
  *   gpu <gpu> max_inst=<n> policy=<n> prio_ratio=<n>
  *   add <gpu> <id> ...       an instance, in inst_ctl's syntax
@@ -27,6 +30,7 @@ enum cgpu_upd_op {
 	CGPU_UPD_GPU,
 	CGPU_UPD_ADD,
 	CGPU_UPD_CHARGE,
+	CGPU_UPD_FROM,
 };
 
 struct cgpu_upd {
@@ -37,6 +41,7 @@ struct cgpu_upd {
 	char id[CGPU_SHORT_ID_LEN + 1];	/* CHARGE */
 	cgpu_u64 pid, bytes;		/* CHARGE: 1..CGPU_PID_MAX, 1..CGPU_MAX_BYTES */
 	struct cgpu_cmd add;		/* ADD */
+	char version[CGPU_VERSION_MAX + 1];	/* FREEZE (empty: not given), FROM */
 };
 
 /* Parses one command of len bytes (one trailing newline allowed); fills *u on success. */

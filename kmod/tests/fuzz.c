@@ -48,7 +48,10 @@ static void upgrade(const char *d, size_t n)
 	if (cgpu_parse_upgrade(d, n, &u) != CGPU_OK)
 		return;
 	REQUIRE(n <= CGPU_CMD_MAX_LEN);
-	REQUIRE(u.op >= CGPU_UPD_UNPIN && u.op <= CGPU_UPD_CHARGE);
+	REQUIRE(u.op >= CGPU_UPD_UNPIN && u.op <= CGPU_UPD_FROM);
+	REQUIRE(strlen(u.version) <= CGPU_VERSION_MAX && memmem(d, n, u.version, strlen(u.version)));
+	REQUIRE(u.op != CGPU_UPD_FROM || u.version[0]);
+	REQUIRE(u.op == CGPU_UPD_FROM || u.op == CGPU_UPD_FREEZE || !u.version[0]);
 	REQUIRE(u.op != CGPU_UPD_UNPIN || u.value <= 1);
 	REQUIRE(u.op != CGPU_UPD_FORMAT || u.value >= 1);
 	REQUIRE(u.op != CGPU_UPD_DEFAULT_MEMSIZE || u.value <= CGPU_MAX_BYTES);

@@ -63,9 +63,10 @@ status() {
 	local s
 	s=$(cat $P/upgrade)
 	eq "status lines" "$(cut -d: -f1 <<<"$s" | tr '\n' ' ')" \
-		"state version state_format reads_formats abi abi_in_use files_open files_attached reservations reserved_bytes reclaim_s major unload_deletes "
+		"state version update last_update state_format reads_formats abi abi_in_use files_open files_attached reservations reserved_bytes reclaim_s major unload_deletes "
 	eq "running" "$(field state)" running
 	eq "version" "$(field version)" "$(cat $P/version)"
+	eq "no update" "$(field update) $(field last_update)" "none none"
 	eq "formats" "$(field state_format) $(field reads_formats) $(field abi)" "1 1-1 1-1"
 	eq "modinfo says the same" "$(modinfo -F cgpu_state_format "$KO") $(modinfo -F cgpu_state_reads "$KO") $(modinfo -F cgpu_abi "$KO")" "1 1-1 1-1"
 	eq "no file, no ABI in use" "$(field files_open) $(field abi_in_use)" "0 none"
@@ -79,11 +80,12 @@ refusals() {
 	local before v
 	before=$(cat $P/upgrade; tree)
 	for v in thaw commit "format 1" "default_memsize 5" "gpu 0 max_inst=2 policy=0 prio_ratio=20" \
-		"add 1 $A memsize=1" "charge 0 $a 1 1"; do
+		"add 1 $A memsize=1" "charge 0 $a 1 1" "from 0.1.0"; do
 		eq "running: '$v'" "$(wr $P/upgrade "$v")" EBUSY
 	done
 	for v in "" freez "freeze now" "freeze"$'\n'"thaw" "format 0" "charge 0 $a 0 1" \
-		"gpu 0 max_inst=8 policy=2" "add 0 $a memsize=0" "del 0 $a" 3; do
+		"gpu 0 max_inst=8 policy=2" "add 0 $a memsize=0" "del 0 $a" 3 "freeze to=" \
+		"freeze to=1/2" "freeze to=1 now" "from" "from 1 2"; do
 		eq "garbage '$v'" "$(wr $P/upgrade "$v")" EINVAL
 	done
 	eq "nothing changed by them" "$(cat $P/upgrade; tree)" "$before"
@@ -114,7 +116,8 @@ thaw_path() {
 	eq "files open" "$(field files_open) $(field files_attached) $(field abi_in_use)" "4 4 1"
 	freeA=$(head -1 $P/0/$a/meminfo)
 	eq "A's ledger" "$freeA" "Free: $(((6 << 30) - GIB - 512 * MIB - 256 * MIB))"
-	eq "freeze" "$(wr $P/upgrade freeze)" OK
+	eq "freeze (no version named)" "$(wr $P/upgrade freeze)" OK
+	eq "the update, to a version not named" "$(field update)" "$(cat $P/version) -> ?"
 	frozen_checks
 	wait_field files_open 1 || bad "handing processes did not close: $(field files_open) open"
 	has "h1 was told, refused, handed over" "$(out h1 | tr "\n" " ")" 'pollpri OK.*charge EAGAIN.*uncharge EAGAIN.*handover OK.*close OK'
@@ -126,8 +129,9 @@ thaw_path() {
 		"$(dump | grep -c "^charge 0 $a $pid $((GIB + 512 * MIB))$")" 1
 	eq "the stubborn process's charges are in the dump too" \
 		"$(dump | grep -c "^charge 1 $b $(pidof_w stubborn) $((200 * MIB))$")" 1
-	eq "dump: settings and instances" "$(dump | grep -E '^(format|default_memsize|gpu|add)')" \
+	eq "dump: settings and instances" "$(dump | grep -E '^(format|from|default_memsize|gpu|add)')" \
 		"format 1
+from $(cat $P/version)
 default_memsize $GIB
 gpu 0 max_inst=8 policy=2 prio_ratio=40
 add 0 $a memsize=$((6 << 30)) weight=2 highprio=1 uuid=$UUID
@@ -137,6 +141,7 @@ add 1 $b memsize=$GIB weight=1 highprio=0"
 	# The stubborn process keeps its file: the update is called off.
 	eq "thaw" "$(wr $P/upgrade thaw)" OK
 	eq "running again" "$(field state)" running
+	eq "the update called off" "$(field update) / $(field last_update)" "none / to ? called off"
 	eq "thaw again" "$(wr $P/upgrade thaw)" EBUSY
 	kill -9 "$(pidof_w gone)"
 	rm -f "$W/h1.back"
@@ -159,7 +164,8 @@ handover_path() {
 	stop h1
 	handing h2 "$(docker_cg "$A")" charge 0 2G || return
 	start plain -c "$(docker_cg "$B")" open attach charge 1 300M || return
-	eq "freeze" "$(wr $P/upgrade freeze)" OK
+	eq "freeze to 9.9.9" "$(wr $P/upgrade "freeze to=9.9.9")" OK
+	eq "the versions involved" "$(field update)" "$(cat $P/version) -> 9.9.9"
 	wait_field files_open 1 || bad "h2 did not close"
 	stop plain
 	wait_field files_open 0 || bad "files still open"
@@ -171,6 +177,7 @@ handover_path() {
 	has "unload logged" "$(dmesg | grep cgpu_km | tail -3)" 'deleted 3 instance\(s\) \(a hot update was under way\)'
 	load ngpus=2 handover=1 major="$old_major" reclaim_s=20 || { bad "insmod handover=1"; return; }
 	eq "importing" "$(field state)" importing
+	eq "from a version not named yet" "$(field update)" "? -> $(cat $P/version)"
 	eq "same major" "$(cat $P/0/major)" "$old_major"
 	eq "open refused while importing" "$("$KT" ops open =EAGAIN | head -1)" "open EAGAIN"
 	eq "inst_ctl refused while importing" "$(wr $P/inst_ctl "add 0 $A memsize=1")" EBUSY
@@ -184,8 +191,10 @@ handover_path() {
 	eq "a charge for an unknown instance" "$(wr $P/upgrade "charge 1 $a 5 1")" ENOENT
 	eq "a charge past memsize" "$(wr $P/upgrade "charge 1 $b 5 $((GIB + 1))")" ENOMEM
 	eq "an instance twice" "$(wr $P/upgrade "$(grep "^add 0 $a" <<<"$s")")" EEXIST
+	eq "the versions involved, from the state" "$(field update)" "$(cat $P/version) -> $(cat $P/version)"
 	eq "commit" "$(wr $P/upgrade commit)" OK
 	eq "running" "$(field state)" running
+	eq "the update committed" "$(field update) / $(field last_update)" "none / from $(cat $P/version) committed"
 	eq "settings, instances and ledgers as on the old module" "$(tree)" "$before"
 	eq "h2's reservation waits" "$(field reservations) $(field reserved_bytes)" "1 $((2 << 30))"
 	rm -f "$W/h2.back"

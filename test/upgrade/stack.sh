@@ -160,6 +160,7 @@ rc=$?
 show
 eq "hot update to $VER ($(($(date +%s) - s))s)" "$rc" 0
 eq "module" "$(cat $P/version)" "$VER"
+eq "the upgrade node tells" "$(sed -n 's/^\(update\|last_update\): //p' $P/upgrade | tr '\n' /)" "none/from $NEXT committed/"
 is "nothing was stopped" sh -c "! grep -q 'stopped    ' $W/out"
 eq "both run" "$(running)" "gpu_test1 gpu_test2 "
 eq "every value as before" "$(settings)" "$(cat "$W/settings")"
@@ -198,6 +199,7 @@ eq "exit status ($(($(date +%s) - s))s)" "$rc" 1
 is "says what failed" grep -q "FAILED: loading cgpu_km $(modinfo -F version "$V/fault/cgpu_km.ko")" "$W/out"
 is "the old module came back with the state" grep -q "undo: load cgpu_km $VER again, with the state" "$W/out"
 eq "module" "$(cat $P/version)" "$VER"
+eq "the upgrade node tells" "$(sed -n 's/^\(update\|last_update\): //p' $P/upgrade | tr '\n' /)" "none/from $VER committed/"
 eq "both run" "$(running)" "gpu_test1 gpu_test2 "
 for i in $(seq 1 40); do
 	[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 0 ] && break
