@@ -1,12 +1,9 @@
 package settings
 
 import (
-	"errors"
 	"os"
 	"reflect"
 	"testing"
-
-	"github.com/cgpu-project/cgpu/pkg/procfs"
 )
 
 // A module replaced (defaults everywhere) and the containers registered again from their
@@ -35,19 +32,7 @@ func TestRestoreAfterModuleReplacement(t *testing.T) {
 	if err := os.RemoveAll(tr.Root()); err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := procfs.Open(tr.Root(), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = fresh.Update(func(tx procfs.Tx) error {
-		return errors.Join(
-			tx.Add(procfs.AddRequest{GPU: 0, ID: idA, Memsize: gi6, Weight: 1}),
-			tx.Add(procfs.AddRequest{GPU: 0, ID: idB, Memsize: 2 << 30, Weight: 1}),
-			tx.Add(procfs.AddRequest{GPU: 1, ID: idA, Memsize: 1 << 30, Weight: 1}))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := register(t, tr.Root(), 1)
 	changes, err := Restore(fresh, saved)
 	if err != nil {
 		t.Fatal(err)

@@ -33,23 +33,30 @@ func nodeGPUs() []gpu.GPU {
 
 func tBool(b bool) *bool { return &b }
 
-// node is a simulated tree of two T4s: web (6 GiB, weight 2) and db (2 GiB) on GPU 0,
-// web (1 GiB) on GPU 1; db's process holds 1 GiB.
-func node(t *testing.T) (procfs.Tree, []gpu.GPU) {
-	gpus := nodeGPUs()
-	tr, err := procfs.Open(filepath.Join(t.TempDir(), "proc"), 2)
+// register opens a simulated tree of two GPUs at root with web (6 GiB on GPU 0 with
+// webWeight, 1 GiB on GPU 1) and db (2 GiB on GPU 0) in it.
+func register(t *testing.T, root string, webWeight int) procfs.Tree {
+	tr, err := procfs.Open(root, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = tr.Update(func(tx procfs.Tx) error {
 		return errors.Join(
-			tx.Add(procfs.AddRequest{GPU: 0, ID: idA, Memsize: gi6, Weight: 2}),
+			tx.Add(procfs.AddRequest{GPU: 0, ID: idA, Memsize: gi6, Weight: webWeight}),
 			tx.Add(procfs.AddRequest{GPU: 0, ID: idB, Memsize: 2 << 30, Weight: 1}),
 			tx.Add(procfs.AddRequest{GPU: 1, ID: idA, Memsize: 1 << 30, Weight: 1}))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tr
+}
+
+// node is a simulated tree of two T4s: web (6 GiB, weight 2) and db (2 GiB) on GPU 0,
+// web (1 GiB) on GPU 1; db's process holds 1 GiB.
+func node(t *testing.T) (procfs.Tree, []gpu.GPU) {
+	gpus := nodeGPUs()
+	tr := register(t, filepath.Join(t.TempDir(), "proc"), 2)
 	mi := filepath.Join(tr.Root(), "0", idB[:12], "meminfo")
 	if err := os.WriteFile(mi, []byte("Free: 1073741824\nPID: 42 Mem: 1073741824\n"), 0o644); err != nil {
 		t.Fatal(err)
