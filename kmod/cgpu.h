@@ -21,6 +21,7 @@
 #ifndef CGPU_KM_H
 #define CGPU_KM_H
 
+#include <linux/capability.h>
 #include <linux/errno.h>
 #include <linux/hrtimer.h>
 #include <linux/kernel.h>
@@ -32,6 +33,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/user_namespace.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include "lib/types.h"
@@ -220,6 +222,15 @@ static inline int cgpu_errno(enum cgpu_rc rc)
 	return (unsigned int)rc < ARRAY_SIZE(map) ? map[rc] : -EINVAL;
 }
 
+/*
+ * The host's administrator may change the tree and read every instance: both the
+ * opener of file and the caller, so that a passed-on descriptor carries no privilege.
+ */
+static inline bool cgpu_host_admin(const struct file *file)
+{
+	return file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN) && capable(CAP_SYS_ADMIN);
+}
+
 /* registry.c */
 struct cgpu_cmd;
 int cgpu_registry_init(unsigned int ngpus);
@@ -259,6 +270,7 @@ int cgpu_sched_set_weight(struct cgpu_inst *inst, u32 v);
 int cgpu_sched_set_highprio(struct cgpu_inst *inst, u32 v);
 void cgpu_sched_detach(struct cgpu_slot *s);		/* the file is closing */
 long cgpu_sched_ioctl(struct cgpu_attachment *att, unsigned int cmd, void __user *arg);
+long cgpu_sched_inst_stat(struct file *file, void __user *arg);
 int cgpu_sched_mmap(struct vm_area_struct *vma);
 void cgpu_sched_republish(void);		/* cgpu.state changed */
 

@@ -2,7 +2,8 @@
 /*
  * /dev/cgpu: the ioctl ABI of uapi/cgpu_ioctl.h. Any process may open it; ATTACH binds
  * the file to the caller's own container, found from its cgroup, and every later call
- * acts on that container only. Closing the file releases what it charged and its part
+ * acts on that container only. INST_STAT alone needs no attachment: it is the host
+ * administrator's view of every instance (docker cgpu stat). Closing the file releases what it charged and its part
  * in the compute scheduler (sched.c), which also serves the status page's mmap.
  * During a hot update (upgrade.c) poll() tells attached processes to hand their
  * charges over (HANDOVER) and close, and no file opens until the update is over.
@@ -194,7 +195,7 @@ static long cgpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	static const unsigned int known[] = {
 		CGPU_IOC_NOP, CGPU_IOC_ATTACH, CGPU_IOC_QUERY, CGPU_IOC_CHARGE, CGPU_IOC_UNCHARGE,
 		CGPU_IOC_SLICE_WAIT, CGPU_IOC_SLICE_END, CGPU_IOC_SLICE_WATCH, CGPU_IOC_SCHED_STAT,
-		CGPU_IOC_HANDOVER,
+		CGPU_IOC_HANDOVER, CGPU_IOC_INST_STAT,
 	};
 	struct cgpu_file *f = file->private_data;
 	void __user *uarg = (void __user *)arg;
@@ -208,6 +209,8 @@ static long cgpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return 0;
 	if (cmd == CGPU_IOC_ATTACH)
 		return cgpu_ioc_attach(f, uarg);
+	if (cmd == CGPU_IOC_INST_STAT)
+		return cgpu_sched_inst_stat(file, uarg);
 	att = smp_load_acquire(&f->att);
 	if (!att)
 		return -ENOTCONN;
@@ -246,7 +249,10 @@ static const struct file_operations cgpu_fops = {
 	.llseek = noop_llseek,
 };
 
-/* Any process may open /dev/cgpu: it only ever acts on the caller's own container. */
+/*
+ * Any process may open /dev/cgpu: it only ever acts on the caller's own container, or,
+ * for the host's administrator alone, reads the scheduler's figures (INST_STAT).
+ */
 static char *cgpu_devnode(cgpu_devnode_dev *dev, umode_t *mode)
 {
 	if (mode)

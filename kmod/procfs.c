@@ -69,8 +69,7 @@ static ssize_t cgpu_node_write(struct file *file, const char __user *ubuf, size_
 
 	if (!n->desc->set && !n->desc->write)
 		return -EACCES;	/* read-only, even for root */
-	/* Both the opener and the writer: a passed-on descriptor carries no privilege. */
-	if (!file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN) || !capable(CAP_SYS_ADMIN))
+	if (!cgpu_host_admin(file))
 		return -EPERM;
 	if (*ppos != 0 || count > CGPU_CMD_MAX_LEN)
 		return -EINVAL;

@@ -18,9 +18,11 @@
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/sched/signal.h>
+#include <linux/string.h>
 #include <linux/wait.h>
 #include "cgpu.h"
 #include "compat.h"
+#include "lib/instctl.h"
 
 static unsigned int quantum_us = CGS_DEF_QUANTUM_NS / 1000;
 module_param(quantum_us, uint, 0444);
@@ -522,35 +524,92 @@ static int cgpu_slice_watch(struct cgpu_slot *s, struct cgpu_slice *a)
 	return left;
 }
 
+/* What SCHED_STAT and INST_STAT say of inst, which sits in a slot of g. */
+static void cgpu_sched_fill(struct cgpu_gpu *g, struct cgpu_inst *inst,
+			    struct cgpu_sched_stat *a)
+{
+	const struct cgs_inst *c = &g->slots[inst->sched_slot];
+
+	lockdep_assert_held(&g->sched_lock);
+	a->gpu = g->index;
+	a->sched_id = inst->sched_id;
+	a->policy = g->sched.policy;
+	a->weight = c->weight;
+	a->waiting = inst->nwait;
+	a->holding = g->hold_slot == inst->sched_slot ? inst->nsub : 0;
+	a->quantum_ns = g->sched.quantum_ns;
+	a->grace_ns = g->sched.grace_ns;
+	a->charged_ns = c->charged_ns;
+	a->used_ns = c->used_ns;
+	a->prio_ns = c->prio_ns;
+	a->grants = c->grants;
+	a->takebacks = c->takebacks;
+}
+
 static int cgpu_sched_stat(struct cgpu_slot *s, struct cgpu_sched_stat *a)
 {
 	struct cgpu_inst *inst = s->inst;
 	struct cgpu_gpu *g = inst->gpu;
-	const struct cgs_inst *c;
 	unsigned long flags;
 	int err = 0;
 
 	spin_lock_irqsave(&g->sched_lock, flags);
-	if (inst->sched_slot < 0) {
+	if (inst->sched_slot < 0)
 		err = -ENOENT;
-	} else {
-		c = &g->slots[inst->sched_slot];
-		a->gpu = g->index;
-		a->sched_id = inst->sched_id;
-		a->policy = g->sched.policy;
-		a->weight = c->weight;
-		a->waiting = inst->nwait;
-		a->holding = g->hold_slot == inst->sched_slot ? inst->nsub : 0;
-		a->quantum_ns = g->sched.quantum_ns;
-		a->grace_ns = g->sched.grace_ns;
-		a->charged_ns = c->charged_ns;
-		a->used_ns = c->used_ns;
-		a->prio_ns = c->prio_ns;
-		a->grants = c->grants;
-		a->takebacks = c->takebacks;
-	}
+	else
+		cgpu_sched_fill(g, inst, a);
 	spin_unlock_irqrestore(&g->sched_lock, flags);
 	return err;
+}
+
+/*
+ * INST_STAT, for the host. Under reg_lock a listed instance keeps its slot (it
+ * leaves the scheduler and the list together), and reg_lock comes before sched_lock.
+ */
+long cgpu_sched_inst_stat(struct file *file, void __user *arg)
+{
+	char id[CGPU_ID_LEN + 1];
+	struct cgpu_inst_stat a;
+	struct cgpu_inst *inst;
+	struct cgpu_gpu *g;
+	unsigned long flags;
+	int err = -ENOENT;
+	u64 now;
+
+	if (!cgpu_host_admin(file))
+		return -EPERM;
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.abi_version != CGPU_ABI_VERSION)
+		return -EINVAL;
+	if (a.gpu >= cgpu.ngpus)
+		return -ENODEV;
+	if (strnlen(a.id, sizeof(a.id)) != CGPU_ID_LEN ||
+	    cgpu_parse_container_id(a.id, CGPU_ID_LEN, id) != CGPU_OK)
+		return -EINVAL;
+	if (copy_to_user(arg, &a, sizeof(a)))
+		return -EFAULT;
+	g = &cgpu.gpus[a.gpu];
+	memset(&a.sched, 0, sizeof(a.sched));
+	a.sched.abi_version = CGPU_ABI_VERSION;
+	mutex_lock(&cgpu.reg_lock);
+	inst = cgpu_find(g, id);
+	if (inst) {
+		spin_lock_irqsave(&g->sched_lock, flags);
+		if (inst->sched_slot >= 0) {
+			now = ktime_get_ns();
+			cgpu_sched_fill(g, inst, &a.sched);
+			a.last_second_used_ns = cgs_last_second_used(&g->sched,
+								     inst->sched_slot, now);
+			a.age_ns = now - g->slots[inst->sched_slot].joined_at;
+			err = 0;
+		}
+		spin_unlock_irqrestore(&g->sched_lock, flags);
+	}
+	mutex_unlock(&cgpu.reg_lock);
+	if (err)
+		return err;
+	return copy_to_user(arg, &a, sizeof(a)) ? -EFAULT : 0;
 }
 
 /* The answer is proven writable before anything changes, as for CHARGE. */

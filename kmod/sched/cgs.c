@@ -18,6 +18,7 @@
 /* Divisible by every weight 1..16: charges there are exact integers. */
 #define CGS_WSCALE	720720LL
 #define LAG_MAX		((s64)CGS_MAX_CHARGE_NS * CGS_WSCALE * 4)
+#define NS_PER_SEC	1000000000ULL
 
 static u64 min_u64(u64 a, u64 b)
 {
@@ -437,6 +438,7 @@ int cgs_join(struct cgs *s, u32 i, u32 weight, bool highprio, u64 now)
 	vmin(s, &v);
 	*in = (struct cgs_inst){
 		.lag = v, .weight = weight, .joined = 1, .highprio = highprio,
+		.joined_at = now,
 	};
 	decide(s, now);
 	return 0;
@@ -582,6 +584,23 @@ int cgs_idle(struct cgs *s, u32 i, u64 now)
 	return 0;
 }
 
+/*
+ * Only the second of the report is known, not when within the slice the GPU
+ * worked, so the whole slice counts there: a second may show up to a slice's
+ * length and drain more than 1e9, and the one before it that much less.
+ */
+static void count_second(struct cgs_inst *in, u64 used_ns, u64 now)
+{
+	u64 sec = cgs_div_u64(now, NS_PER_SEC);
+
+	if (sec != in->sec) {
+		in->prev_used = sec == in->sec + 1 ? in->sec_used : 0;
+		in->sec = sec;
+		in->sec_used = 0;
+	}
+	in->sec_used += used_ns;
+}
+
 int cgs_release(struct cgs *s, u32 i, u64 used_ns, bool more, u64 now)
 {
 	struct cgs_inst *in = joined(s, i);
@@ -590,7 +609,9 @@ int cgs_release(struct cgs *s, u32 i, u64 used_ns, bool more, u64 now)
 		return CGS_EPERM;
 	now = advance(s, now);
 	charge_holder(s, now);
-	in->used_ns += min_u64(used_ns, s->held_ns);
+	used_ns = min_u64(used_ns, s->held_ns);
+	in->used_ns += used_ns;
+	count_second(in, used_ns, now);
 	in->busy = more;
 	drop_holder(s, now);
 	decide(s, now);
@@ -600,6 +621,21 @@ int cgs_release(struct cgs *s, u32 i, u64 used_ns, bool more, u64 now)
 void cgs_tick(struct cgs *s, u64 now)
 {
 	decide(s, advance(s, now));
+}
+
+u64 cgs_last_second_used(const struct cgs *s, u32 i, u64 now)
+{
+	const struct cgs_inst *in;
+	u64 sec;
+
+	if (i >= s->ninst || !s->inst[i].joined)
+		return 0;
+	in = &s->inst[i];
+	/* Time never runs back (advance()), here without moving s->now. */
+	sec = cgs_div_u64(now < s->now ? s->now : now, NS_PER_SEC);
+	if (sec == in->sec)
+		return in->prev_used;
+	return sec == in->sec + 1 ? in->sec_used : 0;
 }
 
 bool cgs_may_submit(const struct cgs *s, u32 i, u64 now)

@@ -59,6 +59,15 @@ struct cgs_inst {
 	u64 charged_ns;		/* time held, overrun included, every grant */
 	u64 prio_ns;		/* part of charged_ns held as high priority */
 	u64 used_ns;		/* GPU time the holder reported */
+	u64 joined_at;		/* when it joined */
+	/*
+	 * used_ns by second of the clock (now / 1e9), so that a reader sees the
+	 * same figure however often it asks: sec_used in second sec, prev_used
+	 * in the one before it. A slice counts in the second it ends in.
+	 */
+	u64 sec;
+	u64 sec_used;
+	u64 prev_used;
 	u64 grants;
 	u64 takebacks;		/* slices taken back from a silent holder */
 	u32 weight;
@@ -127,6 +136,8 @@ int cgs_release(struct cgs *s, u32 i, u64 used_ns, bool more, u64 now);
 void cgs_tick(struct cgs *s, u64 now);
 
 bool cgs_may_submit(const struct cgs *s, u32 i, u64 now);
+/* GPU time instance i reported in the last complete second before now; 0 if none. */
+u64 cgs_last_second_used(const struct cgs *s, u32 i, u64 now);
 
 static inline s32 cgs_holder(const struct cgs *s) { return s->holder; }
 static inline u64 cgs_deadline(const struct cgs *s) { return s->deadline; }

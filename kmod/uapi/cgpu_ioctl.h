@@ -190,6 +190,26 @@ struct cgpu_sched_stat {
 };
 
 /*
+ * CGPU_IOC_INST_STAT: the scheduler's figures of any instance, for the host's
+ * monitoring (docker cgpu stat): on any open file, attached or not, for a
+ * caller with CAP_SYS_ADMIN in the initial user namespace (EPERM otherwise,
+ * also when the file was opened by one without). ENODEV: no such GPU.
+ * EINVAL: id is not 12 lowercase hex digits and a NUL. ENOENT: no such
+ * instance on that GPU. sched is filled as SCHED_STAT fills it (its
+ * abi_version is CGPU_ABI_VERSION, its slot 0). A module without it: ENOTTY.
+ */
+struct cgpu_inst_stat {
+	__u32 abi_version;		/* in */
+	__u32 gpu;			/* in: host GPU index */
+	char  id[CGPU_ID_LEN + 4];	/* in: the instance's short id, NUL-terminated */
+	struct cgpu_sched_stat sched;	/* out */
+	__u64 last_second_used_ns;	/* out: used_ns reported in the last complete
+					 * second of CLOCK_MONOTONIC (a slice counts in
+					 * the second it ended in, whole) */
+	__u64 age_ns;			/* out: since the instance was added */
+};
+
+/*
  * Hot update (a module with CGPU_STATUS_HANDOVER). When an operator freezes the
  * module to replace it, the status page's upgrade turns 1 and poll() on the
  * file reports POLLPRI; from then on open, ATTACH, CHARGE, UNCHARGE,
@@ -217,5 +237,6 @@ struct cgpu_sched_stat {
 #define CGPU_IOC_SLICE_WATCH	_IOWR(CGPU_IOC_MAGIC, 7, struct cgpu_slice)
 #define CGPU_IOC_SCHED_STAT	_IOWR(CGPU_IOC_MAGIC, 8, struct cgpu_sched_stat)
 #define CGPU_IOC_HANDOVER	_IO(CGPU_IOC_MAGIC, 9)
+#define CGPU_IOC_INST_STAT	_IOWR(CGPU_IOC_MAGIC, 10, struct cgpu_inst_stat)
 
 #endif /* CGPU_IOCTL_H */

@@ -91,7 +91,11 @@ static void numbers(struct bad *b)
 	char big[256] = { 0 };
 
 	memcpy(big, &c, sizeof(c));
-	expect(b, "unknown function 10", ENOTTY, raw(b->fd, _IO(CGPU_IOC_MAGIC, 10), NULL));
+	expect(b, "unknown function 11", ENOTTY, raw(b->fd, _IO(CGPU_IOC_MAGIC, 11), NULL));
+	expect(b, "INST_STAT as _IOR", EINVAL,
+	       raw(b->fd, _IOR(CGPU_IOC_MAGIC, 10, struct cgpu_inst_stat), big));
+	expect(b, "INST_STAT, short struct (32)", EINVAL,
+	       raw(b->fd, _IOC(_IOC_READ | _IOC_WRITE, CGPU_IOC_MAGIC, 10, 32), big));
 	expect(b, "HANDOVER with a size", EINVAL, raw(b->fd, _IOWR(CGPU_IOC_MAGIC, 9, c), &c));
 	expect(b, "SLICE_WAIT without a struct", EINVAL, raw(b->fd, _IO(CGPU_IOC_MAGIC, 5), NULL));
 	expect(b, "SLICE_END, short struct (32)", EINVAL,
@@ -120,11 +124,14 @@ static void versions(struct bad *b)
 {
 	struct cgpu_charge c = charge_arg(0, MIB);
 	struct cgpu_query q = { .abi_version = 0 };
+	struct cgpu_inst_stat is = { .abi_version = CGPU_ABI_VERSION + 1 };
 
 	c.abi_version = CGPU_ABI_VERSION + 1;
 	expect(b, "CHARGE abi_version+1", EINVAL, raw(b->fd, CGPU_IOC_CHARGE, &c));
 	expect(b, "UNCHARGE abi_version+1", EINVAL, raw(b->fd, CGPU_IOC_UNCHARGE, &c));
 	expect(b, "QUERY abi_version 0", EINVAL, raw(b->fd, CGPU_IOC_QUERY, &q));
+	expect(b, "INST_STAT abi_version+1", EINVAL, raw(b->fd, CGPU_IOC_INST_STAT, &is));
+	expect(b, "INST_STAT NULL", EFAULT, raw(b->fd, CGPU_IOC_INST_STAT, NULL));
 }
 
 /*
@@ -135,6 +142,7 @@ static void sched_calls(struct bad *b, char *ro_page)
 {
 	struct cgpu_slice s = { .abi_version = CGPU_ABI_VERSION, .timeout_ms = 1 };
 	struct cgpu_sched_stat st = { .abi_version = CGPU_ABI_VERSION };
+	struct cgpu_inst_stat is = { .abi_version = CGPU_ABI_VERSION, .id = "000000000000" };
 	struct cgpu_slice w;
 	char *m;
 
@@ -159,6 +167,12 @@ static void sched_calls(struct bad *b, char *ro_page)
 	memcpy(ro_page, &s, sizeof(s));
 	mprotect(ro_page, 4096, PROT_READ);
 	expect(b, "SLICE_WAIT read-only argument", EFAULT, raw(b->fd, CGPU_IOC_SLICE_WAIT, ro_page));
+	mprotect(ro_page, 4096, PROT_READ | PROT_WRITE);
+	memcpy(ro_page, &is, sizeof(is));
+	mprotect(ro_page, 4096, PROT_READ);
+	/* The answer is proven writable before the instance is looked for. */
+	expect(b, "INST_STAT read-only argument (no such id)", EFAULT,
+	       raw(b->fd, CGPU_IOC_INST_STAT, ro_page));
 	st.slot = 1;
 	expect(b, "SCHED_STAT slot 1", ERANGE, raw(b->fd, CGPU_IOC_SCHED_STAT, &st));
 	st.slot = 0, st.abi_version = 0;

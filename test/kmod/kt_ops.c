@@ -4,7 +4,8 @@
  * tests can put it in a cgroup, hold its charges and read meminfo meanwhile.
  *   open | close | attach | query SLOT | charge GPU SIZE | uncharge GPU SIZE |
  *   fill GPU STEP (charge STEP until refused) | ready | hold FILE (until FILE is gone) |
- *   handover (CGPU_IOC_HANDOVER) | pollpri MS (poll() for POLLPRI: OK, or ETIMEDOUT)
+ *   handover (CGPU_IOC_HANDOVER) | pollpri MS (poll() for POLLPRI: OK, or ETIMEDOUT) |
+ *   inststat GPU ID (CGPU_IOC_INST_STAT of instance ID, given as is, at most 16 bytes)
  * An op followed by =ERRNAME must fail with that errno; any other op must succeed.
  * Prints one line per op; exits 1 at the first op whose outcome was not the expected.
  */
@@ -85,6 +86,29 @@ static int op_query(struct ops *o, const char *op, char *out, size_t len)
 	return 0;
 }
 
+static int op_inststat(struct ops *o, const char *op, char *out, size_t len)
+{
+	struct cgpu_inst_stat a = { .abi_version = CGPU_ABI_VERSION };
+	const struct cgpu_sched_stat *s = &a.sched;
+	const char *id;
+
+	a.gpu = (uint32_t)kt_num(next_arg(o, op), UINT32_MAX + 1ULL);
+	id = next_arg(o, op);
+	/* Longer ids fill the array without a NUL: the kernel must refuse them. */
+	memcpy(a.id, id, strnlen(id, sizeof(a.id)));
+	if (ioctl(cur_fd(o, op), CGPU_IOC_INST_STAT, &a) < 0)
+		return errno;
+	snprintf(out, len, " gpu=%u sched_id=%u policy=%u weight=%u waiting=%u holding=%u "
+		 "quantum_ns=%llu charged_ns=%llu used_ns=%llu prio_ns=%llu grants=%llu "
+		 "takebacks=%llu last_second_used_ns=%llu age_ns=%llu",
+		 s->gpu, s->sched_id, s->policy, s->weight, s->waiting, s->holding,
+		 (unsigned long long)s->quantum_ns, (unsigned long long)s->charged_ns,
+		 (unsigned long long)s->used_ns, (unsigned long long)s->prio_ns,
+		 (unsigned long long)s->grants, (unsigned long long)s->takebacks,
+		 (unsigned long long)a.last_second_used_ns, (unsigned long long)a.age_ns);
+	return 0;
+}
+
 static int run_op(struct ops *o, const char *op, char *out, size_t len)
 {
 	struct cgpu_attach a;
@@ -116,6 +140,8 @@ static int run_op(struct ops *o, const char *op, char *out, size_t len)
 		return op_charge(o, op, out, len);
 	if (!strcmp(op, "fill"))
 		return op_fill(o, op, out, len);
+	if (!strcmp(op, "inststat"))
+		return op_inststat(o, op, out, len);
 	if (!strcmp(op, "handover"))
 		return ioctl(cur_fd(o, op), CGPU_IOC_HANDOVER) < 0 ? errno : 0;
 	if (!strcmp(op, "pollpri")) {
@@ -154,7 +180,7 @@ int kt_ops(int argc, char **argv)
 	}
 	while (o.i < argc) {
 		const char *op = argv[o.i++], *want = "OK";
-		char out[256] = "";
+		char out[512] = "";
 
 		err = run_op(&o, op, out, sizeof(out));
 		if (o.i < argc && argv[o.i][0] == '=')

@@ -305,6 +305,58 @@ static void huge_overrun(void)
 	CHECK_NEAR(drv_share(&d, 0), 0.5, 0.02);
 }
 
+#define SEC	1000000000ULL
+
+/* One slice of instance 0 from t, used u ns, released at t + d with nothing left. */
+static void slice_at(u64 t, u64 d, u64 u)
+{
+	cgs_pending(&s, 0, t);
+	CHECK(cgs_holder(&s) == 0);
+	CHECK(cgs_release(&s, 0, u, false, t + d) == 0);
+}
+
+/*
+ * The last complete second's use: the same figure however often it is asked, a
+ * slice counted in the second it ends in, 0 after a silent second, and the
+ * figure of an instance's own slot only.
+ */
+static void last_second(void)
+{
+	fresh(CGS_PREEMPT);
+	cgs_join(&s, 0, 1, false, 1000);
+	cgs_join(&s, 1, 1, false, 1000);
+	CHECK(slot[0].joined_at == 1000);
+	CHECK(cgs_last_second_used(&s, 0, 1000) == 0);
+	slice_at(SEC + 1000, Q, 3000000);
+	slice_at(SEC + 2 * Q, Q, 1000000);
+	/* asked within second 1: second 0 had nothing */
+	CHECK(cgs_last_second_used(&s, 0, SEC + 3 * Q) == 0);
+	CHECK(cgs_last_second_used(&s, 0, 2 * SEC) == 4000000);
+	CHECK(cgs_last_second_used(&s, 0, 2 * SEC + SEC / 2) == 4000000);
+	CHECK(cgs_last_second_used(&s, 0, 2 * SEC + SEC / 2) == 4000000);
+	CHECK(cgs_last_second_used(&s, 1, 2 * SEC) == 0);
+	/* from second 2 on it is second 1's, unless asked in second 3 */
+	CHECK(cgs_last_second_used(&s, 0, 3 * SEC) == 0);
+	/* a slice from second 2 into 3 counts in 3, whole */
+	slice_at(3 * SEC - Q / 2, Q, Q);
+	CHECK(cgs_last_second_used(&s, 0, 3 * SEC + Q) == 0);
+	CHECK(cgs_last_second_used(&s, 0, 4 * SEC) == Q);
+	/* used is capped at the time held, as used_ns is */
+	slice_at(4 * SEC + 10, Q, 10 * Q);
+	CHECK(cgs_last_second_used(&s, 0, 5 * SEC) == Q);
+	/* second 4 came right after 3: 3 moves to prev, then a gap of a second */
+	slice_at(6 * SEC, Q, 2000);
+	CHECK(cgs_last_second_used(&s, 0, 6 * SEC + Q) == 0);
+	CHECK(cgs_last_second_used(&s, 0, 7 * SEC) == 2000);
+	/* a clock read behind the scheduler's latest time counts as that time */
+	CHECK(cgs_last_second_used(&s, 0, 1000) == 0);
+	CHECK(slot[0].used_ns == 3000000 + 1000000 + 2 * Q + 2000);
+	/* a slot that left answers 0, and so does one out of range */
+	cgs_leave(&s, 0, 7 * SEC);
+	CHECK(cgs_last_second_used(&s, 0, 7 * SEC) == 0);
+	CHECK(cgs_last_second_used(&s, 4, 7 * SEC) == 0);
+}
+
 void tests_events(void)
 {
 	defaults();
@@ -322,4 +374,5 @@ void tests_events(void)
 	highprio_bound();
 	clock_backwards();
 	huge_overrun();
+	last_second();
 }
