@@ -13,6 +13,13 @@
 #       Makes PLUGIN_PATH the CLI plugin DIR/config/cli-plugins/<its name>.
 #   dockerd_import_busybox IMAGE
 #       Builds IMAGE from busybox-static (no registry needed).
+#   dockerd_sim_node DIR PROCFS_ROOT [SIM_GPUS]
+#       From the repository root: dockerd_start with this checkout's cgpu runtime, whose
+#       config (DIR/runtime.json, exported as CGPU_RUNTIME_CONFIG) puts containers on a
+#       simulated node of its own (tree PROCFS_ROOT, driver state in DIR) with libcgpu
+#       and the simulated driver injected; the plugin installed. Nothing from the
+#       caller's environment (CGPU_SIM*, CGPU_PROCFS_ROOT, DOCKER_CONTEXT) picks another
+#       node; DOCKER_BIN defaults to Debian's client.
 #   dockerd_stop DIR
 #       Stops the daemon and everything it started, and removes DIR.
 #
@@ -55,6 +62,20 @@ dockerd_start() {
 	dockerd_log "dockerd did not come up; its log:"
 	tail -n 30 "$dir/dockerd.log" >&2
 	return 1
+}
+
+dockerd_sim_node() {
+	local dir=$1 root=$2 gpus=${3:-}
+	unset CGPU_SIM CGPU_SIM_GPUS CGPU_SIM_MEM_MIB CGPU_PROCFS_ROOT DOCKER_CONTEXT
+	DOCKER_BIN=${DOCKER_BIN:-$(command -v /usr/bin/docker docker | head -n 1)}
+	export DOCKER_BIN
+	jq -n --arg root "$root" --arg repo "$PWD" --arg simstate "$dir/sim-state" --arg gpus "$gpus" \
+		'{sim: true, procfs_root: $root, next_runtime: "runc", hook: "\($repo)/libcgpu/build/libcgpu.so",
+		  sim_driver: "\($repo)/sim/build", sim_state: $simstate}
+		 + (if $gpus == "" then {} else {sim_gpus: ($gpus | tonumber)} end)' >"$dir/runtime.json" || return 1
+	export CGPU_RUNTIME_CONFIG=$dir/runtime.json
+	dockerd_start "$dir" "$PWD/bin/cgpu-runtime" "$CGPU_RUNTIME_CONFIG" || return 1
+	dockerd_install_plugin "$dir" bin/docker-cgpu
 }
 
 dockerd_install_plugin() {

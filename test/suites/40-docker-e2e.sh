@@ -8,21 +8,10 @@ export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 [ "$(id -u)" -eq 0 ] || { echo "40-docker-e2e: needs root (a private dockerd)" >&2; exit 1; }
 # The runtime injects libcgpu and the simulated driver into every cGPU container.
 make go sim libcgpu
-# The client Debian's docker.io ships; any other docker in PATH is only a fallback.
-DOCKER_BIN=${DOCKER_BIN:-$(command -v /usr/bin/docker docker | head -n 1)}
-export DOCKER_BIN
-# The node is this test's own: nothing from the caller's environment picks another.
-unset CGPU_SIM CGPU_SIM_GPUS CGPU_SIM_MEM_MIB CGPU_PROCFS_ROOT DOCKER_CONTEXT
-
 source test/lib/dockerd.sh
 state=$(mktemp -d /tmp/cgpu-e2e.XXXXXX)
 trap 'dockerd_stop "$state"' EXIT
-jq -n --arg root "$state/proc" --arg repo "$PWD" --arg simstate "$state/sim-state" \
-	'{sim: true, procfs_root: $root, next_runtime: "runc", hook: "\($repo)/libcgpu/build/libcgpu.so",
-	  sim_driver: "\($repo)/sim/build", sim_state: $simstate}' >"$state/runtime.json"
-export CGPU_RUNTIME_CONFIG=$state/runtime.json
-dockerd_start "$state" "$PWD/bin/cgpu-runtime" "$CGPU_RUNTIME_CONFIG"
-dockerd_install_plugin "$state" bin/docker-cgpu
+dockerd_sim_node "$state" "$state/proc"
 export CGPU_E2E_IMAGE=cgpu-e2e-busybox
 dockerd_import_busybox "$CGPU_E2E_IMAGE"
 

@@ -11,23 +11,14 @@ export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 command -v tmux >/dev/null || { echo "45-stat-set: needs tmux" >&2; exit 1; }
 # The runtime injects libcgpu and the simulated driver into every cGPU container.
 make go sim libcgpu
-DOCKER_BIN=${DOCKER_BIN:-$(command -v /usr/bin/docker docker | head -n 1)}
-export DOCKER_BIN
-unset CGPU_SIM CGPU_SIM_GPUS CGPU_SIM_MEM_MIB CGPU_PROCFS_ROOT DOCKER_CONTEXT
-
 source test/lib/dockerd.sh
 state=$(mktemp -d /tmp/cgpu-ss.XXXXXX)
 tmux_sock=cgpu-ss-$$
 trap 'tmux -L "$tmux_sock" kill-server 2>/dev/null || true; dockerd_stop "$state"' EXIT
 # Readable by nobody: TestSetNeedsRoot runs the plugin as an unprivileged user.
 chmod 755 "$state"
-jq -n --arg root "$state/proc" --arg repo "$PWD" --arg simstate "$state/sim-state" \
-	'{sim: true, sim_gpus: 2, procfs_root: $root, next_runtime: "runc", hook: "\($repo)/libcgpu/build/libcgpu.so",
-	  sim_driver: "\($repo)/sim/build", sim_state: $simstate}' >"$state/runtime.json"
-export CGPU_RUNTIME_CONFIG=$state/runtime.json
-dockerd_start "$state" "$PWD/bin/cgpu-runtime" "$CGPU_RUNTIME_CONFIG"
+dockerd_sim_node "$state" "$state/proc" 2
 chmod 755 "$state/config" "$state/config/cli-plugins"
-dockerd_install_plugin "$state" bin/docker-cgpu
 export CGPU_E2E_IMAGE=cgpu-ss-busybox CGPU_STATSET=1
 dockerd_import_busybox "$CGPU_E2E_IMAGE"
 
