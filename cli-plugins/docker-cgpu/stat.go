@@ -17,6 +17,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/cgpu-project/cgpu/pkg/metrics"
 	"github.com/cgpu-project/cgpu/pkg/node"
+	"github.com/cgpu-project/cgpu/pkg/schedstat"
 	"github.com/cgpu-project/cgpu/pkg/settings"
 	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/statfmt"
@@ -47,7 +48,9 @@ func newStatCommand(dockerCLI command.Cli) *cobra.Command {
 Per GPU: policy, max_inst, free weight, prio_ratio, memory given and used. Per instance:
 its container (from Docker), memory used against memsize, processes, weight, high
 priority, the compute share its policy gives it (when all are busy..at most), and GPU
-utilisation when NVML knows it. "-" is a figure that is not known or does not apply.
+utilisation: as root on cgpu_km's tree the scheduler's (the GPU time the container's
+processes reported in the last complete second; none under native), else NVML's when it
+knows it. "-" is a figure that is not known or does not apply.
 Instances whose container Docker no longer has are shown as orphans, with how to remove
 them.`,
 		Args: cobra.ArbitraryArgs,
@@ -126,7 +129,8 @@ func runStat(ctx context.Context, dockerCLI command.Cli, o statOptions, args []s
 }
 
 // openSource opens the node the cgpu configuration names (the same one the runtime uses)
-// and, on a real node, NVML for utilisation, to be closed when done.
+// and, on a real node, NVML for utilisation, to be closed when done; on cgpu_km's tree
+// the scheduler's figures are read, /dev/cgpu opened for each snapshot.
 func openSource(dockerCLI command.Cli) (stat.Source, func(), error) {
 	cfg, err := node.Load("", os.Getenv)
 	if err != nil {
@@ -138,6 +142,10 @@ func openSource(dockerCLI command.Cli) (stat.Source, func(), error) {
 	}
 	src := stat.Source{Tree: n.Tree, GPUs: n.GPUs, Simulated: cfg.Sim, Now: time.Now,
 		Containers: func(ctx context.Context) ([]stat.Container, error) { return dockerContainers(ctx, dockerCLI) }}
+	if n.Tree.Kernel() && os.Geteuid() == 0 {
+		// Only the host's root may read the scheduler's figures (CAP_SYS_ADMIN).
+		src.OpenSched = func() (stat.SchedReader, error) { return schedstat.Open() }
+	}
 	if cfg.Sim {
 		return src, func() {}, nil
 	}

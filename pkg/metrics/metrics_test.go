@@ -52,6 +52,8 @@ func TestScrape(t *testing.T) {
 		"cgpu_instance_compute_share_ratio" + web: 0.175, "cgpu_instance_compute_share_ratio" + db: 0.825,
 		"cgpu_instance_compute_limit_ratio" + web: 1, "cgpu_instance_compute_limit_ratio" + db: 0.825,
 		"cgpu_instance_utilization_ratio" + web: 0.555, "cgpu_instance_utilization_ratio" + db: 0,
+		"cgpu_instance_gpu_seconds_total" + orphan: 1.5, "cgpu_instance_charged_seconds_total" + orphan: 2,
+		"cgpu_instance_slices_total" + orphan: 500, "cgpu_instance_takebacks_total" + orphan: 1,
 	}
 	for k, v := range want {
 		if g, ok := got[k]; !ok || g != v {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
+	"github.com/cgpu-project/cgpu/pkg/policy"
+	"github.com/cgpu-project/cgpu/pkg/schedstat"
 	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
 )
@@ -79,5 +81,57 @@ func TestBuildUtilisationCapped(t *testing.T) {
 	in.Util[0] = stat.Utilization{GPU: 10}
 	if u := stat.Build(in).GPUs[0].Instances[0].Utilization; u != nil {
 		t.Fatalf("utilisation without per-process samples %v, want unknown", *u)
+	}
+}
+
+// The scheduler's figure: last_second_used_ns of 1e9 is 100 %, per instance (preferred to
+// NVML's), the GPU's NVML's when known, else the instances' sum, at most 100; under
+// native none, the counters still shown.
+func TestBuildSchedulerUtilisation(t *testing.T) {
+	in := stattest.Sample(t)
+	web, db := stat.MeminfoKey{GPU: 0, ID: stattest.IDWeb[:12]}, stat.MeminfoKey{GPU: 0, ID: stattest.IDDB[:12]}
+	fig := func(last, used uint64) schedstat.Stat {
+		return schedstat.Stat{Sched: schedstat.SchedStat{Policy: policy.Weight, UsedNs: used, ChargedNs: used + 1000,
+			Grants: 7, Takebacks: 2}, LastSecondUsedNs: last}
+	}
+	in.Sched[web], in.Sched[db] = fig(333333333, 12345678901), fig(600000000, 0)
+	g := stat.Build(in).GPUs[0]
+	w, d := g.Instances[0], g.Instances[1]
+	if *w.Utilization != 33.33 || w.UtilizationSource != stat.SourceScheduler || *d.Utilization != 60 ||
+		d.UtilizationSource != stat.SourceScheduler {
+		t.Fatalf("web %v %q, db %v %q", *w.Utilization, w.UtilizationSource, *d.Utilization, d.UtilizationSource)
+	}
+	if *w.Sched != (stat.Sched{GPUSeconds: 12.345678, ChargedSeconds: 12.345679, Grants: 7, Takebacks: 2}) {
+		t.Fatalf("web sched %+v", *w.Sched)
+	}
+	if *g.Utilization != 80 || g.UtilizationSource != stat.SourceNVML {
+		t.Fatalf("GPU with NVML: %v %q", *g.Utilization, g.UtilizationSource)
+	}
+	delete(in.Util, 0)
+	if g := stat.Build(in).GPUs[0]; *g.Utilization != 93.33 || g.UtilizationSource != stat.SourceScheduler {
+		t.Fatalf("GPU without NVML: %v %q", *g.Utilization, g.UtilizationSource)
+	}
+	// A slice over a second boundary can put more than a second in one: capped.
+	in.Sched[web] = fig(1200000000, 0)
+	g = stat.Build(in).GPUs[0]
+	if *g.Instances[0].Utilization != 100 || *g.Utilization != 100 {
+		t.Fatalf("capped: instance %v, GPU %v", *g.Instances[0].Utilization, *g.Utilization)
+	}
+	// Only one instance known: the GPU's figure is the known ones' sum.
+	delete(in.Sched, web)
+	g = stat.Build(in).GPUs[0]
+	if g.Instances[0].Utilization != nil || g.Instances[0].Sched != nil || *g.Utilization != 60 {
+		t.Fatalf("web unknown: %v, GPU %v", g.Instances[0].Utilization, *g.Utilization)
+	}
+	// Native: nobody reports used time, so utilisation is not known.
+	in.Sched[web] = fig(500000000, 9)
+	st := in.Sched[web]
+	st.Sched.Policy = policy.Native
+	in.Sched[web] = st
+	in.Sched[db] = st
+	g = stat.Build(in).GPUs[0]
+	if g.Instances[0].Utilization != nil || g.Instances[0].UtilizationSource != "" || g.Utilization != nil ||
+		g.Instances[0].Sched == nil || g.Instances[0].Sched.Grants != 7 {
+		t.Fatalf("native: %+v, GPU %v", g.Instances[0], g.Utilization)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/schedstat"
 )
 
 // Source is where a node's snapshots are read from.
@@ -20,7 +21,17 @@ type Source struct {
 	// Util reads NVML's utilisation of the GPUs; nil where NVML cannot (the simulated
 	// node's driver keeps no utilisation).
 	Util func() map[int]Utilization
-	Now  func() time.Time
+	// OpenSched opens the scheduler's figures for one reading (closed right after it:
+	// an open /dev/cgpu holds up a hot update); nil where they cannot be had (not a
+	// kernel tree, not root).
+	OpenSched func() (SchedReader, error)
+	Now       func() time.Time
+}
+
+// SchedReader reads instances' figures from cgpu_km's scheduler (schedstat.Reader).
+type SchedReader interface {
+	Read(gpu int, id string) (schedstat.Stat, error)
+	Close() error
 }
 
 // Gather reads the tree, every instance's meminfo, Docker's containers and utilisation,
@@ -49,5 +60,29 @@ func (s Source) Gather(ctx context.Context) (*Snapshot, error) {
 	if s.Util != nil {
 		in.Util = s.Util()
 	}
+	in.Sched = s.readSched(in.State)
 	return Build(in), nil
+}
+
+// readSched reads what it can: a file that does not open (a frozen or unloaded module)
+// or a call refused (an instance gone meanwhile, a module without it) leaves figures
+// unknown, never an error.
+func (s Source) readSched(st *procfs.State) map[MeminfoKey]schedstat.Stat {
+	out := map[MeminfoKey]schedstat.Stat{}
+	if s.OpenSched == nil {
+		return out
+	}
+	r, err := s.OpenSched()
+	if err != nil {
+		return out
+	}
+	defer r.Close()
+	for _, g := range st.GPUs {
+		for _, inst := range g.Instances {
+			if f, err := r.Read(g.Index, inst.ID); err == nil {
+				out[MeminfoKey{g.Index, inst.ID}] = f
+			}
+		}
+	}
+	return out
 }

@@ -11,8 +11,10 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/schedstat"
 	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
+	"golang.org/x/sys/unix"
 )
 
 func simTree(t testing.TB, gpus int) procfs.Tree {
@@ -68,5 +70,55 @@ func TestGatherWithoutTree(t *testing.T) {
 	}
 	if !errors.Is(err, procfs.ErrNoModule) {
 		t.Fatalf("err = %v, want ErrNoModule", err)
+	}
+}
+
+type fakeSched struct {
+	figs   map[string]schedstat.Stat
+	asked  []string
+	closed bool
+}
+
+func (f *fakeSched) Read(gpu int, id string) (schedstat.Stat, error) {
+	f.asked = append(f.asked, fmt.Sprint(gpu, "/", id))
+	if st, ok := f.figs[id]; ok {
+		return st, nil
+	}
+	return schedstat.Stat{}, unix.ENOENT
+}
+
+func (f *fakeSched) Close() error { f.closed = true; return nil }
+
+// Each instance is asked for once per snapshot on one file, closed after it; one the
+// module does not answer for stays unknown, and a file that does not open (a frozen
+// module, not root) leaves every figure unknown, with no error.
+func TestGatherReadsScheduler(t *testing.T) {
+	tr := simTree(t, 2)
+	err := tr.Update(func(tx procfs.Tx) error {
+		return errors.Join(tx.Add(procfs.AddRequest{GPU: 0, ID: stattest.IDWeb, Memsize: 1 << 30, Weight: 1}),
+			tx.Add(procfs.AddRequest{GPU: 1, ID: stattest.IDDB, Memsize: 1 << 30, Weight: 1}))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := &fakeSched{figs: map[string]schedstat.Stat{stattest.IDWeb[:12]: {LastSecondUsedNs: 250000000,
+		Sched: schedstat.SchedStat{Policy: 1, UsedNs: 3e9, Grants: 4}}}}
+	src := source(tr, nil, nil, nil)
+	src.OpenSched = func() (stat.SchedReader, error) { return fake, nil }
+	s, err := src.Gather(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, db := s.GPUs[0].Instances[0], s.GPUs[1].Instances[0]
+	if *web.Utilization != 25 || web.Sched.GPUSeconds != 3 || *s.GPUs[0].Utilization != 25 ||
+		db.Utilization != nil || db.Sched != nil || s.GPUs[1].Utilization != nil {
+		t.Fatalf("web %+v db %+v", web, db)
+	}
+	if !fake.closed || fmt.Sprint(fake.asked) != "[0/"+stattest.IDWeb[:12]+" 1/"+stattest.IDDB[:12]+"]" {
+		t.Fatalf("asked %v, closed %v", fake.asked, fake.closed)
+	}
+	src.OpenSched = func() (stat.SchedReader, error) { return nil, unix.EAGAIN }
+	if s, err = src.Gather(context.Background()); err != nil || s.GPUs[0].Instances[0].Utilization != nil {
+		t.Fatalf("a file that does not open: %v, %+v", err, s)
 	}
 }

@@ -1,6 +1,6 @@
 // Package stat gathers what "docker cgpu stat" shows: one snapshot of a node's cgpu tree,
-// each instance's meminfo, the GPUs' names, the containers Docker knows and, when NVML
-// can tell, utilisation. Build is the pure part (the figures from what was read); Gather
+// each instance's meminfo, the GPUs' names, the containers Docker knows and utilisation:
+// cgpu_km's scheduler's (root on a kernel tree) or NVML's, when either can tell. Build is the pure part (the figures from what was read); Gather
 // reads. The snapshot's JSON has a published schema (stattest/stat.schema.json).
 package stat
 
@@ -11,11 +11,12 @@ import (
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/policy"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/schedstat"
 )
 
 // SchemaVersion changes whenever a field of the JSON document changes meaning, type or
 // name, or goes away; added fields raise it too, as the schema is closed.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Snapshot is one reading of the node.
 type Snapshot struct {
@@ -48,9 +49,12 @@ type GPU struct {
 	MemoryTotal uint64 `json:"memory_total_bytes"`
 	MemoryGiven uint64 `json:"memory_given_bytes"`
 	MemoryUsed  uint64 `json:"memory_used_bytes"`
-	// Utilization is NVML's GPU utilisation; nil when not known.
-	Utilization *float64   `json:"utilization_percent"`
-	Instances   []Instance `json:"instances"`
+	// Utilization is NVML's GPU utilisation, else the sum of its instances' from the
+	// scheduler (at most 100); nil when not known. UtilizationSource says which:
+	// "nvml", "scheduler", or "" when not known.
+	Utilization       *float64   `json:"utilization_percent"`
+	UtilizationSource string     `json:"utilization_source"`
+	Instances         []Instance `json:"instances"`
 }
 
 // Instance is one container's instance on a GPU.
@@ -73,9 +77,31 @@ type Instance struct {
 	// its instances are busy and at most (policy.Shares); nil when the policy sets none.
 	ComputeShare *float64 `json:"compute_share_percent"`
 	ComputeLimit *float64 `json:"compute_limit_percent"`
-	// Utilization is the GPU utilisation of the instance's processes; nil when not known.
-	Utilization *float64 `json:"utilization_percent"`
+	// Utilization is the GPU utilisation of the instance's processes: the scheduler's
+	// (the GPU time they reported at slice ends in the last complete second, at most
+	// 100), else NVML's; nil when not known. UtilizationSource: "scheduler", "nvml" or "".
+	Utilization       *float64 `json:"utilization_percent"`
+	UtilizationSource string   `json:"utilization_source"`
+	// Sched is what cgpu_km's scheduler counted since the instance was added; nil when
+	// it could not be read (not root, another tree, a module without the call).
+	Sched *Sched `json:"sched"`
 }
+
+// Sched is an instance's counters in cgpu_km's scheduler.
+type Sched struct {
+	// GPUSeconds is the GPU time its processes reported at slice ends, ChargedSeconds
+	// the time it held the GPU, drains included.
+	GPUSeconds     float64 `json:"gpu_seconds"`
+	ChargedSeconds float64 `json:"charged_seconds"`
+	Grants         uint64  `json:"grants"`
+	Takebacks      uint64  `json:"takebacks"`
+}
+
+// Utilisation sources.
+const (
+	SourceNVML      = "nvml"
+	SourceScheduler = "scheduler"
+)
 
 // Container is what Docker says about an instance's container.
 type Container struct {
@@ -114,6 +140,9 @@ type Input struct {
 	DockerErr  error
 	// Util is NVML's reading by GPU index; a GPU missing from it is not known.
 	Util map[int]Utilization
+	// Sched is the scheduler's figures by instance; an instance missing from it is not
+	// known.
+	Sched map[MeminfoKey]schedstat.Stat
 }
 
 // MeminfoKey names an instance across GPUs.
@@ -144,8 +173,9 @@ func Build(in Input) *Snapshot {
 		}
 		util, utilKnown := in.Util[gs.Index]
 		if utilKnown {
-			g.Utilization = percent(util.GPU)
+			g.Utilization, g.UtilizationSource = percent(util.GPU), SourceNVML
 		}
+		schedSum, schedKnown := 0.0, false
 		compute := policy.Shares(gs)
 		for ii, pin := range gs.Instances {
 			mi, ok := in.Meminfo[MeminfoKey{gs.Index, pin.ID}]
@@ -166,19 +196,38 @@ func Build(in Input) *Snapshot {
 			if c := compute[ii]; c.Known {
 				inst.ComputeShare, inst.ComputeLimit = percent(c.Share), percent(c.Limit)
 			}
-			if utilKnown && util.PerPID != nil {
+			st, stKnown := in.Sched[MeminfoKey{gs.Index, pin.ID}]
+			if stKnown {
+				inst.Sched = &Sched{GPUSeconds: seconds(st.Sched.UsedNs), ChargedSeconds: seconds(st.Sched.ChargedNs),
+					Grants: st.Sched.Grants, Takebacks: st.Sched.Takebacks}
+			}
+			switch {
+			case stKnown && st.Sched.Policy != schedstat.PolicyNative:
+				// Exact and per container: preferred to NVML's per-process samples.
+				u := math.Min(float64(st.LastSecondUsedNs)/1e7, 100)
+				inst.Utilization, inst.UtilizationSource = percent(u), SourceScheduler
+				schedSum, schedKnown = schedSum+u, true
+			case utilKnown && util.PerPID != nil:
 				sum := 0.0
 				for _, p := range mi.Procs {
 					sum += util.PerPID[p.PID]
 				}
-				inst.Utilization = percent(math.Min(sum, 100))
+				inst.Utilization, inst.UtilizationSource = percent(math.Min(sum, 100)), SourceNVML
 			}
 			g.MemoryUsed += inst.Used
 			g.Instances = append(g.Instances, inst)
 		}
+		if !utilKnown && schedKnown {
+			g.Utilization, g.UtilizationSource = percent(math.Min(schedSum, 100)), SourceScheduler
+		}
 		s.GPUs = append(s.GPUs, g)
 	}
 	return s
+}
+
+// seconds rounds ns to microseconds, in seconds.
+func seconds(ns uint64) float64 {
+	return float64(ns/1000) / 1e6
 }
 
 // percent rounds to 2 decimals, so the JSON reads 33.33 rather than 33.333333333333336.

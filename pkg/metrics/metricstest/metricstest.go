@@ -13,7 +13,7 @@ import (
 )
 
 // Parse reads the text format into `name{label=value,...}` (labels sorted) -> value. Every
-// family must be a documented cgpu_ gauge.
+// family must be a documented cgpu_ gauge, or counter named _total.
 func Parse(tb testing.TB, r io.Reader) map[string]float64 {
 	tb.Helper()
 	var p expfmt.TextParser
@@ -23,7 +23,8 @@ func Parse(tb testing.TB, r io.Reader) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for name, mf := range mfs {
-		if mf.GetType() != dto.MetricType_GAUGE || !strings.HasPrefix(name, "cgpu_") || mf.GetHelp() == "" {
+		counter := mf.GetType() == dto.MetricType_COUNTER && strings.HasSuffix(name, "_total")
+		if (mf.GetType() != dto.MetricType_GAUGE && !counter) || !strings.HasPrefix(name, "cgpu_") || mf.GetHelp() == "" {
 			tb.Errorf("%s: type %v help %q", name, mf.GetType(), mf.GetHelp())
 		}
 		for _, m := range mf.GetMetric() {
@@ -32,7 +33,11 @@ func Parse(tb testing.TB, r io.Reader) map[string]float64 {
 				labels = append(labels, l.GetName()+"="+l.GetValue())
 			}
 			sort.Strings(labels)
-			out[name+"{"+strings.Join(labels, ",")+"}"] = m.GetGauge().GetValue()
+			v := m.GetGauge().GetValue()
+			if counter {
+				v = m.GetCounter().GetValue()
+			}
+			out[name+"{"+strings.Join(labels, ",")+"}"] = v
 		}
 	}
 	return out

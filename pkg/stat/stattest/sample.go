@@ -7,6 +7,7 @@ import (
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/policy"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/schedstat"
 	"github.com/cgpu-project/cgpu/pkg/stat"
 )
 
@@ -18,7 +19,8 @@ const (
 )
 
 // Sample is a node of two simulated T4s: web (2 processes) and db on GPU 0 under the
-// weight policy, db high priority; an orphan on GPU 1 under native.
+// weight policy, db high priority, utilisation from NVML; an orphan on GPU 1 under
+// native, whose scheduler counters are known (and its utilisation, native, is not).
 func Sample(t testing.TB) stat.Input {
 	gpus, _ := gpu.Sim{Count: 2, MemMiB: 15109}.GPUs()
 	st := procfs.NewState(2)
@@ -47,5 +49,9 @@ func Sample(t testing.TB) stat.Input {
 		},
 		Containers: []stat.Container{{ID: IDWeb, Name: "web", State: "running"}, {ID: IDDB, Name: "db", State: "exited"}},
 		Util:       map[int]stat.Utilization{0: {GPU: 80, PerPID: map[int]float64{100: 30, 101: 25.5, 999: 10}}},
+		Sched: map[stat.MeminfoKey]schedstat.Stat{
+			{GPU: 1, ID: IDGhost}: {Sched: schedstat.SchedStat{Policy: policy.Native, UsedNs: 1500000000,
+				ChargedNs: 2000000000, Grants: 500, Takebacks: 1}, LastSecondUsedNs: 0},
+		},
 	}
 }
