@@ -3,9 +3,12 @@ package statset
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"os"
 	"os/exec"
 	"sort"
 	"strings"
@@ -34,6 +37,69 @@ func statJSON(t *testing.T, args ...string) *stat.Snapshot {
 }
 
 func pf(v float64) *float64 { return &v }
+
+// idleUtil: nobody runs GPU work in the fixture. On cgpu_km's tree (root) the scheduler
+// says so (0); the simulated tree has no scheduler, and the simulated GPU keeps no
+// utilisation for NVML: not known.
+func idleUtil(s *stat.Snapshot, u *float64, source string) bool {
+	if s.Kernel {
+		return u != nil && *u == 0 && source == stat.SourceScheduler
+	}
+	return u == nil && source == ""
+}
+
+// Busy instances on the kernel's scheduler: web and db (weights 1:2, neither high
+// priority) on GPU 0 under the weight policy, each with a kt client that takes every
+// slice it may (kt sched slice: test/kmod/kt_sched.c) show a third and two thirds of
+// what they used together in the last complete second, from the scheduler's figures.
+func TestUtilisationFromScheduler(t *testing.T) {
+	fixture(t)
+	kt := os.Getenv("CGPU_STATSET_KT")
+	if kt == "" || !openNode(t).Tree.Kernel() {
+		t.Skip("needs cgpu_km and kt (55-vm-stat-set.sh)")
+	}
+	err := fx.tr.Update(func(tx procfs.Tx) error {
+		return errors.Join(tx.SetInstance(0, fx.db.ID, procfs.KeyHighPrio, 0), tx.SetGPU(0, procfs.KeyPolicy, 2))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clients []*exec.Cmd
+	for _, c := range []container{fx.web, fx.db} {
+		cmd := exec.Command(kt, "sched", "-c", "/sys/fs/cgroup/system.slice/docker-"+c.ID+".scope", "slice", "0", "6", "500")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, cmd)
+	}
+	time.Sleep(3500 * time.Millisecond)
+	s := statJSON(t, "--gpu", "0")
+	for _, c := range clients {
+		if err := c.Wait(); err != nil {
+			t.Errorf("kt sched: %v", err)
+		}
+	}
+	util := map[string]float64{}
+	for _, in := range s.GPUs[0].Instances {
+		if in.Utilization == nil || in.UtilizationSource != stat.SourceScheduler || in.Sched == nil || in.Sched.Grants == 0 {
+			t.Fatalf("instance %s: utilisation %v from %q, sched %+v", in.ID, in.Utilization, in.UtilizationSource, in.Sched)
+		}
+		util[in.ID] = *in.Utilization
+	}
+	web, db := util[fx.web.ID[:12]], util[fx.db.ID[:12]]
+	g := s.GPUs[0]
+	t.Logf("last second: web %.2f %%, db %.2f %%, GPU %v %% (%s)", web, db, *g.Utilization, g.UtilizationSource)
+	sum := web + db
+	if sum < 30 || web/sum*100 < 33.33-15 || web/sum*100 > 33.33+15 || db/sum*100 < 66.67-15 || db/sum*100 > 66.67+15 {
+		t.Errorf("web %.2f %%, db %.2f %%: want 33/67 of their sum (+-15 points)", web, db)
+	}
+	if g.UtilizationSource != stat.SourceScheduler || math.Abs(*g.Utilization-math.Min(sum, 100)) > 0.02 {
+		t.Errorf("GPU 0: %v from %q, want the instances' sum %.2f", *g.Utilization, g.UtilizationSource, sum)
+	}
+	// The tests after this one find the GPU idle: a whole second without a slice.
+	time.Sleep(2100 * time.Millisecond)
+}
 
 // Every field of the document against the tree (read here through pkg/procfs), the
 // node's inventory and Docker's own inspect output.
@@ -64,7 +130,7 @@ func TestStatMatchesTreeAndDocker(t *testing.T) {
 		if g.Index != tg.Index || g.UUID != gpu.SimUUID(g.Index) || g.UUID != inv.UUID || g.Name != inv.Name ||
 			g.Policy != tg.Policy || g.PolicyName != "preemptive" || g.MaxInst != tg.MaxInst || g.FreeWeight != tg.FreeWeight ||
 			g.PrioRatio != tg.PrioRatio || g.MemoryTotal != inv.MemoryBytes || g.MemoryGiven != given ||
-			g.Utilization != nil || len(g.Instances) != len(tg.Instances) {
+			!idleUtil(s, g.Utilization, g.UtilizationSource) || len(g.Instances) != len(tg.Instances) {
 			t.Errorf("GPU %d: %+v\ntree %+v inventory %+v", i, g, tg, inv)
 			continue
 		}
@@ -85,7 +151,8 @@ func TestStatMatchesTreeAndDocker(t *testing.T) {
 			}
 			c, known := docker[ti.ID]
 			if in.GPU != g.Index || in.ID != ti.ID || in.Memsize != ti.Memsize || in.Weight != ti.Weight || in.HighPrio != ti.HighPrio ||
-				in.Used != mi.Held() || in.Free != mi.Free || fmt.Sprint(procs) != fmt.Sprint(want) || in.Utilization != nil ||
+				in.Used != mi.Held() || in.Free != mi.Free || fmt.Sprint(procs) != fmt.Sprint(want) ||
+				!idleUtil(s, in.Utilization, in.UtilizationSource) || (in.Sched != nil) != s.Kernel ||
 				*in.ComputeShare != compute[ti.ID][0] || *in.ComputeLimit != compute[ti.ID][1] {
 				t.Errorf("GPU %d instance %s: %+v\ntree %+v meminfo %+v, want processes %v", g.Index, ti.ID, in, ti, mi, want)
 			}

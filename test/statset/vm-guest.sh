@@ -30,7 +30,7 @@ export CGPU_E2E_IMAGE=cgpu-ss-vm CGPU_STATSET=1 CGPU_STATSET_KT=$PWD/test/kmod/b
 	CGPU_STATSET_PLUGIN=$PWD/bin/docker-cgpu
 # Templates, filters and the exporter read the same snapshot whatever the tree; the host
 # suite covers them. Here: every field against the kernel's tree, and set on it.
-"$bin" -test.v -test.count=1 -test.run 'TestStatMatchesTreeAndDocker|TestComputePerPolicy|TestSet|TestRemoveOrphan' 2>&1 |
+"$bin" -test.v -test.count=1 -test.run 'TestStatMatchesTreeAndDocker|TestComputePerPolicy|TestUtilisationFromScheduler|TestSet|TestRemoveOrphan' 2>&1 |
 	grep -v '^=== RUN'
 rc=${PIPESTATUS[0]}
 # The containers are gone, their runtime deletes unregistered them, the orphan was removed:
