@@ -40,7 +40,7 @@
 #include "sched/cgs.h"
 #include "uapi/cgpu_ioctl.h"
 
-#define CGPU_KM_VERSION "0.2.0"
+#define CGPU_KM_VERSION "0.3.0"
 
 /*
  * The hot update's compatibility (docs/upgrade.md): the format of the state this

@@ -10,7 +10,7 @@ import (
 )
 
 // Version is the plugin's version, set at build time with -ldflags "-X main.Version=...".
-var Version = "0.1.0"
+var Version = "0.3.0"
 
 func main() {
 	plugin.Run(newCgpuCommand, metadata.Metadata{

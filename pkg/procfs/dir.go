@@ -10,7 +10,7 @@ import (
 )
 
 // SimVersion is the version file of a simulated tree.
-const SimVersion = "0.1.0"
+const SimVersion = "0.3.0"
 
 // instCtlUsage is what reading inst_ctl prints (docs/contracts.md §2).
 const instCtlUsage = `add <gpu> <id> [memsize=<bytes>] [weight=<n>] [highprio=0|1] [uuid=GPU-<uuid>]
