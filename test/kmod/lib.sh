@@ -13,6 +13,13 @@ eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
 # has WHAT TEXT PATTERN (grep -E)
 has() { if grep -Eq -- "$3" <<<"$2"; then ok; else bad "$1: '$2' lacks /$3/"; fi; }
 lacks() { if grep -Eq -- "$3" <<<"$2"; then bad "$1: '$2' has /$3/"; else ok; fi; }
+# within WHAT GOT LOW HIGH (decimals)
+within() {
+	if awk -v v="$2" -v l="$3" -v h="$4" 'BEGIN { exit !(v >= l && v <= h) }'; then ok
+	else bad "$1: $2 not in [$3, $4]"; fi
+}
+# kv KEY TEXT: KEY's value in a kt answer line of key=value fields.
+kv() { sed -n "s/.*\b$1=\([0-9a-f]*\).*/\1/p" <<<"$2" | head -1; }
 finish() {
 	echo "[$T] $checks checks, $fails failed"
 	[ "$fails" = 0 ]

@@ -8,11 +8,6 @@ source test/kmod/lib.sh
 A=$(cid inst-a) B=$(cid inst-b)
 a=$(short "$A") b=$(short "$B")
 cgA=$(docker_cg "$A") cgB=$(docker_cg "$B")
-kv() { sed -n "s/.*\b$1=\([0-9a-f]*\).*/\1/p" <<<"$2" | head -1; }
-within() {
-	if awk -v v="$2" -v l="$3" -v h="$4" 'BEGIN { exit !(v >= l && v <= h) }'; then ok
-	else bad "$1: $2 not in [$3, $4]"; fi
-}
 ist() { "$KT" ops open inststat "$@"; }	# ist GPU ID [=ERRNO]: prints the answer line
 res() { sed -n '/^inststat /{s/^inststat \([A-Z0-9]*\).*/\1/p;q}' <<<"$1"; }
 

@@ -8,12 +8,6 @@ source test/kmod/lib.sh
 A=$(cid sched-a) B=$(cid sched-b)
 a=$(short "$A") b=$(short "$B")
 cgA=$(docker_cg "$A") cgB=$(docker_cg "$B")
-kv() { sed -n "s/.*\b$1=\([0-9a-f]*\).*/\1/p" <<<"$2" | head -1; }
-# within WHAT GOT LOW HIGH (decimals)
-within() {
-	if awk -v v="$2" -v l="$3" -v h="$4" 'BEGIN { exit !(v >= l && v <= h) }'; then ok
-	else bad "$1: $2 not in [$3, $4]"; fi
-}
 ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf "%.3f", x / y }'; }
 
 # Under TCG a busy host can stall the guest for over 100 ms (the default grace), which
