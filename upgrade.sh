@@ -12,7 +12,7 @@ repo=$(cd "$(dirname "$0")" && pwd)
 
 usage() {
 	cat >&2 <<EOT
-usage: upgrade.sh [--hot [--timeout S]] [--source KMOD_DIR | --ko FILE]
+usage: upgrade.sh [--check] [--hot [--timeout S]] [--source KMOD_DIR | --ko FILE]
   As root: replaces the loaded cgpu_km by the module in KMOD_DIR (default: this tree's
   kmod/), built through DKMS, which must carry another version.
   cold (default)  every cGPU container must be stopped first; GPU settings (policy,
@@ -22,6 +22,11 @@ usage: upgrade.sh [--hot [--timeout S]] [--source KMOD_DIR | --ko FILE]
                   moment of the switch. Refused, changing nothing, when the new module
                   cannot read the old one's state or does not serve the /dev/cgpu ABI in use
   --timeout S     hot: how long processes get to let go of the old module (default 30)
+  --check         check what can be checked while containers still run (the arguments,
+                  the new module's version and kernel, the old module to fall back to;
+                  hot with --ko: whether the new module can take the state over), say
+                  what would be done, and change nothing; a cold update's check that
+                  no container uses cgpu is left to the update itself
   --ko FILE       load FILE, a cgpu_km.ko built for the running kernel (make -C kmod),
                   instead of building through DKMS; DKMS and the module loaded at boot
                   stay as they are
@@ -29,12 +34,13 @@ EOT
 	exit 2
 }
 
-src=$repo/kmod hot=0 ko= timeout=30
+src=$repo/kmod hot=0 ko= timeout=30 check=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--source) src=${2-}; shift 2 || usage ;;
 	--ko) ko=${2-}; shift 2 || usage ;;
 	--hot) hot=1; shift ;;
+	--check) check=1; shift ;;
 	--timeout) timeout=${2-}; shift 2 || usage ;;
 	*) usage ;;
 	esac
@@ -176,7 +182,7 @@ if [ "$hot" = 1 ]; then
 	st=$(status state)
 	[ -n "$st" ] || fail "cgpu_km $(cat "$PROC/version") cannot hand its state over (it has no hot update): stop the containers and upgrade cold"
 	[ "$st" = running ] || fail "a hot update of cgpu_km is under way already ($PROC/upgrade: state $st)"
-else
+elif [ "$check" = 0 ]; then
 	refuse_busy "replace cgpu_km"
 fi
 if [ -n "$ko" ]; then
@@ -204,6 +210,15 @@ else
 	ngpus=$(sed -n "s/^options $MOD ngpus=\([0-9]*\)$/\1/p" "$MODPROBE_CONF" 2>/dev/null || true)
 	[ -n "$ngpus" ] || fail "cgpu_km is not loaded and $MODPROBE_CONF gives no ngpus: run install.sh"
 	old_ko=
+fi
+if [ "$check" = 1 ]; then
+	if [ "$hot" = 1 ] && [ -n "$ko" ]; then
+		compatible "$ko"
+	elif [ "$hot" = 1 ]; then
+		say "  (whether cgpu_km $new can take the state over is checked once DKMS has built it)"
+	fi
+	say "check passed: cgpu_km $old would be replaced by $new ($ngpus GPU(s), kernel $KVER, $([ "$hot" = 1 ] && echo hot || echo cold)); nothing was changed"
+	exit 0
 fi
 [ "$hot" = 1 ] || save_settings
 say "upgrading cgpu_km $old to $new ($ngpus GPU(s), kernel $KVER, $([ "$hot" = 1 ] && echo hot || echo cold))"

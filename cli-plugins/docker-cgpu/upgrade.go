@@ -116,6 +116,9 @@ func runUpgrade(dockerCLI command.Cli, o upgradeOptions, dir string) error {
 	if o.source != "" && o.ko != "" {
 		return lineUsage("--source and --ko do not go together: a module is built or given")
 	}
+	if o.stopTimeout < 0 {
+		return lineUsage(fmt.Sprintf("--stop-timeout=%d: want 0 or more seconds", o.stopTimeout))
+	}
 	if os.Geteuid() != 0 {
 		return cgpuStatusErr(errors.New("replacing the kernel module needs root; run docker cgpu upgrade as root (sudo)"))
 	}
@@ -151,6 +154,10 @@ func runUpgrade(dockerCLI command.Cli, o upgradeOptions, dir string) error {
 		for _, c := range containers {
 			fmt.Fprintf(out, "  %s\n", c)
 		}
+	}
+	// What upgrade.sh can refuse while the containers run is refused before any stops.
+	if err := runScript(dockerCLI, script, append([]string{"--check"}, o.scriptArgs()...)); err != nil {
+		return cgpuStatusErr(fmt.Errorf("upgrade.sh --check refused the update (%w): what it says above; nothing was changed", err))
 	}
 	in := dockerCLI.In()
 	if err := confirm(in, in.IsTerminal(), out, o.yes); err != nil {

@@ -107,6 +107,10 @@ is "says why" grep -q 'no terminal to ask for confirmation on: pass --yes' "$W/o
 is "lists both containers first" sh -c "grep -q '^  gpu_test1 (' $W/out && grep -q '^  gpu_test2 (' $W/out"
 eq "module unchanged" "$(cat $P/version)" "$VER"
 eq "both still run" "$(running)" "gpu_test1 gpu_test2 "
+upgrade --yes --ko /nonexistent/cgpu_km.ko
+eq "a module that is not there: exit status" "$?" 1
+is "says why, before stopping anything" sh -c "grep -q 'upgrade.sh: --ko /nonexistent/cgpu_km.ko: no such file' $W/out && grep -q 'upgrade.sh --check refused the update' $W/out && ! grep -q 'stopped    ' $W/out"
+eq "both still run, never stopped" "$(running)" "gpu_test1 gpu_test2 "
 
 section "cold: docker cgpu upgrade --yes to $NEXT"
 s=$(date +%s)
@@ -151,6 +155,7 @@ show
 eq "another state format: refused" "$rc" 1
 is "says why" grep -q "reads state formats 2-2, cgpu_km $NEXT writes format 1" "$W/out"
 is "upgrade.sh changed nothing" grep -q 'upgrade.sh: nothing was changed' "$W/out"
+is "refused by the check, before the freeze" sh -c "grep -q 'upgrade.sh --check refused the update' $W/out && ! grep -q 'frozen ' $W/out"
 eq "module unchanged" "$(cat $P/version)" "$NEXT"
 eq "upgrade node unchanged" "$(grep -Ev '^(files_|abi_in_use)' $P/upgrade)" "$(grep -Ev '^(files_|abi_in_use)' "$W/upgrade.before")"
 eq "settings unchanged" "$(settings)" "$(cat "$W/settings")"
