@@ -38,6 +38,16 @@ settings() {
 running() { docker ps --filter label=cgpu.test=on --format '{{.Names}}' | sort | tr '\n' ' '; }
 upgrade() { docker cgpu upgrade "$@" >"$W/out" 2>&1; }
 show() { sed 's/^/  | /' "$W/out"; }
+# update WHAT STATUS ARGS...: docker cgpu upgrade ARGS, its output shown, its exit status
+# and how long it took.
+update() {
+	local what=$1 want=$2 s=$(date +%s) rc
+	shift 2
+	upgrade "$@"
+	rc=$?
+	show
+	eq "$what ($(($(date +%s) - s))s)" "$rc" "$want"
+}
 
 # holding CONTAINER BYTES: a process in CONTAINER that allocates BYTES and keeps them.
 holding() {
@@ -113,11 +123,7 @@ is "says why, before stopping anything" sh -c "grep -q 'upgrade.sh: --ko /nonexi
 eq "both still run, never stopped" "$(running)" "gpu_test1 gpu_test2 "
 
 section "cold: docker cgpu upgrade --yes to $NEXT"
-s=$(date +%s)
-upgrade --yes --ko "$V/next/cgpu_km.ko"
-rc=$?
-show
-eq "exit status ($(($(date +%s) - s))s)" "$rc" 0
+update "exit status" 0 --yes --ko "$V/next/cgpu_km.ko"
 eq "module" "$(cat $P/version)" "$NEXT"
 eq "exactly the two containers run again" "$(running)" "gpu_test1 gpu_test2 "
 eq "every value as before, set's included" "$(settings)" "$(cat "$W/settings")"
@@ -126,11 +132,7 @@ agree "after the cold update"
 limit gpu_test2
 
 section "cold: a module that fails to load"
-s=$(date +%s)
-upgrade --yes --ko "$V/fault/cgpu_km.ko"
-rc=$?
-show
-eq "exit status ($(($(date +%s) - s))s)" "$rc" 1
+update "exit status" 1 --yes --ko "$V/fault/cgpu_km.ko"
 is "says what failed" grep -q "FAILED: loading cgpu_km $(modinfo -F version "$V/fault/cgpu_km.ko")" "$W/out"
 is "and that upgrade.sh failed" grep -q "upgrade.sh failed (exit status 1).*cgpu_km $NEXT runs now" "$W/out"
 eq "the old module is back" "$(cat $P/version)" "$NEXT"
@@ -149,21 +151,14 @@ done
 sleep 8
 settings >"$W/settings"
 cp "$P/upgrade" "$W/upgrade.before"
-upgrade --yes --hot --ko "$V/incompatible/cgpu_km.ko"
-rc=$?
-show
-eq "another state format: refused" "$rc" 1
+update "another state format: refused" 1 --yes --hot --ko "$V/incompatible/cgpu_km.ko"
 is "says why" grep -q "reads state formats 2-2, cgpu_km $NEXT writes format 1" "$W/out"
 is "upgrade.sh changed nothing" grep -q 'upgrade.sh: nothing was changed' "$W/out"
 is "refused by the check, before the freeze" sh -c "grep -q 'upgrade.sh --check refused the update' $W/out && ! grep -q 'frozen ' $W/out"
 eq "module unchanged" "$(cat $P/version)" "$NEXT"
 eq "upgrade node unchanged" "$(grep -Ev '^(files_|abi_in_use)' $P/upgrade)" "$(grep -Ev '^(files_|abi_in_use)' "$W/upgrade.before")"
 eq "settings unchanged" "$(settings)" "$(cat "$W/settings")"
-s=$(date +%s)
-upgrade --yes --hot --ko kmod/cgpu_km.ko
-rc=$?
-show
-eq "hot update to $VER ($(($(date +%s) - s))s)" "$rc" 0
+update "hot update to $VER" 0 --yes --hot --ko kmod/cgpu_km.ko
 eq "module" "$(cat $P/version)" "$VER"
 eq "the upgrade node tells" "$(sed -n 's/^\(update\|last_update\): //p' $P/upgrade | tr '\n' /)" "none/from $NEXT committed/"
 is "nothing was stopped" sh -c "! grep -q 'stopped    ' $W/out"
@@ -196,11 +191,7 @@ limit gpu_test2
 section "hot: a module that fails to load"
 cp "$P/0/$(id_of gpu_test1)/meminfo" "$W/mi1"
 cp "$P/0/$(id_of gpu_test2)/meminfo" "$W/mi2"
-s=$(date +%s)
-upgrade --yes --hot --ko "$V/fault/cgpu_km.ko"
-rc=$?
-show
-eq "exit status ($(($(date +%s) - s))s)" "$rc" 1
+update "exit status" 1 --yes --hot --ko "$V/fault/cgpu_km.ko"
 is "says what failed" grep -q "FAILED: loading cgpu_km $(modinfo -F version "$V/fault/cgpu_km.ko")" "$W/out"
 is "the old module came back with the state" grep -q "undo: load cgpu_km $VER again, with the state" "$W/out"
 eq "module" "$(cat $P/version)" "$VER"
