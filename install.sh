@@ -9,13 +9,15 @@ export PATH=$PATH:/usr/local/go/bin
 
 usage() {
 	cat >&2 <<EOT
-usage: install.sh [--restart-docker] [--prebuilt] [--sim-gpus N] [--sim-mem-mib MIB]
+usage: install.sh [--restart-docker] [--prebuilt] [--built KO] [--sim-gpus N] [--sim-mem-mib MIB]
        install.sh --uninstall [--restart-docker]
   As root: builds and installs docker cgpu, cgpu-runtime and libcgpu, builds cgpu_km through
   DKMS and loads it (now and at every boot) with the node's GPU count, and adds the cgpu
   runtime to /etc/docker/daemon.json. With no NVIDIA GPU it installs the simulated GPU.
   --restart-docker   restart docker so that it knows the cgpu runtime (default: say how)
   --prebuilt         install what \`make\` already built in this tree instead of building
+  --built KO         DKMS takes KO, cgpu_km.ko as \`make kmod\` built it from this tree's
+                     kmod/ for the running kernel, instead of compiling the same sources
   --sim-gpus N       simulated GPUs on a node without NVIDIA GPU (1..16, default 4)
   --sim-mem-mib MIB  memory of each simulated GPU (default 15109, a Tesla T4's)
   --uninstall        remove everything install.sh installs (refused while cgpu is in use)
@@ -23,12 +25,13 @@ EOT
 	exit 2
 }
 
-action=install restart=0 prebuilt=0 sim_gpus=4 sim_mem=15109
+action=install restart=0 prebuilt=0 built= sim_gpus=4 sim_mem=15109
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--uninstall) action=uninstall; shift ;;
 	--restart-docker) restart=1; shift ;;
 	--prebuilt) prebuilt=1; shift ;;
+	--built) built=${2-}; shift 2 || usage ;;
 	--sim-gpus) sim_gpus=${2-}; shift 2 || usage ;;
 	--sim-mem-mib) sim_mem=${2-}; shift 2 || usage ;;
 	*) usage ;;
@@ -37,6 +40,11 @@ done
 [[ "$sim_gpus" =~ ^[1-9][0-9]*$ ]] && [ "$sim_gpus" -le 16 ] ||
 	{ echo "$me: --sim-gpus $sim_gpus: want 1..16" >&2; exit 2; }
 [[ "$sim_mem" =~ ^[1-9][0-9]{0,6}$ ]] || { echo "$me: --sim-mem-mib $sim_mem: want a number of MiB" >&2; exit 2; }
+[ -z "$built" ] || [ "$action" = install ] || usage
+if [ -n "$built" ]; then
+	[ -f "$built" ] || { echo "$me: --built $built: no such file" >&2; exit 1; }
+	built=$(cd "$(dirname "$built")" && pwd)/$(basename "$built")
+fi
 [ "$(id -u)" -eq 0 ] || { echo "$me: must run as root" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/cgpu-install.XXXXXX)
@@ -78,6 +86,7 @@ preflight() {
 	[ -d "/lib/modules/$KVER/build" ] || fail "no kernel headers for the running kernel $KVER: apt-get install linux-headers-$KVER"
 	check_source "$repo/kmod"
 	version=$(version_of "$repo/kmod")
+	[ -z "$built" ] || check_ko "$built" "$version"
 	dkms_read
 	other=$(dkms_versions | grep -vx "$version" || true)
 	[ -z "$other" ] || fail "cgpu_km $(echo $other) is installed: upgrade.sh replaces it (or install.sh --uninstall first)"
@@ -190,6 +199,7 @@ install_module() {
 			say "  unchanged  $src (built and installed for $KVER)"
 		else
 			later "uninstall cgpu_km $version from $KVER" "dkms uninstall -m $MOD -v $version -k $KVER"
+			[ -z "$built" ] || dkms_take "$version" "$built"
 			dkms_make install "$version" "building cgpu_km $version through DKMS for kernel $KVER"
 			say "  installed  cgpu_km $version for $KVER"
 		fi
@@ -200,7 +210,11 @@ install_module() {
 	say "  installed  $src"
 	try "registering cgpu_km $version with DKMS" dkms add -m $MOD -v "$version"
 	later "remove cgpu_km $version from DKMS" "dkms remove -m $MOD -v $version --all"
-	say "  building   (this takes a while)"
+	if [ -n "$built" ]; then
+		dkms_take "$version" "$built"
+	else
+		say "  building   (this takes a while)"
+	fi
 	dkms_make install "$version" "building cgpu_km $version through DKMS for kernel $KVER"
 	say "  installed  /lib/modules/$KVER/updates/dkms/$MOD.ko"
 }

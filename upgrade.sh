@@ -12,7 +12,7 @@ repo=$(cd "$(dirname "$0")" && pwd)
 
 usage() {
 	cat >&2 <<EOT
-usage: upgrade.sh [--check] [--hot [--timeout S]] [--source KMOD_DIR | --ko FILE]
+usage: upgrade.sh [--check] [--hot [--timeout S]] [--source KMOD_DIR [--built KO] | --ko FILE]
   As root: replaces the loaded cgpu_km by the module in KMOD_DIR (default: this tree's
   kmod/), built through DKMS, which must carry another version.
   cold (default)  every cGPU container must be stopped first; GPU settings (policy,
@@ -27,6 +27,8 @@ usage: upgrade.sh [--check] [--hot [--timeout S]] [--source KMOD_DIR | --ko FILE
                   hot with --ko: whether the new module can take the state over), say
                   what would be done, and change nothing; a cold update's check that
                   no container uses cgpu is left to the update itself
+  --built KO      DKMS takes KO, cgpu_km.ko as \`make\` built it from KMOD_DIR for the
+                  running kernel, instead of compiling the same sources
   --ko FILE       load FILE, a cgpu_km.ko built for the running kernel (make -C kmod),
                   instead of building through DKMS; DKMS and the module loaded at boot
                   stay as they are
@@ -34,11 +36,12 @@ EOT
 	exit 2
 }
 
-src=$repo/kmod hot=0 ko= timeout=30 check=0
+src=$repo/kmod hot=0 ko= built= timeout=30 check=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--source) src=${2-}; shift 2 || usage ;;
 	--ko) ko=${2-}; shift 2 || usage ;;
+	--built) built=${2-}; shift 2 || usage ;;
 	--hot) hot=1; shift ;;
 	--check) check=1; shift ;;
 	--timeout) timeout=${2-}; shift 2 || usage ;;
@@ -47,6 +50,11 @@ while [ $# -gt 0 ]; do
 done
 [[ "$timeout" =~ ^[1-9][0-9]{0,3}$ ]] || { echo "$me: --timeout $timeout: want 1..9999 seconds" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "$me: must run as root" >&2; exit 1; }
+[ -z "$ko" ] || [ -z "$built" ] || usage
+if [ -n "$built" ]; then
+	[ -f "$built" ] || { echo "$me: --built $built: no such file" >&2; exit 1; }
+	built=$(cd "$(dirname "$built")" && pwd)/$(basename "$built")
+fi
 if [ -n "$ko" ]; then
 	[ -f "$ko" ] || { echo "$me: --ko $ko: no such file" >&2; exit 1; }
 	ko=$(cd "$(dirname "$ko")" && pwd)/$(basename "$ko")
@@ -187,10 +195,8 @@ elif [ "$check" = 0 ]; then
 fi
 if [ -n "$ko" ]; then
 	old=$(cat "$PROC/version")
-	new=$(modinfo -F version "$ko" 2>/dev/null || true)
-	[ -n "$new" ] || fail "$ko is not a kernel module with a version"
-	[ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$KVER" ] ||
-		fail "$ko is built for kernel $(modinfo -F vermagic "$ko" | cut -d' ' -f1), not the running $KVER"
+	check_ko "$ko"
+	new=$(modinfo -F version "$ko")
 else
 	dkms_read
 	old=$(dkms_versions)
@@ -198,6 +204,7 @@ else
 	[ "$(echo "$old" | wc -l)" = 1 ] || fail "several cgpu_km versions are in DKMS ($(echo $old)): install.sh --uninstall, then install.sh"
 	check_source "$src"
 	new=$(version_of "$src")
+	[ -z "$built" ] || check_ko "$built" "$new"
 fi
 [ "$new" != "$old" ] || fail "cgpu_km $old is installed already: the new sources need another version (PACKAGE_VERSION in dkms.conf and CGPU_KM_VERSION in cgpu.h)"
 if [ -d /sys/module/$MOD ]; then
@@ -224,13 +231,17 @@ fi
 say "upgrading cgpu_km $old to $new ($ngpus GPU(s), kernel $KVER, $([ "$hot" = 1 ] && echo hot || echo cold))"
 
 if [ -z "$ko" ]; then
-	say "building cgpu_km $new through DKMS (this takes a while):"
+	say "building cgpu_km $new through DKMS$([ -n "$built" ] || echo ' (this takes a while)'):"
 	stage_source "$src" "$work/src"
 	try "copying the sources to /usr/src/$MOD-$new" cp -a "$work/src" "/usr/src/$MOD-$new"
 	later "remove /usr/src/$MOD-$new" "rm -rf $(q "/usr/src/$MOD-$new")"
 	try "registering cgpu_km $new with DKMS" dkms add -m $MOD -v "$new"
 	later "remove cgpu_km $new from DKMS" "dkms remove -m $MOD -v $new --all"
-	dkms_make build "$new" "building cgpu_km $new; cgpu_km $old stays"
+	if [ -n "$built" ]; then
+		dkms_take "$new" "$built"
+	else
+		dkms_make build "$new" "building cgpu_km $new; cgpu_km $old stays"
+	fi
 	ko=$(find "/var/lib/dkms/$MOD/$new/$KVER" -name "$MOD.ko*" | head -1)
 	[ -n "$ko" ] || fail "DKMS built no $MOD.ko for $new"
 	say "  built      $ko"

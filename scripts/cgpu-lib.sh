@@ -172,6 +172,31 @@ dkms_make() {
 	fi
 }
 
+# check_ko KO [VERSION]: KO is a cgpu_km module (of VERSION) built for the running kernel.
+check_ko() {
+	local v k
+	v=$(modinfo -F version "$1" 2>/dev/null || true)
+	[ -n "$v" ] || fail "$1 is not a kernel module with a version"
+	[ -z "${2-}" ] || [ "$v" = "$2" ] || fail "$1 is cgpu_km $v, not the sources' $2"
+	k=$(modinfo -F vermagic "$1" | cut -d' ' -f1)
+	[ "$k" = "$KVER" ] || fail "$1 is built for kernel $k, not the running $KVER"
+}
+
+# dkms_take VERSION KO: DKMS takes KO (`make -C kmod` of the sources registered as
+# VERSION) as its build for the running kernel, laid out as its own ldtarball does, so
+# that `dkms install` installs it without compiling; other kernels still get DKMS builds.
+# Tests use it: compiling under an emulated CPU takes minutes for the same module.
+dkms_take() {
+	local d
+	d=/var/lib/dkms/$MOD/$1/$KVER/$(uname -m)
+	check_ko "$2" "$1"
+	try "giving DKMS the built $2" dkms_lay "$d" "$2"
+}
+dkms_lay() {
+	mkdir -p "$1/module" "$1/log" && cp "$2" "$1/module/$MOD.ko" &&
+		echo "not compiled by DKMS: taken from $2" >"$1/log/make.log"
+}
+
 # DKMS's view of cgpu_km, read once before anything changes: dkms takes seconds to start
 # on a slow machine. Lines are "cgpu_km/VERSION, KERNEL, ARCH: STATE" (DKMS 3) or
 # "cgpu_km, VERSION, KERNEL, ARCH: STATE" (DKMS 2).

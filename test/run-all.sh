@@ -5,14 +5,20 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 make all || { echo "run-all: build failed" >&2; exit 1; }
-failed=()
+failed=() times=()
+t0=$(date +%s)
 for s in test/suites/*.sh; do
 	[ -e "$s" ] || continue
 	echo "=== suite $(basename "$s")"
 	start=$(date +%s)
 	if bash "$s"; then r=PASS; else r=FAIL; failed+=("$s"); fi
+	times+=("$(printf '%-24s %s %5ss' "$(basename "$s")" "$r" $(( $(date +%s) - start )))")
 	echo "=== $r $(basename "$s") ($(( $(date +%s) - start ))s)"
 done
+echo "=== suite times"
+printf '  %s\n' "${times[@]}"
+echo "  total                         $(( $(date +%s) - t0 ))s"
+echo "suites: $(( ${#times[@]} - ${#failed[@]} )) passed, ${#failed[@]} failed"
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "run-all: FAILED: ${failed[*]}" >&2
 	exit 1

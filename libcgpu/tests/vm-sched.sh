@@ -107,12 +107,19 @@ within "charged B/A at 1:2" "$RC" 1.8 2.2
 echo "--- policy 1: a lone busy container gets the GPU"
 echo 1 >$P/0/policy
 # Kernels of 2 ms, 8 to a batch: a busy container's queue, as the sim runs it under TCG.
-"$LOAD" run 5 2000 8 mix >"$W/free"
-in_ctr "$cgA" "$LOAD" run 5 2000 8 mix >"$W/lone"
-alone=$(ratio "$(kv work_us "$(tail -1 "$W/free")")" "$(kv wall_us "$(tail -1 "$W/free")")")
-lone=$(ratio "$(kv work_us "$(tail -1 "$W/lone")")" "$(kv wall_us "$(tail -1 "$W/lone")")")
-echo "GPU busy: $lone through the gate (launch, Ex, cooperative, graph), $alone with no cgpu"
-within "lone container's share of the GPU" "$lone" 0.9 1.0
+# How much of the GPU a process keeps busy depends on how fast the emulated CPU wakes it,
+# which a loaded host changes from run to run: runs with and without cgpu alternate, and
+# the gate is judged against the same work with no cgpu in this run.
+wf=0 tf=0 wl=0 tl=0
+for i in 1 2 3 4; do
+	"$LOAD" run 2 2000 8 mix >"$W/free"
+	in_ctr "$cgA" "$LOAD" run 2 2000 8 mix >"$W/lone"
+	wf=$((wf + $(kv work_us "$(tail -1 "$W/free")"))) tf=$((tf + $(kv wall_us "$(tail -1 "$W/free")")))
+	wl=$((wl + $(kv work_us "$(tail -1 "$W/lone")"))) tl=$((tl + $(kv wall_us "$(tail -1 "$W/lone")")))
+done
+alone=$(ratio "$wf" "$tf") lone=$(ratio "$wl" "$tl")
+echo "GPU busy: $lone through the gate (launch, Ex, cooperative, graph), $alone with no cgpu (4 runs of 2 s each, alternating)"
+within "lone container's share of the GPU, against the same work with no cgpu" "$(ratio "$lone" "$alone")" 0.95 1.05
 
 echo "--- policy 2 -> 5 at run time: slicing stops"
 echo 2 >$P/0/policy
@@ -137,25 +144,30 @@ eq "no slice granted to B under policy 5" "$(kv grants "$(stat_of "$cgB")")" "$g
 
 echo "--- a container stopped while it holds the GPU does not stall the other"
 echo 1 >$P/0/policy
-# Long runs, ended by the script: finding A holding takes a kt start per try.
-in_ctr "$cgA" "$LOAD" run 60 1000 8 >"$W/a" 2>&1 &
-in_ctr "$cgB" "$LOAD" run 60 1000 8 >"$W/b" 2>&1 &
+# Long runs, ended by the script: finding A holding takes a kt start per try. Kernels as
+# in the lone runs above, whose figure with no cgpu B is judged against.
+in_ctr "$cgA" "$LOAD" run 60 2000 8 >"$W/a" 2>&1 &
+in_ctr "$cgB" "$LOAD" run 60 2000 8 >"$W/b" 2>&1 &
 sleep 2
 pa=$(cat "$cgA/cgroup.procs")	# sched-load alone (sh and env exec it)
 pb=$(cat "$cgB/cgroup.procs")
-tb=$(kv takebacks "$(stat_of "$cgA")")
 held=0
 for i in $(seq 1 100); do
 	kill -STOP $pa
 	# Holding: A's process took part in the slice A holds (not merely granted).
-	if [ "$(kv holding "$(stat_of "$cgA")")" = 1 ]; then held=1; break; fi
+	st=$(stat_of "$cgA")
+	if [ "$(kv holding "$st")" = 1 ]; then held=1; break; fi
 	kill -CONT $pa
 	sleep 0.0$((RANDOM % 9 + 1))
 done
 eq "A stopped while holding the GPU" "$held" 1
+# Counted from the figures that showed A holding: tries before it may have cost A a
+# slice each, as long as the kt start took on a loaded host.
+tb=$(kv takebacks "$st")
 t0=$("$LOAD" now)
 sleep 3
 t1=$("$LOAD" now)
+tb=$(($(kv takebacks "$(stat_of "$cgA")") - tb))
 kill -CONT $pa
 sleep 3
 t2=$("$LOAD" now)
@@ -163,11 +175,10 @@ kill $pa $pb
 wait
 share=$(work_between "$W/b" $((t0 + 300000000)) "$t1")
 after=$(work_between "$W/a" $((t1 + 500000000)) "$t2")
-echo "B's share while A was stopped: $share; A's share after SIGCONT: $after"
-within "B's share of the GPU while A was stopped" "$share" 0.8 1.0
-# Once for the stop that found it holding; a try before it (A stopped a few 100 ms
-# while kt starts) may have cost it another.
-within "A's slices taken back" $(($(kv takebacks "$(stat_of "$cgA")") - tb)) 1 5
+echo "B's share while A was stopped: $share (with no cgpu: $alone); A's share after SIGCONT: $after"
+within "B's share of the GPU while A was stopped, against the same work with no cgpu" \
+	"$(ratio "$share" "$alone")" 0.9 1.1
+eq "A's slice taken back once while it was stopped" "$tb" 1
 within "A ran on after SIGCONT (its share)" "$after" 0.2 1.0
 
 echo "--- benchmark: a launch through libcgpu with the slice held, against the simulated driver directly"

@@ -4,7 +4,10 @@
 # install.sh on a node running docker.io with the simulated GPU (one 15 GiB T4), SPEC's
 # two-container example and the failure paths through real containers, upgrade.sh, and
 # install.sh --uninstall. Every step ends with the kernel's tree and docker agreeing.
+# $1: the module variants test/upgrade/variants.sh built on the host; the upgrade gives
+# DKMS the next one built (upgrade.sh --built), install.sh is the run's one DKMS build.
 set -uo pipefail
+V=${1:?usage: e2e.sh VARIANTS_DIR}
 source test/stack/lib.sh
 T0=$(date +%s)
 section() { echo "--- $* ($(($(date +%s) - T0))s)"; }
@@ -12,8 +15,8 @@ W=$(mktemp -d /tmp/stack.XXXXXX)
 
 # The module's version, and two more for the upgrade: the next one and one that fails.
 VER=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' kmod/dkms.conf)
-NEXT=$(awk -F. '{print $1 "." $2 "." $3 + 1}' <<<"$VER")
-BROKEN=$(awk -F. '{print $1 "." $2 "." $3 + 2}' <<<"$VER")
+NEXT=$(modinfo -F version "$V/next/cgpu_km.ko")
+BROKEN=$(awk -F. '{print $1 "." $2 "." $3 + 9}' <<<"$VER")
 SIX=6337173913 EIGHT=8449565218 # 6 and 8 of 15 GiB of a 15109 MiB T4 (docs/contracts.md §1)
 GIB=$((1 << 30)) CHUNK=$((64 << 20))
 SPEC_RUN=(cgpu run -d -t --gpus all --shm-size=1g --ulimit memlock=-1 --ulimit stack=67108864
@@ -219,15 +222,14 @@ modprobe cgpu_km
 agree "module loaded again"
 
 section "upgrade.sh (cold)"
-# The next version is the same sources under another number; the broken one fails at
-# once in Kbuild, before compiling anything.
-(me=e2e && source scripts/cgpu-lib.sh && stage_source kmod "$W/kmod-next")
-sed -i "s/$VER/$NEXT/" "$W/kmod-next/dkms.conf" "$W/kmod-next/cgpu.h"
-cp -r "$W/kmod-next" "$W/kmod-broken"
-sed -i "s/$NEXT/$BROKEN/" "$W/kmod-broken/dkms.conf" "$W/kmod-broken/cgpu.h"
+# The next version is the same sources under another number, built on the host; the
+# broken one fails at once in Kbuild, before compiling anything.
+(me=e2e && source scripts/cgpu-lib.sh && stage_source kmod "$W/kmod-broken")
+sed -i "s/\"$VER\"/\"$BROKEN\"/" "$W/kmod-broken/dkms.conf" "$W/kmod-broken/cgpu.h"
 echo '$(error broken on purpose by the cgpu stack test)' >>"$W/kmod-broken/Kbuild"
+NEXT_ARGS=(--source "$V/next" --built "$V/next/cgpu_km.ko")
 docker "${SPEC_RUN[@]}" --name busy -e ALIYUN_COM_GPU_MEM_CONTAINER=2 $IMAGE >/dev/null
-./upgrade.sh --source "$W/kmod-next" >"$W/out" 2>&1
+./upgrade.sh "${NEXT_ARGS[@]}" >"$W/out" 2>&1
 eq "refused while a container runs" "$?" 1
 is "naming it" grep -q "instance $(id_of busy) on GPU 0 (container busy)" "$W/out"
 docker rm -f busy >/dev/null
@@ -242,7 +244,7 @@ is "no sources of $BROKEN left" test ! -e "/usr/src/cgpu_km-$BROKEN"
 echo 2 >$P/0/policy
 echo 8 >$P/0/max_inst
 s=$(date +%s)
-./upgrade.sh --source "$W/kmod-next" >"$W/out" 2>&1
+./upgrade.sh "${NEXT_ARGS[@]}" >"$W/out" 2>&1
 rc=$?
 sed 's/^/  | /' "$W/out"
 eq "upgrade to $NEXT ($(($(date +%s) - s))s)" "$rc" 0
@@ -250,11 +252,12 @@ eq "/proc/cgpu_km/version" "$(cat $P/version)" "$NEXT"
 eq "settings carried over" "$(cat $P/0/policy) $(cat $P/0/max_inst)" "2 8"
 is "DKMS has $NEXT installed, nothing else" sh -c "[ \"\$(dkms status cgpu_km)\" = \"cgpu_km/$NEXT, $KVER, $(uname -m): installed\" ]"
 is "the old sources are gone" test ! -e "/usr/src/cgpu_km-$VER"
+is "DKMS installed the module built on the host" cmp "/lib/modules/$KVER/updates/dkms/cgpu_km.ko" "$V/next/cgpu_km.ko"
 docker cgpu run -d --label cgpu.test=on --name after -e ALIYUN_COM_GPU_MEM_CONTAINER=6 $IMAGE sleep 1000 >/dev/null
 eq "a container on the new module" "$(val cuda.total "$(inside after cudaprobe meminfo)")" $SIX
 agree "after the upgrade"
 docker rm -f after >/dev/null
-./upgrade.sh --source "$W/kmod-next" >"$W/out" 2>&1
+./upgrade.sh "${NEXT_ARGS[@]}" >"$W/out" 2>&1
 is "the same version again is refused" grep -q "cgpu_km $NEXT is installed already" "$W/out"
 
 section "install.sh --uninstall --restart-docker"

@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=1
 [ "$(id -u)" -eq 0 ] || { echo "70-vm-stack: needs root (QEMU, dockerd)" >&2; exit 1; }
-# Built here: Go under TCG would take longer than the whole suite (install.sh --prebuilt).
+# Built here: Go under TCG would take longer than the whole suite (install.sh --prebuilt),
+# and so would a second DKMS build of the module (the upgrade takes the host's build).
 make -s go sim libcgpu
-exec test/vm/run.sh --mem 3072 --timeout 1500 -- bash test/stack/e2e.sh
+V=test/upgrade/build
+test/upgrade/variants.sh "$V" next
+exec test/vm/run.sh --mem 3072 --timeout 1500 -- bash test/stack/e2e.sh "$PWD/$V"

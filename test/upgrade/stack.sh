@@ -2,7 +2,8 @@
 # docker cgpu upgrade on a whole node in the test VM (test/suites/75-vm-upgrade.sh runs
 # it through test/vm/run.sh), as root from the repository root, with what the host built:
 # the tools, and the module variants of test/upgrade/variants.sh in $1. install.sh sets the
-# node up (the one DKMS build); every update loads a variant with --ko.
+# node up (DKMS given the module built on the host: 70-vm-stack has the DKMS build);
+# every update loads a variant with --ko.
 #   cold: two containers holding memory, settings changed with docker cgpu set; the
 #         upgrade stops them, replaces the module, starts them, gives every value back;
 #         no --yes without a terminal refuses; a module that fails to load: the old one
@@ -91,10 +92,10 @@ limit() {
 }
 
 echo "upgrade suite: kernel $KVER, $(nproc) vCPUs, cgpu_km $VER, variants: $(cd "$V" && for d in */; do printf '%s%s ' "$d" "$(modinfo -F version "$d/cgpu_km.ko")"; done)"
-section "a node with cgpu (install.sh, the one DKMS build) and two containers"
+section "a node with cgpu (install.sh, DKMS given the host's build) and two containers"
 prep_node || exit 1
 s=$(date +%s)
-./install.sh --prebuilt --sim-gpus 1 --restart-docker >"$W/out" 2>&1 || { show; bad "install.sh"; summary upgrade; exit 1; }
+./install.sh --prebuilt --built kmod/cgpu_km.ko --sim-gpus 1 --restart-docker >"$W/out" 2>&1 || { show; bad "install.sh"; summary upgrade; exit 1; }
 ok "install.sh ($(($(date +%s) - s))s)"
 build_image libcgpu/build/sched-load && ok "image $IMAGE built" || { bad "image build"; summary upgrade; exit 1; }
 docker "${RUN[@]}" --name gpu_test1 -e ALIYUN_COM_GPU_MEM_CONTAINER=6 -e ALIYUN_COM_GPU_MEM_DEV=15 $IMAGE >/dev/null
