@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Benchmark, not a test: how much "docker cgpu run -d" costs over "docker run -d" of the
-# same container, measured side by side in one run (interleaved, so drift hits both).
+# How much "docker cgpu run -d" costs over "docker run -d" of the same container,
+# measured side by side in one run (interleaved, so drift hits both); a figure of
+# `make bench` (bench/docker.sh), failing above 1.10x.
 # Usage: bench/docker-run.sh [ROUNDS]   with DOCKER_HOST, DOCKER_CONFIG (plugin installed),
 # CGPU_RUNTIME_CONFIG and IMAGE set, as test/suites/40-docker-e2e.sh does.
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 rounds=${1:-10}
 docker=${DOCKER_BIN:-docker}
 image=${IMAGE:?IMAGE: a local image with sleep}
@@ -35,3 +37,7 @@ echo "docker run -d, mean of $rounds rounds:"
 printf '  %-52s %8s ms\n' "docker run -d (runc)" "$(ms "${total[plain]}")"
 printf '  %-52s %8s ms  x%s\n' "docker run -d --runtime cgpu -e ..._MEM_CONTAINER=1" "$(ms "${total[runtime]}")" "$(ratio "${total[runtime]}" "${total[plain]}")"
 printf '  %-52s %8s ms  x%s\n' "docker cgpu run -d --gpu-mem 1" "$(ms "${total[plugin]}")" "$(ratio "${total[plugin]}" "${total[plain]}")"
+figure "docker cgpu run -d against docker run -d ($rounds rounds)" "<= 1.10x" \
+	"x$(ratio "${total[plugin]}" "${total[plain]}") ($(ms "${total[plugin]}") vs $(ms "${total[plain]}") ms)" \
+	"$(le "$(ratio "${total[plugin]}" "${total[plain]}")" 1.10)"
+bench_exit

@@ -30,8 +30,10 @@ snapshot() {
 		ls -d /usr/src/* /run/cgpu-sim /var/lib/cgpu /dev/cgpu /sys/module/cgpu_km 2>/dev/null
 	} | sort >"$1"
 }
-# names FILE: a snapshot's paths alone (files the loader and depmod rewrite keep their names).
-names() { awk '{print $1, $2}' "$1"; }
+# names FILE: a snapshot's paths alone (files the loader and depmod rewrite keep their
+# names). DKMS's own signing key, made by its first build on a node, is DKMS's: every
+# DKMS module is signed with it and it stays when cgpu goes.
+names() { awk '$2 !~ "^/var/lib/dkms/mok\\.(key|pub)$" {print $1, $2}' "$1"; }
 
 # inside CONTAINER COMMAND...: runs COMMAND in the container; its output.
 inside() { docker exec "$@" 2>&1; }
