@@ -11,6 +11,7 @@ import (
 	"github.com/cgpu-project/cgpu/pkg/node"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
 	"github.com/cgpu-project/cgpu/pkg/settings"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 	"github.com/docker/cli/cli/command"
 	"github.com/moby/moby/client"
 	"github.com/spf13/cobra"
@@ -43,9 +44,9 @@ kernel's tree (/proc/cgpu_km) needs root.`,
 	}
 	flags := cmd.Flags()
 	flags.StringVar(&r.GPUs, "gpu", "", `GPUs to change: an index, a list such as 0,2, or "all"`)
-	flags.StringVar(&r.Policy, "policy", "", "Scheduling policy: 0..5 or fair-share, preemptive, weight, fixed, soft, native")
-	flags.StringVar(&r.MaxInst, "max-inst", "", "Most instances on the GPU, 1..25")
-	flags.StringVar(&r.PrioRatio, "prio-ratio", "", "Most compute high priority may preempt, 20..99 (percent)")
+	flags.StringVar(&r.Policy, "policy", "", fmt.Sprintf("Scheduling policy: 0..%d or fair-share, preemptive, weight, fixed, soft, native", uapi.PolicyMax))
+	flags.StringVar(&r.MaxInst, "max-inst", "", fmt.Sprintf("Most instances on the GPU, %d..%d", uapi.MaxInstMin, uapi.MaxInstMax))
+	flags.StringVar(&r.PrioRatio, "prio-ratio", "", fmt.Sprintf("Most compute high priority may preempt, %d..%d (percent)", uapi.PrioRatioMin, uapi.PrioRatioMax))
 	flags.StringVar(&r.DefaultMemsize, "default-memsize", "", "GiB a container that asks for no memory gets on each GPU (0: none, cGPU off for it)")
 	flags.StringVar(&r.Weight, "weight", "", "Scheduling weight, 0..max_inst (0: no compute)")
 	flags.StringVar(&r.Memsize, "memsize", "", "GPU memory in GiB as nvidia-smi shows them (as ALIYUN_COM_GPU_MEM_CONTAINER)")
@@ -103,7 +104,7 @@ func checkOrphans(ctx context.Context, dockerCLI command.Cli, ids []string) erro
 		return fmt.Errorf("--remove-orphan needs Docker's containers to tell orphans: %w", err)
 	}
 	for _, id := range ids {
-		if len(id) != procfs.IDLen || !procfs.ValidID(id) {
+		if len(id) != uapi.IDLen || !procfs.ValidID(id) {
 			return fmt.Errorf("--remove-orphan=%s: not an instance name (12 lowercase hex characters, as docker cgpu stat shows)", id)
 		}
 		for _, c := range containers {

@@ -3,18 +3,18 @@
 #include "num.h"
 
 enum cgpu_rc cgpu_parse_container_id(const char *s, unsigned long len,
-				     char out[CGPU_SHORT_ID_LEN + 1])
+				     char out[CGPU_ID_LEN + 1])
 {
 	unsigned long i;
 
-	if (len < CGPU_SHORT_ID_LEN || len > CGPU_FULL_ID_LEN)
+	if (len < CGPU_ID_LEN || len > CGPU_FULL_ID_LEN)
 		return CGPU_RC_INVAL;
 	for (i = 0; i < len; i++)
 		if (!cgpu_is_lower_hex(s[i]))
 			return CGPU_RC_INVAL;
-	for (i = 0; i < CGPU_SHORT_ID_LEN; i++)
+	for (i = 0; i < CGPU_ID_LEN; i++)
 		out[i] = s[i];
-	out[CGPU_SHORT_ID_LEN] = '\0';
+	out[CGPU_ID_LEN] = '\0';
 	return CGPU_OK;
 }
 

@@ -22,7 +22,7 @@ enum cgpu_cmd_has {
 struct cgpu_cmd {
 	enum cgpu_cmd_op op;
 	cgpu_u64 gpu;
-	char id[CGPU_SHORT_ID_LEN + 1];	/* NUL-terminated short id */
+	char id[CGPU_ID_LEN + 1];	/* NUL-terminated short id */
 	cgpu_u32 has;			/* CGPU_HAS_* given in the command */
 	cgpu_u64 memsize;		/* 1..CGPU_MAX_BYTES */
 	cgpu_u64 weight;
@@ -38,6 +38,6 @@ enum cgpu_rc cgpu_parse_gpu_uuid(const char *s, unsigned long len, cgpu_u8 out[C
 
 /* 12..64 lowercase hex digits, exactly len bytes; copies the first 12 and a NUL. */
 enum cgpu_rc cgpu_parse_container_id(const char *s, unsigned long len,
-				     char out[CGPU_SHORT_ID_LEN + 1]);
+				     char out[CGPU_ID_LEN + 1]);
 
 #endif

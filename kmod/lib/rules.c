@@ -76,5 +76,5 @@ enum cgpu_rc cgpu_check_add(cgpu_u64 weight, cgpu_u32 ninst, cgpu_u32 weight_use
 
 cgpu_u32 cgpu_default_weight(cgpu_u32 weight_used, cgpu_u32 max_inst)
 {
-	return weight_used < max_inst ? 1 : 0;
+	return weight_used < max_inst ? CGPU_WEIGHT_DEFAULT : 0;
 }

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Types, limits and result codes of cgpu_km's pure logic. The files under lib/ include
- * nothing but each other, so the same objects build into the module and into the
- * user-space unit tests and fuzz target; the kernel glue maps cgpu_rc to errno.
+ * nothing but each other and uapi/cgpu_procfs.h (which includes nothing), so the same
+ * objects build into the module and into the user-space unit tests and fuzz target; the
+ * kernel glue maps cgpu_rc to errno.
  */
 #ifndef CGPU_LIB_TYPES_H
 #define CGPU_LIB_TYPES_H
+
+/* The ranges and defaults user space checks too. */
+#include "../uapi/cgpu_procfs.h"
 
 typedef unsigned long long cgpu_u64;
 typedef unsigned int cgpu_u32;
@@ -19,17 +23,6 @@ enum cgpu_rc {
 	CGPU_RC_BUSY,	/* a limit below what is in use */
 };
 
-#define CGPU_MAX_BYTES		0x7fffffffffffffffULL	/* sizes travel as signed 64 in Go */
-#define CGPU_MAX_INST_MIN	1u
-#define CGPU_MAX_INST_MAX	25u
-#define CGPU_MAX_INST_DEFAULT	16u
-#define CGPU_POLICY_MAX		5u
-#define CGPU_POLICY_DEFAULT	1u
-#define CGPU_PRIO_RATIO_MIN	20u
-#define CGPU_PRIO_RATIO_MAX	99u
-#define CGPU_PRIO_RATIO_DEFAULT	30u
-#define CGPU_FULL_ID_LEN	64	/* a Docker container id in hex */
-#define CGPU_SHORT_ID_LEN	12	/* the name of an instance (= CGPU_ID_LEN of the ABI) */
 #define CGPU_UUID_BYTES		16
 /* A module version in the upgrade node: 1..CGPU_VERSION_MAX of [0-9A-Za-z.+~_-]. */
 #define CGPU_VERSION_MAX	32

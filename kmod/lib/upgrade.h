@@ -38,7 +38,7 @@ struct cgpu_upd {
 	cgpu_u64 value;			/* UNPIN 0/1, FORMAT >= 1, DEFAULT_MEMSIZE bytes */
 	cgpu_u64 gpu;			/* GPU, CHARGE */
 	cgpu_u32 max_inst, policy, prio_ratio;	/* GPU: each given exactly once */
-	char id[CGPU_SHORT_ID_LEN + 1];	/* CHARGE */
+	char id[CGPU_ID_LEN + 1];	/* CHARGE */
 	cgpu_u64 pid, bytes;		/* CHARGE: 1..CGPU_PID_MAX, 1..CGPU_MAX_BYTES */
 	struct cgpu_cmd add;		/* ADD */
 	char version[CGPU_VERSION_MAX + 1];	/* FREEZE (empty: not given), FROM */

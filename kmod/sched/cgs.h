@@ -22,12 +22,12 @@
 #include "../lib/types.h"
 
 enum cgs_policy {
-	CGS_FAIR = 0,		/* 1/max_inst each, busy or not */
-	CGS_PREEMPT = 1,	/* idle skipped, N busy share 1/N */
-	CGS_WEIGHT = 2,		/* weight shares, idle instances keep theirs */
-	CGS_FIXED = 3,		/* weight/max_inst each, a hard cap */
-	CGS_SOFT = 4,		/* weight shares among busy, idle time lent */
-	CGS_NATIVE = 5,		/* no slicing */
+	CGS_FAIR = CGPU_POLICY_FAIR,
+	CGS_PREEMPT = CGPU_POLICY_PREEMPT,
+	CGS_WEIGHT = CGPU_POLICY_WEIGHT,
+	CGS_FIXED = CGPU_POLICY_FIXED,
+	CGS_SOFT = CGPU_POLICY_SOFT,
+	CGS_NATIVE = CGPU_POLICY_NATIVE,
 };
 
 #define CGS_NPOLICIES		(CGPU_POLICY_MAX + 1)

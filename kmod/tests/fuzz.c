@@ -35,7 +35,7 @@ static void command(const char *d, size_t n)
 		return;
 	REQUIRE(n <= CGPU_CMD_MAX_LEN);
 	REQUIRE(c.op == CGPU_CMD_ADD || c.op == CGPU_CMD_DEL);
-	REQUIRE(strlen(c.id) == CGPU_SHORT_ID_LEN && memmem(d, n, c.id, CGPU_SHORT_ID_LEN));
+	REQUIRE(strlen(c.id) == CGPU_ID_LEN && memmem(d, n, c.id, CGPU_ID_LEN));
 	REQUIRE(c.op == CGPU_CMD_ADD || c.has == 0);
 	REQUIRE(!(c.has & CGPU_HAS_MEMSIZE) || (c.memsize >= 1 && c.memsize <= CGPU_MAX_BYTES));
 	REQUIRE(c.highprio <= 1);
@@ -61,7 +61,7 @@ static void upgrade(const char *d, size_t n)
 	REQUIRE(u.op != CGPU_UPD_ADD || u.add.op == CGPU_CMD_ADD);
 	REQUIRE(u.op != CGPU_UPD_CHARGE || (u.pid >= 1 && u.pid <= CGPU_PID_MAX &&
 		u.bytes >= 1 && u.bytes <= CGPU_MAX_BYTES &&
-		memmem(d, n, u.id, CGPU_SHORT_ID_LEN)));
+		memmem(d, n, u.id, CGPU_ID_LEN)));
 }
 
 static void cgroup(const char *d, size_t n)

@@ -31,6 +31,7 @@
 #include <sys/ioctl.h>
 #include <linux/types.h>
 #endif
+#include "cgpu_procfs.h"	/* CGPU_ID_LEN, the policy numbers */
 
 #define CGPU_ABI_VERSION	1
 #define CGPU_DEVICE_PATH	"/dev/cgpu"
@@ -38,8 +39,6 @@
 
 /* Longest GPU count the module accepts as its ngpus parameter. */
 #define CGPU_MAX_GPUS		16
-/* Short container id as Docker prints it; the procfs directory name. */
-#define CGPU_ID_LEN		12
 
 /*
  * CGPU_IOC_ATTACH: bind this open file to the caller's container.

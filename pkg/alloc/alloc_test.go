@@ -8,6 +8,7 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 func t4s(n int) []gpu.GPU {
@@ -208,7 +209,7 @@ func TestParseEnv(t *testing.T) {
 
 func TestDecideRefusals(t *testing.T) {
 	full := procfs.NewState(2)
-	for i := 0; i < procfs.DefaultMaxInst; i++ {
+	for i := 0; i < uapi.MaxInstDefault; i++ {
 		full.Add(procfs.AddRequest{GPU: 0, ID: strings.Repeat(string(rune('a'+i%6)), 11) + string(rune('0'+i%10)) + "", Memsize: 1, Weight: 0})
 	}
 	heavy := procfs.NewState(2)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // A full node: 16 GPUs at max_inst 25, each already running 24 instances of 0.5 GiB.
@@ -13,8 +14,8 @@ func fullNode(b *testing.B) ([]gpu.GPU, *procfs.State) {
 	gpus, _ := gpu.Sim{Count: 16, MemMiB: 40960}.GPUs()
 	st := procfs.NewState(16)
 	for g := range st.GPUs {
-		st.GPUs[g].MaxInst, st.GPUs[g].FreeWeight = procfs.MaxMaxInst, procfs.MaxMaxInst
-		for i := 0; i < procfs.MaxMaxInst-1; i++ {
+		st.GPUs[g].MaxInst, st.GPUs[g].FreeWeight = uapi.MaxInstMax, uapi.MaxInstMax
+		for i := 0; i < uapi.MaxInstMax-1; i++ {
 			if _, err := st.Add(procfs.AddRequest{GPU: g, ID: fmt.Sprintf("%012x", g*100+i), Memsize: GiB / 2, Weight: 1}); err != nil {
 				b.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // Plan is a validated decision for one container.
@@ -237,7 +238,7 @@ func (p planner) fit(nd need, g gpu.GPU) (Assignment, error) {
 	switch w := p.in.Weight; {
 	case w == 0:
 		// SPEC: with no free weight a container still runs, with weight 0 and no compute.
-		a.Weight = min(procfs.DefaultWeight, gs.FreeWeight)
+		a.Weight = min(uapi.WeightDefault, gs.FreeWeight)
 	case w > gs.MaxInst:
 		return refuse(EnvWeight+"="+strconv.Itoa(w), "outside 1..max_inst (%d)", gs.MaxInst)
 	case w > gs.FreeWeight:

@@ -25,13 +25,13 @@ import (
 	"github.com/cgpu-project/cgpu/pkg/oci"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
 	"github.com/cgpu-project/cgpu/pkg/specmod"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // Paths inside the container.
 const (
 	HookPath    = node.DefaultHook
 	PreloadPath = "/etc/ld.so.preload"
-	DevicePath  = "/dev/cgpu"
 	// SimStatePath is where the simulated driver looks for its state when
 	// CGPU_SIM_STATE is not set, as in a container.
 	SimStatePath = node.DefaultSimState
@@ -140,13 +140,13 @@ func device(t procfs.Tree) (*specmod.Device, error) {
 	}
 	major := st.GPUs[0].Major
 	var s unix.Stat_t
-	if err := unix.Stat(DevicePath, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w (cgpu_km is loaded with major %d: devtmpfs or udev should have made it)", DevicePath, err, major)
+	if err := unix.Stat(uapi.DevicePath, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w (cgpu_km is loaded with major %d: devtmpfs or udev should have made it)", uapi.DevicePath, err, major)
 	}
 	if s.Mode&unix.S_IFMT != unix.S_IFCHR || int(unix.Major(s.Rdev)) != major {
-		return nil, fmt.Errorf("%s is not the character device of cgpu_km (major %d): remove it and reload the module", DevicePath, major)
+		return nil, fmt.Errorf("%s is not the character device of cgpu_km (major %d): remove it and reload the module", uapi.DevicePath, major)
 	}
-	return &specmod.Device{Path: DevicePath, Major: int64(major), Minor: int64(unix.Minor(s.Rdev))}, nil
+	return &specmod.Device{Path: uapi.DevicePath, Major: int64(major), Minor: int64(unix.Minor(s.Rdev))}, nil
 }
 
 // ensureSimState creates the state file through the simulated driver itself, with the

@@ -10,19 +10,21 @@ import (
 	"strings"
 
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // The policies of SPEC.md, by their procfs number.
 const (
-	FairShare  = 0
-	Preemptive = 1
-	Weight     = 2
-	Fixed      = 3
-	Soft       = 4
-	Native     = 5
+	FairShare  = uapi.PolicyFair
+	Preemptive = uapi.PolicyPreempt
+	Weight     = uapi.PolicyWeight
+	Fixed      = uapi.PolicyFixed
+	Soft       = uapi.PolicySoft
+	Native     = uapi.PolicyNative
 )
 
-var names = [...]string{"fair-share", "preemptive", "weight", "fixed", "soft", "native"}
+// Sized by the header, so a policy added there without a name here does not build.
+var names = [uapi.PolicyMax + 1]string{"fair-share", "preemptive", "weight", "fixed", "soft", "native"}
 
 // Name is the policy's name; a number the tool does not know is shown as the number, so a
 // newer kernel's policy is never mislabelled.
@@ -40,7 +42,7 @@ func Parse(s string) (int, error) {
 			return i, nil
 		}
 	}
-	return 0, fmt.Errorf("not a policy; want 0..%d or one of %s", procfs.MaxPolicy, strings.Join(names[:], ", "))
+	return 0, fmt.Errorf("not a policy; want 0..%d or one of %s", uapi.PolicyMax, strings.Join(names[:], ", "))
 }
 
 // Compute is an instance's share of its GPU's time, in percent.

@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 func TestNamesRoundTrip(t *testing.T) {
-	for p := 0; p <= procfs.MaxPolicy; p++ {
+	for p := 0; p <= uapi.PolicyMax; p++ {
 		for _, s := range []string{Name(p), fmt.Sprint(p)} {
 			got, err := Parse(s)
 			if err != nil || got != p {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // The directory backend must refuse what the kernel module refuses, with the same errno.
@@ -45,8 +47,8 @@ func conformance(t *testing.T, tr Tree) {
 		t.Fatalf("fresh tree: %+v", st)
 	}
 	for _, g := range st.GPUs {
-		if g.MaxInst != DefaultMaxInst || g.Policy != DefaultPolicy || g.PrioRatio != DefaultPrioRatio ||
-			g.FreeWeight != DefaultMaxInst || len(g.Instances) != 0 {
+		if g.MaxInst != uapi.MaxInstDefault || g.Policy != uapi.PolicyDefault || g.PrioRatio != uapi.PrioRatioDefault ||
+			g.FreeWeight != uapi.MaxInstDefault || len(g.Instances) != 0 {
 			t.Fatalf("GPU %d defaults: %+v", g.Index, g)
 		}
 	}
@@ -65,10 +67,10 @@ func conformance(t *testing.T, tr Tree) {
 		t.Fatal(err)
 	}
 	in := st.GPU(0).Instance(a)
-	if in == nil || *in != (Instance{ID: a[:IDLen], Memsize: 1 << 30, Weight: 2, HighPrio: true}) || st.GPU(0).FreeWeight != DefaultMaxInst-2 {
+	if in == nil || *in != (Instance{ID: a[:uapi.IDLen], Memsize: 1 << 30, Weight: 2, HighPrio: true}) || st.GPU(0).FreeWeight != uapi.MaxInstDefault-2 {
 		t.Fatalf("after add: %+v", st.GPU(0))
 	}
-	step("duplicate", syscall.EEXIST, func(tx Tx) error { return tx.Add(AddRequest{GPU: 0, ID: a[:IDLen], Memsize: 1, Weight: 1}) })
+	step("duplicate", syscall.EEXIST, func(tx Tx) error { return tx.Add(AddRequest{GPU: 0, ID: a[:uapi.IDLen], Memsize: 1, Weight: 1}) })
 	step("unknown GPU", syscall.ENODEV, func(tx Tx) error { return tx.Add(AddRequest{GPU: 99, ID: b, Memsize: 1, Weight: 1}) })
 	step("bad id", syscall.EINVAL, func(tx Tx) error { return tx.Add(AddRequest{GPU: 0, ID: "XYZ", Memsize: 1, Weight: 1}) })
 	step("no memsize, no default", syscall.EINVAL, func(tx Tx) error { return tx.Add(AddRequest{GPU: 0, ID: b, Weight: 1}) })
@@ -115,10 +117,10 @@ func conformance(t *testing.T, tr Tree) {
 				return err
 			}
 		}
-		if err := tx.SetGPU(0, KeyMaxInst, DefaultMaxInst); err != nil {
+		if err := tx.SetGPU(0, KeyMaxInst, uapi.MaxInstDefault); err != nil {
 			return err
 		}
-		if err := tx.SetGPU(0, KeyPolicy, DefaultPolicy); err != nil {
+		if err := tx.SetGPU(0, KeyPolicy, uapi.PolicyDefault); err != nil {
 			return err
 		}
 		return tx.SetDefaultMemsize(0)

@@ -3,6 +3,8 @@ package procfs
 import (
 	"fmt"
 	"syscall"
+
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // The rules below are the kernel module's (docs/contracts.md §2), applied to a State so
@@ -40,7 +42,7 @@ func errf(errno syscall.Errno, format string, a ...any) error {
 
 // ValidID reports whether id is a container id the kernel accepts.
 func ValidID(id string) bool {
-	if len(id) < IDLen || len(id) > 64 {
+	if len(id) < uapi.IDLen || len(id) > uapi.FullIDLen {
 		return false
 	}
 	for _, c := range id {
@@ -70,8 +72,8 @@ func (s *State) Add(r AddRequest) (Instance, error) {
 		}
 		mem = s.DefaultMemsize
 	}
-	if mem > MaxBytes {
-		return Instance{}, errf(syscall.EINVAL, "add: memsize %d is outside 1..%d", mem, uint64(MaxBytes))
+	if mem > uapi.MaxBytes {
+		return Instance{}, errf(syscall.EINVAL, "add: memsize %d is outside 1..%d", mem, uint64(uapi.MaxBytes))
 	}
 	if r.Weight < 0 || r.Weight > g.MaxInst {
 		return Instance{}, errf(syscall.EINVAL, "add: weight %d is outside 0..max_inst (%d) on GPU %d", r.Weight, g.MaxInst, r.GPU)
@@ -108,7 +110,7 @@ func (s *State) Del(gpu int, id string) error {
 // SetDefaultMemsize writes default_memsize.
 func (s *State) SetDefaultMemsize(v int64) error {
 	if v < 0 {
-		return errf(syscall.EINVAL, "default_memsize %d is outside 0..%d", v, int64(MaxBytes))
+		return errf(syscall.EINVAL, "default_memsize %d is outside 0..%d", v, int64(uapi.MaxBytes))
 	}
 	s.DefaultMemsize = uint64(v)
 	return nil
@@ -122,8 +124,8 @@ func (s *State) SetGPU(gpu int, key GPUKey, v int64) error {
 	}
 	switch key {
 	case KeyMaxInst:
-		if v < MinMaxInst || v > MaxMaxInst {
-			return errf(syscall.EINVAL, "GPU %d: max_inst %d is outside %d..%d", gpu, v, MinMaxInst, MaxMaxInst)
+		if v < uapi.MaxInstMin || v > uapi.MaxInstMax {
+			return errf(syscall.EINVAL, "GPU %d: max_inst %d is outside %d..%d", gpu, v, uapi.MaxInstMin, uapi.MaxInstMax)
 		}
 		if int(v) < len(g.Instances) || int(v) < g.WeightUsed() {
 			return errf(syscall.EBUSY, "GPU %d: max_inst %d is below the %d instances or the weight %d in use", gpu, v, len(g.Instances), g.WeightUsed())
@@ -131,13 +133,13 @@ func (s *State) SetGPU(gpu int, key GPUKey, v int64) error {
 		g.MaxInst = int(v)
 		g.FreeWeight = g.MaxInst - g.WeightUsed()
 	case KeyPolicy:
-		if v < 0 || v > MaxPolicy {
-			return errf(syscall.EINVAL, "GPU %d: policy %d is outside 0..%d", gpu, v, MaxPolicy)
+		if v < 0 || v > uapi.PolicyMax {
+			return errf(syscall.EINVAL, "GPU %d: policy %d is outside 0..%d", gpu, v, uapi.PolicyMax)
 		}
 		g.Policy = int(v)
 	case KeyPrioRatio:
-		if v < MinPrioRatio || v > MaxPrioRatio {
-			return errf(syscall.EINVAL, "GPU %d: prio_ratio %d is outside %d..%d", gpu, v, MinPrioRatio, MaxPrioRatio)
+		if v < uapi.PrioRatioMin || v > uapi.PrioRatioMax {
+			return errf(syscall.EINVAL, "GPU %d: prio_ratio %d is outside %d..%d", gpu, v, uapi.PrioRatioMin, uapi.PrioRatioMax)
 		}
 		g.PrioRatio = int(v)
 	default:
@@ -160,7 +162,7 @@ func (s *State) SetInstance(gpu int, id string, key InstanceKey, v int64, held u
 	switch key {
 	case KeyMemsize:
 		if v < 1 {
-			return errf(syscall.EINVAL, "GPU %d/%s: memsize %d is outside 1..%d", gpu, in.ID, v, int64(MaxBytes))
+			return errf(syscall.EINVAL, "GPU %d/%s: memsize %d is outside 1..%d", gpu, in.ID, v, int64(uapi.MaxBytes))
 		}
 		if uint64(v) < held {
 			return errf(syscall.EBUSY, "GPU %d/%s: memsize %d is below the %d bytes in use", gpu, in.ID, v, held)

@@ -4,23 +4,7 @@
 // whose writes apply the kernel's rules here.
 package procfs
 
-import "math"
-
-// Defaults and ranges of docs/contracts.md §2.
-const (
-	DefaultMaxInst   = 16
-	DefaultPolicy    = 1
-	DefaultPrioRatio = 30
-	DefaultWeight    = 1
-	MinMaxInst       = 1
-	MaxMaxInst       = 25
-	MaxPolicy        = 5
-	MinPrioRatio     = 20
-	MaxPrioRatio     = 99
-	MaxBytes         = math.MaxInt64
-	// IDLen is how many characters of a container id name its instance directory.
-	IDLen = 12
-)
+import "github.com/cgpu-project/cgpu/pkg/uapi"
 
 // State is one consistent reading of the tree.
 type State struct {
@@ -88,16 +72,16 @@ func (g *GPUState) Instance(id string) *Instance {
 
 // ShortID is the instance name of a container id: its first 12 characters, as docker ps shows.
 func ShortID(id string) string {
-	if len(id) > IDLen {
-		return id[:IDLen]
+	if len(id) > uapi.IDLen {
+		return id[:uapi.IDLen]
 	}
 	return id
 }
 
 // NewGPUState is a GPU directory as the kernel creates it.
 func NewGPUState(index int) GPUState {
-	return GPUState{Index: index, MaxInst: DefaultMaxInst, Policy: DefaultPolicy,
-		PrioRatio: DefaultPrioRatio, FreeWeight: DefaultMaxInst}
+	return GPUState{Index: index, MaxInst: uapi.MaxInstDefault, Policy: uapi.PolicyDefault,
+		PrioRatio: uapi.PrioRatioDefault, FreeWeight: uapi.MaxInstDefault}
 }
 
 // NewState is a fresh tree with n GPUs.

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 func readFile(t *testing.T, path string) string {
@@ -43,7 +45,7 @@ func TestDirReadOfMissingTreeCreatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.GPUs) != 3 || st.GPUs[2].MaxInst != DefaultMaxInst || st.DefaultMemsize != 0 {
+	if len(st.GPUs) != 3 || st.GPUs[2].MaxInst != uapi.MaxInstDefault || st.DefaultMemsize != 0 {
 		t.Fatalf("state %+v", st)
 	}
 	if _, err := os.Stat(root); !errors.Is(err, os.ErrNotExist) {
@@ -202,9 +204,9 @@ func TestDirConcurrentAddsNeverPassMaxInst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok != DefaultMaxInst || len(st.GPU(0).Instances) != DefaultMaxInst || st.GPU(0).FreeWeight != 0 {
+	if ok != uapi.MaxInstDefault || len(st.GPU(0).Instances) != uapi.MaxInstDefault || st.GPU(0).FreeWeight != 0 {
 		t.Fatalf("%d adds succeeded, tree has %d instances, free_weight %d; want %d, %d, 0",
-			ok, len(st.GPU(0).Instances), st.GPU(0).FreeWeight, DefaultMaxInst, DefaultMaxInst)
+			ok, len(st.GPU(0).Instances), st.GPU(0).FreeWeight, uapi.MaxInstDefault, uapi.MaxInstDefault)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/cgpu-project/cgpu/pkg/alloc"
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // BenchmarkRegisterFill: registering 16 GPUs x 25 instances one container at a time in the
@@ -18,13 +19,13 @@ func BenchmarkRegisterFill(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	const perNode = 16 * procfs.MaxMaxInst
+	const perNode = 16 * uapi.MaxInstMax
 	for i := 0; i < b.N; i += perNode {
 		b.StopTimer()
 		tr, _ := procfs.Open(filepath.Join(b.TempDir(), "proc"), 16)
 		tr.Update(func(tx procfs.Tx) error {
 			for g := 0; g < 16; g++ {
-				if err := tx.SetGPU(g, procfs.KeyMaxInst, procfs.MaxMaxInst); err != nil {
+				if err := tx.SetGPU(g, procfs.KeyMaxInst, uapi.MaxInstMax); err != nil {
 					return err
 				}
 			}

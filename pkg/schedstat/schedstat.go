@@ -14,65 +14,16 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
-
-const (
-	// DevicePath is CGPU_DEVICE_PATH.
-	DevicePath = "/dev/cgpu"
-	abiVersion = 1    // CGPU_ABI_VERSION
-	iocMagic   = 0xC6 // CGPU_IOC_MAGIC
-	idLen      = 12   // CGPU_ID_LEN
-	// PolicyNative is the policy without slicing: nobody reports used time under it.
-	PolicyNative = 5
-)
-
-// SchedStat is struct cgpu_sched_stat, field for field.
-type SchedStat struct {
-	ABIVersion uint32
-	Slot       uint32
-	GPU        uint32
-	SchedID    uint32
-	Policy     uint32
-	Weight     uint32
-	Waiting    uint32
-	Holding    uint32
-	QuantumNs  uint64
-	GraceNs    uint64
-	ChargedNs  uint64 // time held, drains included
-	UsedNs     uint64 // GPU time its processes reported at slice ends
-	PrioNs     uint64
-	Grants     uint64
-	Takebacks  uint64
-}
-
-// Stat is struct cgpu_inst_stat, field for field.
-type Stat struct {
-	ABIVersion uint32
-	GPU        uint32
-	ID         [idLen + 4]byte
-	Sched      SchedStat
-	// LastSecondUsedNs is UsedNs reported in the last complete second of the kernel's
-	// monotonic clock; a slice counts whole in the second it ended in.
-	LastSecondUsedNs uint64
-	AgeNs            uint64 // since the instance was added
-}
-
-// StatSize is sizeof(struct cgpu_inst_stat); the test checks it against the header.
-const StatSize = 128
-
-// InstStatCmd is CGPU_IOC_INST_STAT: _IOWR(CGPU_IOC_MAGIC, 10, struct cgpu_inst_stat) in
-// the generic encoding (x86, arm64): direction, size, type, number.
-const InstStatCmd = (3 << 30) | (StatSize << 16) | (iocMagic << 8) | 10
-
-var _ [StatSize - unsafe.Sizeof(Stat{})]byte // the size is StatSize...
-var _ [unsafe.Sizeof(Stat{}) - StatSize]byte // ...exactly
 
 // Reader is an open /dev/cgpu.
 type Reader struct{ f *os.File }
 
 // Open opens /dev/cgpu read-write, as the ioctls require.
 func Open() (*Reader, error) {
-	f, err := os.OpenFile(DevicePath, os.O_RDWR, 0)
+	f, err := os.OpenFile(uapi.DevicePath, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -85,27 +36,29 @@ var ErrBadID = errors.New("not a 12-digit instance id")
 // Read asks for instance id on host GPU gpu. The kernel's errno comes back wrapped:
 // EPERM (not the host's root), ENOENT (no such instance), ENODEV (no such GPU), ENOTTY
 // (a module without the call).
-func (r *Reader) Read(gpu int, id string) (Stat, error) {
-	if len(id) != idLen {
-		return Stat{}, fmt.Errorf("%q: %w", id, ErrBadID)
+func (r *Reader) Read(gpu int, id string) (uapi.InstStat, error) {
+	if len(id) != uapi.IDLen {
+		return uapi.InstStat{}, fmt.Errorf("%q: %w", id, ErrBadID)
 	}
 	if gpu < 0 || gpu > 1<<31 {
-		return Stat{}, fmt.Errorf("GPU %d: %w", gpu, unix.ENODEV)
+		return uapi.InstStat{}, fmt.Errorf("GPU %d: %w", gpu, unix.ENODEV)
 	}
-	s := Stat{ABIVersion: abiVersion, GPU: uint32(gpu)}
-	copy(s.ID[:], id)
+	s := uapi.InstStat{Abi_version: uapi.ABIVersion, Gpu: uint32(gpu)}
+	for i := range len(id) {
+		s.Id[i] = int8(id[i])
+	}
 	conn, err := r.f.SyscallConn()
 	if err != nil {
-		return Stat{}, err
+		return uapi.InstStat{}, err
 	}
 	var errno unix.Errno
 	if err := conn.Control(func(fd uintptr) {
-		_, _, errno = unix.Syscall(unix.SYS_IOCTL, fd, InstStatCmd, uintptr(unsafe.Pointer(&s)))
+		_, _, errno = unix.Syscall(unix.SYS_IOCTL, fd, uapi.IocInstStat, uintptr(unsafe.Pointer(&s)))
 	}); err != nil {
-		return Stat{}, err
+		return uapi.InstStat{}, err
 	}
 	if errno != 0 {
-		return Stat{}, fmt.Errorf("CGPU_IOC_INST_STAT of %s on GPU %d: %w", id, gpu, errno)
+		return uapi.InstStat{}, fmt.Errorf("CGPU_IOC_INST_STAT of %s on GPU %d: %w", id, gpu, errno)
 	}
 	return s, nil
 }

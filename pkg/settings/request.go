@@ -15,6 +15,7 @@ import (
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/policy"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // Request is one docker cgpu set command line; "" and nil are "not given".
@@ -95,13 +96,13 @@ func (r Request) parse(st *procfs.State) (values, error) {
 		return int64(n), err
 	}
 	if r.MaxInst != "" {
-		if v.maxInst, err = ranged("--max-inst", r.MaxInst, procfs.MinMaxInst, procfs.MaxMaxInst); err != nil {
+		if v.maxInst, err = ranged("--max-inst", r.MaxInst, uapi.MaxInstMin, uapi.MaxInstMax); err != nil {
 			return v, err
 		}
 		v.hasMaxInst = true
 	}
 	if r.PrioRatio != "" {
-		if v.prio, err = ranged("--prio-ratio", r.PrioRatio, procfs.MinPrioRatio, procfs.MaxPrioRatio); err != nil {
+		if v.prio, err = ranged("--prio-ratio", r.PrioRatio, uapi.PrioRatioMin, uapi.PrioRatioMax); err != nil {
 			return v, err
 		}
 		v.hasPrio = true

@@ -7,9 +7,9 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/policy"
-	"github.com/cgpu-project/cgpu/pkg/schedstat"
 	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 func TestBuild(t *testing.T) {
@@ -90,9 +90,9 @@ func TestBuildUtilisationCapped(t *testing.T) {
 func TestBuildSchedulerUtilisation(t *testing.T) {
 	in := stattest.Sample(t)
 	web, db := stat.MeminfoKey{GPU: 0, ID: stattest.IDWeb[:12]}, stat.MeminfoKey{GPU: 0, ID: stattest.IDDB[:12]}
-	fig := func(last, used uint64) schedstat.Stat {
-		return schedstat.Stat{Sched: schedstat.SchedStat{Policy: policy.Weight, UsedNs: used, ChargedNs: used + 1000,
-			Grants: 7, Takebacks: 2}, LastSecondUsedNs: last}
+	fig := func(last, used uint64) uapi.InstStat {
+		return uapi.InstStat{Sched: uapi.SchedStat{Policy: policy.Weight, Used_ns: used, Charged_ns: used + 1000,
+			Grants: 7, Takebacks: 2}, Last_second_used_ns: last}
 	}
 	in.Sched[web], in.Sched[db] = fig(333333333, 12345678901), fig(600000000, 0)
 	g := stat.Build(in).GPUs[0]

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
-	"github.com/cgpu-project/cgpu/pkg/schedstat"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // Source is where a node's snapshots are read from.
@@ -30,7 +30,7 @@ type Source struct {
 
 // SchedReader reads instances' figures from cgpu_km's scheduler (schedstat.Reader).
 type SchedReader interface {
-	Read(gpu int, id string) (schedstat.Stat, error)
+	Read(gpu int, id string) (uapi.InstStat, error)
 	Close() error
 }
 
@@ -67,8 +67,8 @@ func (s Source) Gather(ctx context.Context) (*Snapshot, error) {
 // readSched reads what it can: a file that does not open (a frozen or unloaded module)
 // or a call refused (an instance gone meanwhile, a module without it) leaves figures
 // unknown, never an error.
-func (s Source) readSched(st *procfs.State) map[MeminfoKey]schedstat.Stat {
-	out := map[MeminfoKey]schedstat.Stat{}
+func (s Source) readSched(st *procfs.State) map[MeminfoKey]uapi.InstStat {
+	out := map[MeminfoKey]uapi.InstStat{}
 	if s.OpenSched == nil {
 		return out
 	}

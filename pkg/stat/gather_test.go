@@ -11,9 +11,9 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
-	"github.com/cgpu-project/cgpu/pkg/schedstat"
 	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 	"golang.org/x/sys/unix"
 )
 
@@ -74,17 +74,17 @@ func TestGatherWithoutTree(t *testing.T) {
 }
 
 type fakeSched struct {
-	figs   map[string]schedstat.Stat
+	figs   map[string]uapi.InstStat
 	asked  []string
 	closed bool
 }
 
-func (f *fakeSched) Read(gpu int, id string) (schedstat.Stat, error) {
+func (f *fakeSched) Read(gpu int, id string) (uapi.InstStat, error) {
 	f.asked = append(f.asked, fmt.Sprint(gpu, "/", id))
 	if st, ok := f.figs[id]; ok {
 		return st, nil
 	}
-	return schedstat.Stat{}, unix.ENOENT
+	return uapi.InstStat{}, unix.ENOENT
 }
 
 func (f *fakeSched) Close() error { f.closed = true; return nil }
@@ -101,8 +101,8 @@ func TestGatherReadsScheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake := &fakeSched{figs: map[string]schedstat.Stat{stattest.IDWeb[:12]: {LastSecondUsedNs: 250000000,
-		Sched: schedstat.SchedStat{Policy: 1, UsedNs: 3e9, Grants: 4}}}}
+	fake := &fakeSched{figs: map[string]uapi.InstStat{stattest.IDWeb[:12]: {Last_second_used_ns: 250000000,
+		Sched: uapi.SchedStat{Policy: 1, Used_ns: 3e9, Grants: 4}}}}
 	src := source(tr, nil, nil, nil)
 	src.OpenSched = func() (stat.SchedReader, error) { return fake, nil }
 	s, err := src.Gather(context.Background())

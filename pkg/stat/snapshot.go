@@ -11,7 +11,7 @@ import (
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/policy"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
-	"github.com/cgpu-project/cgpu/pkg/schedstat"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // SchemaVersion changes whenever a field of the JSON document changes meaning, type or
@@ -142,7 +142,7 @@ type Input struct {
 	Util map[int]Utilization
 	// Sched is the scheduler's figures by instance; an instance missing from it is not
 	// known.
-	Sched map[MeminfoKey]schedstat.Stat
+	Sched map[MeminfoKey]uapi.InstStat
 }
 
 // MeminfoKey names an instance across GPUs.
@@ -198,13 +198,13 @@ func Build(in Input) *Snapshot {
 			}
 			st, stKnown := in.Sched[MeminfoKey{gs.Index, pin.ID}]
 			if stKnown {
-				inst.Sched = &Sched{GPUSeconds: seconds(st.Sched.UsedNs), ChargedSeconds: seconds(st.Sched.ChargedNs),
+				inst.Sched = &Sched{GPUSeconds: seconds(st.Sched.Used_ns), ChargedSeconds: seconds(st.Sched.Charged_ns),
 					Grants: st.Sched.Grants, Takebacks: st.Sched.Takebacks}
 			}
 			switch {
-			case stKnown && st.Sched.Policy != schedstat.PolicyNative:
+			case stKnown && st.Sched.Policy != policy.Native:
 				// Exact and per container: preferred to NVML's per-process samples.
-				u := math.Min(float64(st.LastSecondUsedNs)/1e7, 100)
+				u := math.Min(float64(st.Last_second_used_ns)/1e7, 100)
 				inst.Utilization, inst.UtilizationSource = percent(u), SourceScheduler
 				schedSum, schedKnown = schedSum+u, true
 			case utilKnown && util.PerPID != nil:

@@ -12,6 +12,7 @@ import (
 	"github.com/cgpu-project/cgpu/pkg/procfs"
 	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // benchStat: one stat in-process, reading a full simulated node of 16 GPUs x 25
@@ -19,7 +20,7 @@ import (
 // given, its own cost is the daemon's.
 func benchStat(b *testing.B, format string) {
 	root := filepath.Join(b.TempDir(), "proc")
-	ids := stattest.Fill(b, root, 16, procfs.MaxMaxInst)
+	ids := stattest.Fill(b, root, 16, uapi.MaxInstMax)
 	containers := make([]stat.Container, len(ids))
 	for i, id := range ids {
 		containers[i] = stat.Container{ID: id, Name: fmt.Sprintf("c%d", i), State: "running"}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/alloc"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // The node every test starts from: web (2 GiB on GPU 0, weight 1), db (3 GiB on GPUs 0
@@ -81,7 +82,7 @@ func baseline(t *testing.T) {
 		set(tx.SetDefaultMemsize(0))
 		// Room for any weights first, whatever a test left, then the fixture's values.
 		for g := 0; g < 2; g++ {
-			set(tx.SetGPU(g, procfs.KeyMaxInst, procfs.MaxMaxInst))
+			set(tx.SetGPU(g, procfs.KeyMaxInst, uapi.MaxInstMax))
 		}
 		for _, c := range []struct {
 			id       string
@@ -97,9 +98,9 @@ func baseline(t *testing.T) {
 			}
 		}
 		for g := 0; g < 2; g++ {
-			set(tx.SetGPU(g, procfs.KeyMaxInst, procfs.DefaultMaxInst))
-			set(tx.SetGPU(g, procfs.KeyPolicy, procfs.DefaultPolicy))
-			set(tx.SetGPU(g, procfs.KeyPrioRatio, procfs.DefaultPrioRatio))
+			set(tx.SetGPU(g, procfs.KeyMaxInst, uapi.MaxInstDefault))
+			set(tx.SetGPU(g, procfs.KeyPolicy, uapi.PolicyDefault))
+			set(tx.SetGPU(g, procfs.KeyPrioRatio, uapi.PrioRatioDefault))
 		}
 		return errors.Join(errs...)
 	})

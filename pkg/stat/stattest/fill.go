@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // Fill lays out a simulated tree of gpus GPUs at root, each at max_inst 25 with perGPU
@@ -17,7 +18,7 @@ func Fill(tb testing.TB, root string, gpus, perGPU int) []string {
 	var ids []string
 	err = tr.Update(func(tx procfs.Tx) error {
 		for g := 0; g < gpus; g++ {
-			if err := tx.SetGPU(g, procfs.KeyMaxInst, procfs.MaxMaxInst); err != nil {
+			if err := tx.SetGPU(g, procfs.KeyMaxInst, uapi.MaxInstMax); err != nil {
 				return err
 			}
 			for i := 0; i < perGPU; i++ {

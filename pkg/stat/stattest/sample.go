@@ -7,8 +7,8 @@ import (
 	"github.com/cgpu-project/cgpu/pkg/gpu"
 	"github.com/cgpu-project/cgpu/pkg/policy"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
-	"github.com/cgpu-project/cgpu/pkg/schedstat"
 	"github.com/cgpu-project/cgpu/pkg/stat"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // Container IDs of Sample.
@@ -49,9 +49,9 @@ func Sample(t testing.TB) stat.Input {
 		},
 		Containers: []stat.Container{{ID: IDWeb, Name: "web", State: "running"}, {ID: IDDB, Name: "db", State: "exited"}},
 		Util:       map[int]stat.Utilization{0: {GPU: 80, PerPID: map[int]float64{100: 30, 101: 25.5, 999: 10}}},
-		Sched: map[stat.MeminfoKey]schedstat.Stat{
-			{GPU: 1, ID: IDGhost}: {Sched: schedstat.SchedStat{Policy: policy.Native, UsedNs: 1500000000,
-				ChargedNs: 2000000000, Grants: 500, Takebacks: 1}, LastSecondUsedNs: 0},
+		Sched: map[stat.MeminfoKey]uapi.InstStat{
+			{GPU: 1, ID: IDGhost}: {Sched: uapi.SchedStat{Policy: policy.Native, Used_ns: 1500000000,
+				Charged_ns: 2000000000, Grants: 500, Takebacks: 1}, Last_second_used_ns: 0},
 		},
 	}
 }
