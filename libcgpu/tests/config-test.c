@@ -63,8 +63,8 @@ static void list_string(const uint64_t *v, int n, char *out, size_t len)
 static void verdict(const struct kind *k, const char *s, char *out, size_t len)
 {
 	char why[200];
-	uint64_t list[CGPU_LIST_MAX], v;
-	int b, n, err;
+	uint64_t list[CGPU_LIST_MAX], v = 0;
+	int b = 0, n = 0, err;
 
 	if (!strcmp(k->rule, "bool")) {
 		err = cgpu_parse_bool(s, &b, why, sizeof(why));
@@ -141,11 +141,12 @@ static int read_cases(const char *path)
 			continue;
 		if (!strncmp(line, "kind ", 5)) {
 			struct kind *nk = &kinds[nkinds];
+			int ok = nkinds < MAX_KINDS &&
+				 sscanf(line, "kind %15s %7s %llu %llu", nk->name,
+					nk->rule, &nk->min, &nk->max) == 4;
 
-			CHECK(nkinds < MAX_KINDS &&
-			      sscanf(line, "kind %15s %7s %llu %llu", nk->name,
-				     nk->rule, &nk->min, &nk->max) == 4);
-			nkinds++;
+			CHECK(ok);
+			nkinds += ok;
 			continue;
 		}
 		open = strchr(line, '"');
