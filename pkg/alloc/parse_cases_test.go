@@ -135,4 +135,3 @@ func envVerdict(c parseCase) string {
 	}
 	return ""
 }
-
