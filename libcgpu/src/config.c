@@ -1,51 +1,90 @@
 // SPDX-License-Identifier: MIT
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-static int parse_u64(const char *s, size_t len, uint64_t *out)
+int cgpu_parse_bool(const char *s, int *out, char *why, size_t whylen)
 {
-	char buf[32], *end;
+	static const char *const yes[] = { "true", "True", "TRUE", "1" };
+	static const char *const no[] = { "", "false", "False", "FALSE", "0" };
 
-	if (len == 0 || len >= sizeof(buf) || *s < '0' || *s > '9')
-		return -1;
-	memcpy(buf, s, len);
-	buf[len] = 0;
-	errno = 0;
-	*out = strtoull(buf, &end, 10);
-	return errno || *end ? -1 : 0;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (!strcmp(s, yes[i]))
+			return *out = 1, 0;
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (!strcmp(s, no[i]))
+			return *out = 0, 0;
+	snprintf(why, whylen,
+		 "not a boolean (true, True, TRUE, 1, false, False, FALSE, 0 or empty)");
+	return -1;
 }
 
-/* "3" or "3,4,5": up to CGPU_LIST_MAX values; any 0 disables cGPU. */
-static void parse_list(struct cgpu_config *c, const char *name, const char *s)
+int cgpu_parse_whole(const char *s, size_t len, uint64_t min, uint64_t max,
+		     uint64_t *out, char *why, size_t whylen)
 {
-	const char *p = s;
+	uint64_t v = 0;
+	int big = 0;
 
-	c->n = 0;
-	while (*p) {
-		size_t len = strcspn(p, ",");
-
-		if (c->n == CGPU_LIST_MAX ||
-		    parse_u64(p, len, &c->list[c->n])) {
-			snprintf(c->error, sizeof(c->error),
-				 "%s=%s is not a list of at most %d whole numbers",
-				 name, s, CGPU_LIST_MAX);
-			return;
-		}
-		if (c->list[c->n] == 0) {
-			c->limited = 0;
-			return;
-		}
-		c->n++;
-		p += len;
-		if (*p == ',')
-			p++;
+	if (len == 0) {
+		snprintf(why, whylen, "empty");
+		return -1;
 	}
-	c->limited = c->n > 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+
+		if (d > 9) {
+			snprintf(why, whylen, "not a whole number (digits 0-9 only)");
+			return -1;
+		}
+		/* Keep reading: a non-digit further on is the first thing to say. */
+		if (big || d > max || v > (max - d) / 10)
+			big = 1;
+		else
+			v = v * 10 + d;
+	}
+	if (big) {
+		snprintf(why, whylen, "too large (at most %llu)",
+			 (unsigned long long)max);
+		return -1;
+	}
+	if (v < min) {
+		snprintf(why, whylen, "must be at least %llu",
+			 (unsigned long long)min);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cgpu_parse_list(const char *s, uint64_t max, uint64_t list[CGPU_LIST_MAX],
+		    int *n, char *why, size_t whylen)
+{
+	int items = 1, off = 0;
+	char item[160];
+
+	*n = 0;
+	if (!*s)
+		return 0;
+	for (const char *p = s; *p; p++)
+		items += *p == ',';
+	if (items > CGPU_LIST_MAX) {
+		snprintf(why, whylen, "more than %d items", CGPU_LIST_MAX);
+		return -1;
+	}
+	for (int i = 0; i < items; i++) {
+		size_t len = strcspn(s, ",");
+
+		if (cgpu_parse_whole(s, len, 0, max, &list[i], item,
+				     sizeof(item))) {
+			snprintf(why, whylen, "item %d: %s", i + 1, item);
+			return -1;
+		}
+		off |= list[i] == 0;
+		s += len + 1;
+	}
+	*n = off ? 0 : items;
+	return 0;
 }
 
 void cgpu_config_parse(struct cgpu_config *c,
@@ -53,35 +92,20 @@ void cgpu_config_parse(struct cgpu_config *c,
 {
 	const char *dis = get("CGPU_DISABLE");
 	const char *bytes = get("CGPU_MEM_LIMIT_BYTES");
-	const char *gib = get("ALIYUN_COM_GPU_MEM_CONTAINER");
-	const char *dev = get("ALIYUN_COM_GPU_MEM_DEV");
+	char why[160];
 
 	memset(c, 0, sizeof(*c));
-	c->disabled = dis && (!strcasecmp(dis, "true") || !strcmp(dis, "1"));
-	if (bytes && *bytes) {
-		c->in_bytes = 1;
-		parse_list(c, "CGPU_MEM_LIMIT_BYTES", bytes);
+	if (dis && cgpu_parse_bool(dis, &c->disabled, why, sizeof(why))) {
+		snprintf(c->error, sizeof(c->error), "CGPU_DISABLE=\"%s\": %s",
+			 dis, why);
 		return;
 	}
-	if (!gib || !*gib)
+	if (c->disabled || !bytes)
 		return;
-	parse_list(c, "ALIYUN_COM_GPU_MEM_CONTAINER", gib);
-	if (!c->limited || c->error[0] || !dev || !*dev)
-		return;
-	if (parse_u64(dev, strlen(dev), &c->mem_dev) || c->mem_dev == 0) {
+	if (cgpu_parse_list(bytes, CGPU_BYTES_MAX, c->list, &c->n, why,
+			    sizeof(why)))
 		snprintf(c->error, sizeof(c->error),
-			 "ALIYUN_COM_GPU_MEM_DEV=%s is not a positive whole number",
-			 dev);
-		return;
-	}
-	for (int i = 0; i < c->n; i++) {
-		if (c->list[i] > c->mem_dev) {
-			snprintf(c->error, sizeof(c->error),
-				 "ALIYUN_COM_GPU_MEM_CONTAINER=%s is above the GPU's size (ALIYUN_COM_GPU_MEM_DEV=%s)",
-				 gib, dev);
-			return;
-		}
-	}
+			 "CGPU_MEM_LIMIT_BYTES=\"%s\": %s", bytes, why);
 }
 
 int cgpu_config_uniform(const struct cgpu_config *c)
@@ -92,19 +116,9 @@ int cgpu_config_uniform(const struct cgpu_config *c)
 	return 1;
 }
 
-uint64_t cgpu_config_budget(const struct cgpu_config *c, int pos,
-			    uint64_t total)
+uint64_t cgpu_config_budget(const struct cgpu_config *c, int pos)
 {
-	uint64_t v, dev;
-
 	if (c->error[0] || c->n == 0)
 		return 0;
-	v = c->list[pos < c->n ? pos : c->n - 1];
-	if (c->in_bytes)
-		return v;
-	/* MEM_DEV defaults to the GPU's size in whole GiB, rounded. */
-	dev = c->mem_dev ? c->mem_dev : ((total >> 20) + 512) / 1024;
-	if (dev == 0)
-		dev = 1;
-	return (uint64_t)((unsigned __int128)v * total / dev);
+	return c->list[pos < c->n ? pos : c->n - 1];
 }

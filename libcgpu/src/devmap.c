@@ -79,7 +79,6 @@ static int nvml_position(void *arg)
 int devmap_cuda(CUdevice dev)
 {
 	CUuuid u;
-	size_t total;
 	int v, slot;
 
 	if (dev < 0 || dev >= MAX_DEV)
@@ -87,10 +86,9 @@ int devmap_cuda(CUdevice dev)
 	v = __atomic_load_n(&cuda_slot[dev], __ATOMIC_ACQUIRE);
 	if (likely(v))
 		return v - 2;
-	if (REAL_CU(cuDeviceGetUuid_v2, &u, dev) ||
-	    REAL_CU(cuDeviceTotalMem_v2, &total, dev))
+	if (REAL_CU(cuDeviceGetUuid_v2, &u, dev))
 		return -1;
-	slot = ledger_slot((unsigned char *)u.bytes, dev, total, nvml_position,
+	slot = ledger_slot((unsigned char *)u.bytes, dev, nvml_position,
 			   u.bytes);
 	__atomic_store_n(&cuda_slot[dev], slot + 2, __ATOMIC_RELEASE);
 	return slot;
@@ -105,7 +103,6 @@ int devmap_nvml(nvmlDevice_t d)
 {
 	char s[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
 	unsigned char u[16];
-	nvmlMemory_t m;
 	unsigned idx;
 	int slot = -1;
 
@@ -117,10 +114,9 @@ int devmap_nvml(nvmlDevice_t d)
 	if (slot >= 0)
 		return slot;
 	if (REAL_NV(nvmlDeviceGetUUID, d, s, sizeof(s)) || uuid_bytes(s, u) ||
-	    REAL_NV(nvmlDeviceGetIndex, d, &idx) ||
-	    REAL_NV(nvmlDeviceGetMemoryInfo, d, &m))
+	    REAL_NV(nvmlDeviceGetIndex, d, &idx))
 		return -1;
-	slot = ledger_slot(u, (int)idx, m.total, given_index, &idx);
+	slot = ledger_slot(u, (int)idx, given_index, &idx);
 	pthread_mutex_lock(&nvml_lock);
 	if (slot >= 0 && n_nvml < MAX_DEV)
 		nvml_slot[n_nvml++] = (typeof(nvml_slot[0])){ d, slot };

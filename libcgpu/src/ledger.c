@@ -53,7 +53,7 @@ void ledger_init(void)
 		cgpu_say_once(&said_error,
 			      "cgpu: %s; refusing all GPU memory until it is fixed",
 			      cfg.error);
-	if (!cfg.limited && !cfg.error[0]) {
+	if (!cfg.n && !cfg.error[0]) {
 		cgpu_mode = CGPU_OFF;
 		return;
 	}
@@ -113,8 +113,8 @@ static int kernel_slot(const unsigned char uuid[16], int order)
 
 /* Callers cache the answer per device, so the position (which may need
  * NVML, called with no lock held) is looked up about once per GPU. */
-static int local_slot(const unsigned char uuid[16], uint64_t total,
-		      int (*pos)(void *arg), void *arg)
+static int local_slot(const unsigned char uuid[16], int (*pos)(void *arg),
+		      void *arg)
 {
 	int i, p = cgpu_config_uniform(&cfg) ? 0 : pos(arg);
 
@@ -124,21 +124,21 @@ static int local_slot(const unsigned char uuid[16], uint64_t total,
 			break;
 	if (i == nlocal && nlocal < CGPU_MAX_GPUS) {
 		memcpy(local[i].uuid, uuid, 16);
-		local[i].budget = p < 0 ? 0 : cgpu_config_budget(&cfg, p, total);
+		local[i].budget = p < 0 ? 0 : cgpu_config_budget(&cfg, p);
 		nlocal++;
 	}
 	pthread_mutex_unlock(&lock);
 	return i < CGPU_MAX_GPUS ? i : -1;
 }
 
-int ledger_slot(const unsigned char uuid[16], int order, uint64_t total,
+int ledger_slot(const unsigned char uuid[16], int order,
 		int (*pos)(void *arg), void *arg)
 {
 	switch (cgpu_mode) {
 	case CGPU_KERNEL:
 		return kernel_slot(uuid, order);
 	case CGPU_LOCAL:
-		return local_slot(uuid, total, pos, arg);
+		return local_slot(uuid, pos, arg);
 	}
 	return -1;
 }

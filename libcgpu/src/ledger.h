@@ -26,7 +26,7 @@ void ledger_after_fork_child(void);
  * NVML's enumeration, used when the module has no UUIDs; pos(arg) gives its
  * position in the container's GPU list where budgets differ by position.
  * -1: not one of the container's GPUs. */
-int ledger_slot(const unsigned char uuid[16], int order, uint64_t total,
+int ledger_slot(const unsigned char uuid[16], int order,
 		int (*pos)(void *arg), void *arg);
 
 /* 0, or -ENOMEM when the budget would be exceeded (nothing charged). */

@@ -92,7 +92,7 @@ eq "nothing left charged (threads)" "$(meminfo_free "$D")" "$SMALL"
 echo "--- a process in no container: not limited; with a budget in its env: local mode"
 "$SIM/cudaprobe" alloc-loop -c 1024 >"$W/free"
 eq "outside any container" "$(val allocated "$W/free")" $((14 << 30))
-LD_PRELOAD=$HOOK/libcgpu.so ALIYUN_COM_GPU_MEM_CONTAINER=2 "$SIM/cudaprobe" alloc-loop -c 64 >"$W/local" 2>"$W/local.err"
+LD_PRELOAD=$HOOK/libcgpu.so CGPU_MEM_LIMIT_BYTES=$((2 * T / 15)) "$SIM/cudaprobe" alloc-loop -c 64 >"$W/local" 2>"$W/local.err"
 eq "ENOENT with a budget in the env" "$(val allocated "$W/local")" $((2 * T / 15 / chunk * chunk))
 eq "said so" "$(grep -c 'environment in this process' "$W/local.err")" 1
 

@@ -136,13 +136,13 @@ func TestParseEnvRefusesMalformed(t *testing.T) {
 	for _, tc := range []struct {
 		name, key, value, want string
 	}{
-		{"letters", EnvMemContainer, "abc", `"abc" is not a whole number`},
-		{"negative", EnvMemContainer, "-1", `"-1" is not a whole number`},
-		{"fraction", EnvMemContainer, "1.5", `"1.5" is not a whole number`},
+		{"letters", EnvMemContainer, "abc", `item 1: not a whole number`},
+		{"negative", EnvMemContainer, "-1", `item 1: not a whole number`},
+		{"fraction", EnvMemContainer, "1.5", `item 1: not a whole number`},
 		{"empty middle item", EnvMemContainer, "3,,4", "item 2: empty"},
 		{"empty last item", EnvMemContainer, "3,", "item 2: empty"},
 		{"empty first item", EnvMemContainer, ",3", "item 1: empty"},
-		{"space", EnvMemContainer, "3, 1", `item 2: " 1" is not a whole number`},
+		{"space", EnvMemContainer, "3, 1", `"3, 1": item 2: not a whole number`},
 		{"overflow", EnvMemContainer, "18446744073709551616", "too large"},
 		{"huge", EnvMemContainer, "1048577", "too large"},
 		{"plus", EnvMemContainer, "+3", "not a whole number"},
@@ -155,7 +155,7 @@ func TestParseEnvRefusesMalformed(t *testing.T) {
 		{"high prio yes", EnvHighPrio, "yes", "not 0 or 1"},
 		{"disable maybe", EnvDisable, "maybe", "not a boolean"},
 		{"visible mixed", EnvVisible, "0,GPU-c6a1d000-0000-4000-8000-000000000001", "mixes indexes and UUIDs"},
-		{"visible empty item", EnvVisible, "0,,1", "item 2 is empty"},
+		{"visible empty item", EnvVisible, "0,,1", "item 2: empty"},
 		{"visible twice", EnvVisible, "1,01", "GPU 1 is listed twice"},
 		{"visible negative", EnvVisible, "-1", "neither a GPU index nor"},
 		{"visible MIG", EnvVisible, "MIG-abc", "MIG devices are not supported"},
@@ -355,13 +355,15 @@ func TestAddedEnv(t *testing.T) {
 		want map[string]string
 	}{
 		{"placed", map[string]string{EnvMemContainer: "6"}, nil,
-			map[string]string{EnvVisible: "0", EnvNvidiaVisible: "0", EnvMemDev: "15"}},
+			map[string]string{EnvVisible: "0", EnvNvidiaVisible: "0", EnvMemDev: "15", EnvMemLimitBytes: "6337173913"}},
 		{"all", map[string]string{EnvMemContainer: "6", EnvMemDev: "15"}, &Selection{Mode: SelectAll},
-			map[string]string{EnvVisible: "0,1,2,3", EnvNvidiaVisible: "0,1,2,3"}},
+			map[string]string{EnvVisible: "0,1,2,3", EnvNvidiaVisible: "0,1,2,3", EnvMemLimitBytes: "6337173913,6337173913,6337173913,6337173913"}},
 		{"user list kept", map[string]string{EnvMemContainer: "6", EnvVisible: "GPU-c6a1d000-0000-4000-8000-000000000002"}, nil,
-			map[string]string{EnvNvidiaVisible: "GPU-c6a1d000-0000-4000-8000-000000000002", EnvMemDev: "15"}},
+			map[string]string{EnvNvidiaVisible: "GPU-c6a1d000-0000-4000-8000-000000000002", EnvMemDev: "15", EnvMemLimitBytes: "6337173913"}},
 		{"nvidia all kept", map[string]string{EnvMemContainer: "6", EnvNvidiaVisible: "all"}, nil,
-			map[string]string{EnvVisible: "0,1,2,3", EnvMemDev: "15"}},
+			map[string]string{EnvVisible: "0,1,2,3", EnvMemDev: "15", EnvMemLimitBytes: "6337173913,6337173913,6337173913,6337173913"}},
+		{"list order, bytes replace the user's", map[string]string{EnvMemContainer: "3,1", EnvMemDev: "5", EnvVisible: "2,0", EnvMemLimitBytes: "1"}, nil,
+			map[string]string{EnvNvidiaVisible: "2,0", EnvMemLimitBytes: "9505760870,3168586956"}},
 		{"disabled adds nothing", map[string]string{EnvMemContainer: "0"}, nil, map[string]string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -416,9 +418,9 @@ func TestParseGPUsFlag(t *testing.T) {
 		{"0", Selection{}, "at least 1"},
 		{"-1", Selection{}, "not a whole number"},
 		{"two", Selection{}, "not a whole number"},
-		{"0,,1", Selection{}, "item 2 is empty"},
+		{"0,,1", Selection{}, "item 2: empty"},
 		{"0,GPU-x", Selection{}, "mixes indexes and UUIDs"},
-		{"device=", Selection{}, "item 1 is empty"},
+		{"device=", Selection{}, "item 1: empty"},
 	} {
 		got, err := ParseGPUsFlag(tc.in)
 		if tc.err != "" {

@@ -19,6 +19,9 @@ const (
 	EnvWeight        = "ALIYUN_COM_GPU_SCHD_WEIGHT"
 	EnvHighPrio      = "ALIYUN_COM_GPU_HIGH_PRIO"
 	EnvNvidiaVisible = "NVIDIA_VISIBLE_DEVICES"
+	// EnvMemLimitBytes (ours) is not a request: a plan writes it (Plan.Added), and libcgpu
+	// enforces it when it has no /dev/cgpu to ask.
+	EnvMemLimitBytes = "CGPU_MEM_LIMIT_BYTES"
 )
 
 // Intent is what a container's environment asks for, before it meets the node.
@@ -54,10 +57,10 @@ func EnvMap(env []string) map[string]string {
 // is never refused over variables it does not use.
 func ParseEnv(env map[string]string) (Intent, error) {
 	var in Intent
-	if v, ok := env[EnvDisable]; ok && v != "" {
-		off, err := strconv.ParseBool(v)
+	if v := env[EnvDisable]; v != "" {
+		off, err := boolean(v)
 		if err != nil {
-			return in, valueErr(EnvDisable, v, "not a boolean (want true or false)")
+			return in, valueErr(EnvDisable, v, err.Error())
 		}
 		if off {
 			in.Off = EnvDisable + "=" + v
@@ -65,15 +68,13 @@ func ParseEnv(env map[string]string) (Intent, error) {
 		}
 	}
 	if v, ok := env[EnvMemContainer]; ok {
-		mem, err := parseMemList(v)
+		mem, err := list(v, maxGiB)
 		if err != nil {
-			return in, err
+			return in, valueErr(EnvMemContainer, v, err.Error()+" (want whole GiB per GPU, e.g. 6 or 3,1)")
 		}
-		for _, m := range mem {
-			if m == 0 {
-				in.Off = EnvMemContainer + "=" + strconv.Quote(v) + " (0 or empty disables cGPU)"
-				return in, nil
-			}
+		if mem == nil {
+			in.Off = EnvMemContainer + "=" + strconv.Quote(v) + " (0 or empty disables cGPU)"
+			return in, nil
 		}
 		in.Mem = mem
 	}
@@ -84,9 +85,9 @@ func ParseEnv(env map[string]string) (Intent, error) {
 		}
 	}
 	if v := env[EnvWeight]; v != "" {
-		w, err := ParseWhole(EnvWeight, v, 1)
+		w, err := whole(v, 1, maxWeight)
 		if err != nil {
-			return in, err
+			return in, valueErr(EnvWeight, v, err.Error())
 		}
 		in.Weight = int(w)
 	}

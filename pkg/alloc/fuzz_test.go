@@ -10,7 +10,7 @@ import (
 
 // FuzzParseEnv: any environment either parses or is refused with a one-line *Error.
 func FuzzParseEnv(f *testing.F) {
-	for _, s := range []string{"3", "3,1", "3,,4", "abc", "-1", "1.5", "", "0", "1,0,0", "18446744073709551616", "GPU-a,GPU-b", "all", "0,1"} {
+	for _, s := range []string{"3", "3,1", "3,,4", "abc", "-1", "1.5", "", "0", "1,0,0", "18446744073709551616", "GPU-a,GPU-b", "all", "0,1", "6,", "007", "+6", " 6"} {
 		f.Add(s, "15", s, "1", "0", "false", "all")
 	}
 	f.Fuzz(func(t *testing.T, mem, dev, visible, weight, prio, disable, nvidia string) {
@@ -22,6 +22,9 @@ func FuzzParseEnv(f *testing.F) {
 			return
 		}
 		if in.Off == "" {
+			if len(in.Mem) > maxListItems || in.Weight > maxWeight {
+				t.Fatalf("accepted %d memory entries, weight %d", len(in.Mem), in.Weight)
+			}
 			for _, m := range in.Mem {
 				if m == 0 || m > maxGiB {
 					t.Fatalf("accepted memory entry %d from %q", m, mem)

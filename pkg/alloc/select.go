@@ -52,12 +52,9 @@ func ParseGPUsFlag(s string) (Selection, error) {
 		items, err := parseDeviceList("--gpus", v)
 		return Selection{Mode: SelectList, List: items, From: from}, err
 	}
-	n, err := wholeNumber(v)
+	n, err := whole(v, 1, maxGiB)
 	if err != nil {
 		return bad(fmt.Sprintf("%v; want all, a count, device=LIST or a list such as 0,1", err))
-	}
-	if n < 1 {
-		return bad("a count must be at least 1")
 	}
 	return Selection{Mode: SelectCount, Count: int(n), From: from}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/cgpu-project/cgpu/pkg/alloc"
 	"github.com/cgpu-project/cgpu/pkg/oci"
@@ -59,9 +60,11 @@ func Inject(s *oci.Spec, in Injection) error {
 	return addDevice(s, *in.Device)
 }
 
-// addEnv writes the plan's own decisions (the GPUs placed, MEM_DEV from the device) into
-// the process environment, so the NVIDIA hook exposes the GPUs the instances are on and
-// the in-container hook reads the same decision. Variables the container has stay as set.
+// addEnv writes the plan's own decisions (the GPUs placed, MEM_DEV from the device, the
+// bytes per GPU) into the process environment, so the NVIDIA hook exposes the GPUs the
+// instances are on and the in-container hook reads the same decision. A variable the plan
+// sets replaces every entry of that name: getenv takes the first, and an image's
+// CGPU_MEM_LIMIT_BYTES must not win over the plan's. Others stay as set.
 func addEnv(s *oci.Spec, p alloc.Plan) error {
 	env, err := s.Env()
 	if err != nil {
@@ -71,15 +74,22 @@ func addEnv(s *oci.Spec, p alloc.Plan) error {
 	if len(added) == 0 {
 		return nil
 	}
+	kept := make([]string, 0, len(env)+len(added))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := added[k]; !ok {
+			kept = append(kept, kv)
+		}
+	}
 	keys := make([]string, 0, len(added))
 	for k := range added {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		env = append(env, k+"="+added[k])
+		kept = append(kept, k+"="+added[k])
 	}
-	return s.SetEnv(env)
+	return s.SetEnv(kept)
 }
 
 type mount struct {

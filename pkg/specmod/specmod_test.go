@@ -42,10 +42,14 @@ func TestApply(t *testing.T) {
 	}{
 		{"placed GPU and MEM_DEV are written", []string{"PATH=/bin", "ALIYUN_COM_GPU_MEM_CONTAINER=6"},
 			[]string{"PATH=/bin", "ALIYUN_COM_GPU_MEM_CONTAINER=6", "ALIYUN_COM_GPU_MEM_DEV=15",
-				"ALIYUN_COM_GPU_VISIBLE_DEVICES=0", "NVIDIA_VISIBLE_DEVICES=0"}},
+				"ALIYUN_COM_GPU_VISIBLE_DEVICES=0", "CGPU_MEM_LIMIT_BYTES=6337173913", "NVIDIA_VISIBLE_DEVICES=0"}},
 		{"given values stay", []string{"ALIYUN_COM_GPU_MEM_CONTAINER=6", "ALIYUN_COM_GPU_MEM_DEV=15", "NVIDIA_VISIBLE_DEVICES=all"},
 			[]string{"ALIYUN_COM_GPU_MEM_CONTAINER=6", "ALIYUN_COM_GPU_MEM_DEV=15", "NVIDIA_VISIBLE_DEVICES=all",
-				"ALIYUN_COM_GPU_VISIBLE_DEVICES=0,1"}},
+				"ALIYUN_COM_GPU_VISIBLE_DEVICES=0,1", "CGPU_MEM_LIMIT_BYTES=6337173913,6337173913"}},
+		// getenv takes the first entry: every one of the image's must go.
+		{"the plan's bytes replace the image's", []string{"CGPU_MEM_LIMIT_BYTES=1", "ALIYUN_COM_GPU_MEM_CONTAINER=6", "CGPU_MEM_LIMIT_BYTES=2", "ALIYUN_COM_GPU_VISIBLE_DEVICES=1"},
+			[]string{"ALIYUN_COM_GPU_MEM_CONTAINER=6", "ALIYUN_COM_GPU_VISIBLE_DEVICES=1",
+				"ALIYUN_COM_GPU_MEM_DEV=15", "CGPU_MEM_LIMIT_BYTES=6337173913", "NVIDIA_VISIBLE_DEVICES=1"}},
 		{"disabled is untouched", []string{"ALIYUN_COM_GPU_MEM_CONTAINER=0"}, []string{"ALIYUN_COM_GPU_MEM_CONTAINER=0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,7 +152,7 @@ func TestInjectAddsAfterWhatIsThere(t *testing.T) {
 		t.Errorf("namespaces changed: %v", linux["namespaces"])
 	}
 	env, _ = s.Env()
-	if env[0] != "PATH=/bin" || env[1] != "ALIYUN_COM_GPU_MEM_CONTAINER=6" || len(env) != 5 {
+	if env[0] != "PATH=/bin" || env[1] != "ALIYUN_COM_GPU_MEM_CONTAINER=6" || len(env) != 6 {
 		t.Errorf("env %v", env)
 	}
 }

@@ -177,7 +177,8 @@ func TestSpecExample(t *testing.T) {
 	}{{"gpu_test1", "6", bytes6}, {"gpu_test2", "8", bytes8}} {
 		v := inspect(t, c.name)
 		for _, want := range []string{"ALIYUN_COM_GPU_MEM_CONTAINER=" + c.gib, "ALIYUN_COM_GPU_MEM_DEV=15",
-			"ALIYUN_COM_GPU_VISIBLE_DEVICES=0,1,2,3", "NVIDIA_VISIBLE_DEVICES=0,1,2,3"} {
+			"ALIYUN_COM_GPU_VISIBLE_DEVICES=0,1,2,3", "NVIDIA_VISIBLE_DEVICES=0,1,2,3",
+			"CGPU_MEM_LIMIT_BYTES=" + strings.Repeat(strconv.FormatUint(c.bytes, 10)+",", 3) + strconv.FormatUint(c.bytes, 10)} {
 			if !slices.Contains(v.Config.Env, want) {
 				t.Errorf("%s: env %v lacks %s", c.name, v.Config.Env, want)
 			}
@@ -245,7 +246,7 @@ func TestSpecExample(t *testing.T) {
 // Without the plugin, the runtime decides from the container's environment the same way.
 func TestPlainDockerRunRegisters(t *testing.T) {
 	setup(t)
-	args := []string{"-e", "ALIYUN_COM_GPU_MEM_CONTAINER=6", "-e", "ALIYUN_COM_GPU_MEM_DEV=15", image(), "sleep", "600"}
+	args := []string{"-e", "ALIYUN_COM_GPU_MEM_CONTAINER=6", "-e", "ALIYUN_COM_GPU_MEM_DEV=15", "-e", "CGPU_MEM_LIMIT_BYTES=1", image(), "sleep", "600"}
 	var plan struct {
 		GPUs []struct {
 			Index       int    `json:"index"`
@@ -264,6 +265,16 @@ func TestPlainDockerRunRegisters(t *testing.T) {
 	environ := mustDocker(t, "exec", id, "cat", "/proc/1/environ")
 	if !strings.Contains(environ, fmt.Sprintf("ALIYUN_COM_GPU_VISIBLE_DEVICES=%d", plan.GPUs[0].Index)) {
 		t.Errorf("init's environment lacks the placed GPU: %q", environ)
+	}
+	// ... and the registered bytes, for libcgpu, in place of the user's.
+	var limits []string
+	for _, kv := range strings.Split(environ, "\x00") {
+		if strings.HasPrefix(kv, "CGPU_MEM_LIMIT_BYTES=") {
+			limits = append(limits, kv)
+		}
+	}
+	if want := fmt.Sprintf("CGPU_MEM_LIMIT_BYTES=%d", in.Memsize); !reflect.DeepEqual(limits, []string{want}) {
+		t.Errorf("init's environment has %q, want only %s", limits, want)
 	}
 	// A refusal by the runtime reaches the docker run user.
 	r := docker("run", "-d", "--runtime", "cgpu", "-e", "ALIYUN_COM_GPU_MEM_CONTAINER=16", image())

@@ -103,7 +103,7 @@ unset LD_PRELOAD CGPU_MEM_LIMIT_BYTES
 echo "cudaprobe: ok"
 
 say "libcgpu, process-local mode"
-"$HOOK/config-test"
+"$HOOK/config-test" pkg/alloc/testdata/parse-cases.txt
 LD_PRELOAD=$HOOK/libcgpu.so "$HOOK/rtld-next-test"
 hook() { fresh; env LD_PRELOAD="$HOOK/libcgpu.so" "$@" 2>>"$TMP/stderr"; }
 B=$((1 << 30))
@@ -111,23 +111,29 @@ for g in paths pools handles ctx fork; do
 	hook CGPU_MEM_LIMIT_BYTES=$B "$HOOK/hook-test" $g $B
 done
 hook CGPU_MEM_LIMIT_BYTES=$((48 << 20)) "$HOOK/hook-test" threads $((48 << 20))
+# The bytes the runtime writes for GiB of a 15 GiB T4 (docs/contracts.md section 1).
 T=$((15109 << 20))
 b() { echo $(($1 * T / 15)); }
-hook ALIYUN_COM_GPU_MEM_CONTAINER=1,2,3,4 ALIYUN_COM_GPU_MEM_DEV=15 \
+hook CGPU_MEM_LIMIT_BYTES="$(b 1),$(b 2),$(b 3),$(b 4)" \
 	CUDA_VISIBLE_DEVICES=2,0,3 "$HOOK/hook-test" multi "$(b 3)" "$(b 1)" "$(b 4)"
-hook ALIYUN_COM_GPU_MEM_CONTAINER=4,3 ALIYUN_COM_GPU_MEM_DEV=15 NVIDIA_VISIBLE_DEVICES=3,1 \
+hook CGPU_MEM_LIMIT_BYTES="$(b 4),$(b 3)" NVIDIA_VISIBLE_DEVICES=3,1 \
 	CUDA_VISIBLE_DEVICES=1,0 "$HOOK/hook-test" multi "$(b 3)" "$(b 4)"
-hook ALIYUN_COM_GPU_MEM_CONTAINER=1,2,3,4 ALIYUN_COM_GPU_MEM_DEV=15 \
+hook CGPU_MEM_LIMIT_BYTES="$(b 1),$(b 2),$(b 3),$(b 4)" \
 	"$HOOK/hook-test" nvml "$(b 1)" "$(b 2)" "$(b 3)" "$(b 4)"
 hook "$HOOK/hook-test" unlimited
 hook CGPU_DISABLE=true CGPU_MEM_LIMIT_BYTES=4096 "$HOOK/hook-test" unlimited
-hook ALIYUN_COM_GPU_MEM_CONTAINER=1,0 "$HOOK/hook-test" unlimited
-hook ALIYUN_COM_GPU_MEM_CONTAINER=6GiB "$HOOK/hook-test" refuse-all
-grep -q 'ALIYUN_COM_GPU_MEM_CONTAINER=6GiB is not a list' "$TMP/stderr" || fail "malformed budget not reported"
+hook CGPU_MEM_LIMIT_BYTES=$B,0 "$HOOK/hook-test" unlimited
+# The GiB variables are the runtime's to scale: alone they set no budget here.
+hook ALIYUN_COM_GPU_MEM_CONTAINER=1 ALIYUN_COM_GPU_MEM_DEV=15 "$HOOK/hook-test" unlimited
+hook CGPU_MEM_LIMIT_BYTES=6GiB "$HOOK/hook-test" refuse-all
+grep -q 'CGPU_MEM_LIMIT_BYTES="6GiB": item 1: not a whole number' "$TMP/stderr" || fail "malformed budget not reported"
+# A typo in the switch is not "off".
+hook CGPU_DISABLE=yes CGPU_MEM_LIMIT_BYTES=$B "$HOOK/hook-test" refuse-all
+grep -q 'CGPU_DISABLE="yes": not a boolean' "$TMP/stderr" || fail "malformed CGPU_DISABLE not reported"
 # SPEC: 6 of a 15 GiB T4 shows as about 6043 MiB in the container's nvidia-smi.
-hook ALIYUN_COM_GPU_MEM_CONTAINER=6 ALIYUN_COM_GPU_MEM_DEV=15 "$SIM/nvidia-smi" >"$TMP/smi"
+hook CGPU_MEM_LIMIT_BYTES="$(b 6)" "$SIM/nvidia-smi" >"$TMP/smi"
 [ "$(grep -c '0MiB / 6043MiB' "$TMP/smi")" = 4 ] || fail "nvidia-smi under the hook: $(cat "$TMP/smi")"
-hook ALIYUN_COM_GPU_MEM_CONTAINER=6 "$SIM/cudaprobe" meminfo >"$TMP/probe"
+hook CGPU_MEM_LIMIT_BYTES="$(b 6)" "$SIM/cudaprobe" meminfo >"$TMP/probe"
 for k in cuda.total cuda.devtotal nvml.total nvml2.total; do
 	grep -qx "$k=$(b 6)" "$TMP/probe" || fail "$k: $(cat "$TMP/probe")"
 done
