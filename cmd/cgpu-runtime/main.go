@@ -45,7 +45,7 @@ func run(argv []string) int {
 		// Its own line first, then the next runtime's (the exec below), as
 		// nvidia-container-runtime does: docker cgpu version reads the first line, which
 		// is there even when the next runtime cannot be found.
-		fmt.Printf("cgpu-runtime version %s\n", version.Version)
+		fmt.Println(version.RuntimePrefix + version.Version)
 	}
 	cfg, err := node.Load(a.Config, os.Getenv)
 	if err != nil {
