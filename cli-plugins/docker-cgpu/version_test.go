@@ -23,8 +23,8 @@ func TestRuntimeVersion(t *testing.T) {
 		out, want string
 		ok        bool
 	}{
-		{"cgpu-runtime version 0.4.0\nrunc version 1.1.12\ncommit: v1.1.12\n", "0.4.0", true},
-		{"cgpu-runtime version 0.4.0", "0.4.0", true},
+		{"cgpu-runtime version 7.1.0\nrunc version 1.1.12\ncommit: v1.1.12\n", "7.1.0", true},
+		{"cgpu-runtime version 7.1.0", "7.1.0", true},
 		{"cgpu-runtime version " + version.Unknown + "\nrunc version 1.1.12\n", version.Unknown, true},
 		// A runtime from before it printed its own line passes --version on to runc.
 		{"runc version 1.1.12\ncommit: v1.1.12\n", "", false},
@@ -42,10 +42,10 @@ func TestRuntimePart(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ name, script, version, problem string }{
 		// The next runtime missing: the runtime's own line is there all the same.
-		{"no next runtime", "echo 'cgpu-runtime version 0.4.0'; echo 'cgpu: no runc' >&2; exit 1", "0.4.0", ""},
+		{"no next runtime", "echo 'cgpu-runtime version 7.1.0'; echo 'cgpu: no runc' >&2; exit 1", "7.1.0", ""},
 		{"an old runtime", "echo 'runc version 1.1.12'", "", `unknown: --version begins "runc version 1.1.12"`},
 		{"fails", "echo 'cgpu: bad config' >&2; exit 1", "", "unknown: --version failed: exit status 1: cgpu: bad config"},
-		{"gets docker's arguments", `[ "$1 $2 $3" = "--cgpu-config /c --version" ] && echo "cgpu-runtime version 0.4.0"`, "0.4.0", ""},
+		{"gets docker's arguments", `[ "$1 $2 $3" = "--cgpu-config /c --version" ] && echo "cgpu-runtime version 7.1.0"`, "7.1.0", ""},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
 		os.WriteFile(path, []byte("#!/bin/sh\n"+tc.script+"\n"), 0o755)
@@ -102,8 +102,8 @@ func TestModulePart(t *testing.T) {
 		t.Errorf("a simulated tree not made yet: %+v", p)
 	}
 	os.MkdirAll(root, 0o755)
-	os.WriteFile(filepath.Join(root, "version"), []byte("0.4.0\n"), 0o444)
-	if p := modulePart(cfg, nil); p.Version != "0.4.0" || p.Path != filepath.Join(root, "version") {
+	os.WriteFile(filepath.Join(root, "version"), []byte("7.1.0\n"), 0o444)
+	if p := modulePart(cfg, nil); p.Version != "7.1.0" || p.Path != filepath.Join(root, "version") {
 		t.Errorf("a simulated tree: %+v", p)
 	}
 	if p := modulePart(node.Config{}, errors.New("/etc/cgpu/runtime.json: bad")); p.Problem != "/etc/cgpu/runtime.json: bad" {
@@ -113,42 +113,42 @@ func TestModulePart(t *testing.T) {
 
 func testReport(module string) versionReport {
 	return newVersionReport(
-		part{Name: "docker-cgpu", Path: "/p/docker-cgpu"}.with("0.4.0", nil),
-		part{Name: "cgpu-runtime", Path: "/usr/local/bin/cgpu-runtime"}.with("0.4.0", nil),
+		part{Name: "docker-cgpu", Path: "/p/docker-cgpu"}.with("7.1.0", nil),
+		part{Name: "cgpu-runtime", Path: "/usr/local/bin/cgpu-runtime"}.with("7.1.0", nil),
 		part{Name: "cgpu_km", Path: "/proc/cgpu_km/version"}.with(module, nil),
 		part{Name: "libcgpu", Path: "/usr/local/lib/cgpu/libcgpu.so"}.with("", errors.New("not installed")),
 		nil)
 }
 
 func TestVersionReport(t *testing.T) {
-	r := testReport("0.4.0")
+	r := testReport("7.1.0")
 	if r.Mixed || len(r.Notes) != 0 {
 		t.Errorf("one version and a missing part: mixed=%v %q", r.Mixed, r.Notes)
 	}
-	r = testReport("0.3.0")
-	if !r.Mixed || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "(0.3.0, 0.4.0)") {
+	r = testReport("7.0.0")
+	if !r.Mixed || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "(7.0.0, 7.1.0)") {
 		t.Errorf("two versions: mixed=%v %q", r.Mixed, r.Notes)
 	}
 	if p := (part{}).with(version.Unknown, nil); p.Version != "" || p.Problem != version.Unknown {
 		t.Errorf("a build without make: %+v", p)
 	}
-	unknown := newVersionReport(part{}.with(version.Unknown, nil), part{}.with("0.4.0", nil), part{}, part{}, nil)
+	unknown := newVersionReport(part{}.with(version.Unknown, nil), part{}.with("7.1.0", nil), part{}, part{}, nil)
 	if unknown.Mixed {
 		t.Error("a build without make counts as a version")
 	}
 }
 
 func TestVersionOutput(t *testing.T) {
-	r := testReport("0.3.0")
+	r := testReport("7.0.0")
 	for _, tc := range []struct{ format, want string }{
 		{"", `PART          VERSION        PATH
-docker-cgpu   0.4.0          /p/docker-cgpu
-cgpu-runtime  0.4.0          /usr/local/bin/cgpu-runtime
-cgpu_km       0.3.0          /proc/cgpu_km/version
+docker-cgpu   7.1.0          /p/docker-cgpu
+cgpu-runtime  7.1.0          /usr/local/bin/cgpu-runtime
+cgpu_km       7.0.0          /proc/cgpu_km/version
 libcgpu       not installed  /usr/local/lib/cgpu/libcgpu.so
-note: the parts are of different versions (0.3.0, 0.4.0): a node upgraded halfway; from the tree of one release, upgrade.sh replaces cgpu_km and install.sh the others
+note: the parts are of different versions (7.0.0, 7.1.0): a node upgraded halfway; from the tree of one release, upgrade.sh replaces cgpu_km and install.sh the others
 `},
-		{"{{.Module.Version}} {{.Hook.Problem}} {{.Mixed}}", "0.3.0 not installed true\n"},
+		{"{{.Module.Version}} {{.Hook.Problem}} {{.Mixed}}", "7.0.0 not installed true\n"},
 	} {
 		tmpl, err := versionTemplate(tc.format)
 		if err != nil {
@@ -165,7 +165,7 @@ note: the parts are of different versions (0.3.0, 0.4.0): a node upgraded halfwa
 		t.Fatal(err)
 	}
 	var back versionReport
-	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back.Module.Version != "0.3.0" || back.Hook.Problem != "not installed" || !back.Mixed {
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back.Module.Version != "7.0.0" || back.Hook.Problem != "not installed" || !back.Mixed {
 		t.Errorf("json: %v %s", err, b.String())
 	}
 	if _, err := versionTemplate("{{.Nope"); err == nil {
