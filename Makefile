@@ -3,12 +3,14 @@
 GO ?= go
 BIN := bin
 export CGO_ENABLED := 1
+include kmod/version.mk
 
 .PHONY: all go kmod libcgpu sim check demo deps clean
 all: go kmod sim libcgpu
 
 go:
-	$(GO) build -o $(BIN)/ ./cli-plugins/docker-cgpu ./cmd/...
+	$(GO) build -ldflags "-X github.com/cgpu-project/cgpu/pkg/version.Version=$(CGPU_VERSION)" \
+		-o $(BIN)/ ./cli-plugins/docker-cgpu ./cmd/...
 
 kmod:
 	$(MAKE) -C kmod

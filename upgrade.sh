@@ -206,7 +206,7 @@ else
 	new=$(version_of "$src")
 	[ -z "$built" ] || check_ko "$built" "$new"
 fi
-[ "$new" != "$old" ] || fail "cgpu_km $old is installed already: the new sources need another version (PACKAGE_VERSION in dkms.conf and CGPU_KM_VERSION in cgpu.h)"
+[ "$new" != "$old" ] || fail "cgpu_km $old is installed already: the new sources need another version (PACKAGE_VERSION in dkms.conf)"
 if [ -d /sys/module/$MOD ]; then
 	ngpus=$(cat /sys/module/$MOD/parameters/ngpus)
 	old_ko=$(loaded_file)

@@ -40,8 +40,6 @@
 #include "sched/cgs.h"
 #include "uapi/cgpu_ioctl.h"
 
-#define CGPU_KM_VERSION "0.3.0"
-
 /*
  * The hot update's compatibility (docs/upgrade.md): the format of the state this
  * module writes when frozen, the oldest it can import, and the /dev/cgpu ABI versions

@@ -3,20 +3,18 @@
 package main
 
 import (
+	"github.com/cgpu-project/cgpu/pkg/version"
 	"github.com/docker/cli/cli-plugins/metadata"
 	"github.com/docker/cli/cli-plugins/plugin"
 	"github.com/docker/cli/cli/command"
 	"github.com/spf13/cobra"
 )
 
-// Version is the plugin's version, set at build time with -ldflags "-X main.Version=...".
-var Version = "0.3.0"
-
 func main() {
 	plugin.Run(newCgpuCommand, metadata.Metadata{
 		SchemaVersion:    "0.1.0",
 		Vendor:           "cgpu project",
-		Version:          Version,
+		Version:          version.Version,
 		ShortDescription: "Share GPUs between containers with hard memory limits",
 		URL:              "https://github.com/cgpu-project/cgpu",
 	})
@@ -30,6 +28,6 @@ func newCgpuCommand(dockerCLI command.Cli) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newRunCommand(dockerCLI), newStatCommand(dockerCLI), newSetCommand(dockerCLI),
-		newUpgradeCommand(dockerCLI))
+		newUpgradeCommand(dockerCLI), newVersionCommand(dockerCLI))
 	return cmd
 }

@@ -255,9 +255,15 @@ func runScript(dockerCLI command.Cli, script string, args []string) error {
 
 // moduleVersion is the loaded module's version, or a note that none is.
 func moduleVersion(t procfs.Tree) string {
-	b, err := os.ReadFile(filepath.Join(t.Root(), "version"))
+	v, err := readModuleVersion(t.Root())
 	if err != nil {
 		return "(none loaded)"
 	}
-	return strings.TrimSpace(string(b))
+	return v
+}
+
+// readModuleVersion reads the version file of the tree at root.
+func readModuleVersion(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "version"))
+	return strings.TrimSpace(string(b)), err
 }

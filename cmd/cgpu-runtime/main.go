@@ -23,6 +23,7 @@ import (
 	"github.com/cgpu-project/cgpu/pkg/register"
 	"github.com/cgpu-project/cgpu/pkg/runcargs"
 	"github.com/cgpu-project/cgpu/pkg/specmod"
+	"github.com/cgpu-project/cgpu/pkg/version"
 )
 
 func main() {
@@ -39,6 +40,12 @@ func run(argv []string) int {
 	a, err := runcargs.Parse(argv)
 	if err != nil {
 		return fail(a, err)
+	}
+	if a.Version {
+		// Its own line first, then the next runtime's (the exec below), as
+		// nvidia-container-runtime does: docker cgpu version reads the first line, which
+		// is there even when the next runtime cannot be found.
+		fmt.Println(version.RuntimePrefix + version.Version)
 	}
 	cfg, err := node.Load(a.Config, os.Getenv)
 	if err != nil {

@@ -195,7 +195,7 @@ struct cgpu_sched_stat {
  * also when the file was opened by one without). ENODEV: no such GPU.
  * EINVAL: id is not 12 lowercase hex digits and a NUL. ENOENT: no such
  * instance on that GPU. sched is filled as SCHED_STAT fills it (its
- * abi_version is CGPU_ABI_VERSION, its slot 0). A module before 0.3.0 answers ENOTTY.
+ * abi_version is CGPU_ABI_VERSION, its slot 0). A module older than this ioctl answers ENOTTY.
  */
 struct cgpu_inst_stat {
 	__u32 abi_version;		/* in */

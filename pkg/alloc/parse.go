@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cgpu-project/cgpu/pkg/procfs"
+	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
 // The value rules of docs/contracts.md §6. libcgpu/src/config.c implements the same rules
@@ -15,11 +15,11 @@ import (
 const (
 	// maxGiB bounds every GiB and count value: far above any GPU, far below overflow.
 	maxGiB = 1 << 20
-	// maxListItems is CGPU_MAX_GPUS of kmod/uapi/cgpu_ioctl.h: a list never needs more
-	// entries than the module keeps GPUs, and libcgpu's fixed table holds no more.
-	maxListItems = 16
+	// maxListItems: a list never needs more entries than the module keeps GPUs, and
+	// libcgpu's fixed table holds no more.
+	maxListItems = uapi.MaxGPUs
 	// maxWeight is the highest max_inst, so no weight above it can ever fit a GPU.
-	maxWeight = procfs.MaxMaxInst
+	maxWeight = uapi.MaxInstMax
 )
 
 func valueErr(name, value, rule string) error {

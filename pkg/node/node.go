@@ -23,6 +23,7 @@ const (
 	KernelRoot        = "/proc/cgpu_km"
 	SimRoot           = "/var/lib/cgpu/sim/proc"
 	DefaultHook       = "/usr/local/lib/cgpu/libcgpu.so"
+	DefaultRuntime    = "/usr/local/bin/cgpu-runtime"
 	DefaultSimDriver  = "/usr/local/lib/cgpu/sim"
 	// DefaultSimState is the simulated driver's own default state file (docs/sim.md).
 	DefaultSimState = "/run/cgpu-sim/state"

@@ -7,10 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-)
 
-// SimVersion is the version file of a simulated tree.
-const SimVersion = "0.3.0"
+	"github.com/cgpu-project/cgpu/pkg/version"
+)
 
 // instCtlUsage is what reading inst_ctl prints (docs/contracts.md §2).
 const instCtlUsage = `add <gpu> <id> [memsize=<bytes>] [weight=<n>] [highprio=0|1] [uuid=GPU-<uuid>]
@@ -75,10 +74,11 @@ func (d *dirTree) Update(fn func(Tx) error) error {
 }
 
 // init creates whatever part of the layout is missing with the kernel's defaults,
-// leaving existing values alone.
+// leaving existing values alone. The simulated module is the release of the program that
+// created the tree, as a loaded module is the release it was built from.
 func (d *dirTree) init() error {
 	top := []struct{ name, data string }{
-		{fileDefaultMemsize, "0\n"}, {fileInstCtl, instCtlUsage}, {fileUpgrade, ""}, {fileVersion, SimVersion + "\n"},
+		{fileDefaultMemsize, "0\n"}, {fileInstCtl, instCtlUsage}, {fileUpgrade, ""}, {fileVersion, version.Version + "\n"},
 	}
 	for _, f := range top {
 		if err := createMissing(filepath.Join(d.root, f.name), f.data); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cgpu-project/cgpu/pkg/uapi"
+	"github.com/cgpu-project/cgpu/pkg/version"
 )
 
 func readFile(t *testing.T, path string) string {
@@ -60,7 +61,7 @@ func TestDirLayoutAndDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"default_memsize": "0\n", "version": SimVersion + "\n",
+		"default_memsize": "0\n", "version": version.Version + "\n",
 		"0/max_inst": "16\n", "0/policy": "1\n", "0/prio_ratio": "30\n", "0/free_weight": "16\n", "0/major": "0\n",
 		"1/max_inst": "16\n",
 	}

@@ -58,6 +58,8 @@ type Args struct {
 	Pass []string
 	// Global is the part of Pass before the command.
 	Global []string
+	// Version is runc's global --version (-v).
+	Version bool
 }
 
 // option splits "--name=value", "-name value" and the like.
@@ -94,6 +96,8 @@ func Parse(args []string) (Args, error) {
 			a.Log = value
 		case "log-format":
 			a.LogFormat = value
+		case "version", "v":
+			a.Version = true
 		}
 		a.Global = append(a.Global, args[start:i+1]...)
 	}

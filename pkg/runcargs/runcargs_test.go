@@ -34,7 +34,9 @@ func TestParse(t *testing.T) {
 		{"exec keeps its own args", []string{"exec", "--process", "/p.json", "--detach", id},
 			Args{Command: "exec", ID: id, Pass: []string{"exec", "--process", "/p.json", "--detach", id}}},
 		{"version", []string{"--cgpu-config", "/c", "--version"},
-			Args{Config: "/c", Global: []string{"--version"}, Pass: []string{"--version"}}},
+			Args{Config: "/c", Global: []string{"--version"}, Pass: []string{"--version"}, Version: true}},
+		{"version, short", []string{"-v"},
+			Args{Global: []string{"-v"}, Pass: []string{"-v"}, Version: true}},
 		{"double dash", []string{"delete", "--", id},
 			Args{Command: "delete", ID: id, Pass: []string{"delete", "--", id}}},
 	} {

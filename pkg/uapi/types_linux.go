@@ -14,6 +14,7 @@ import "C"
 const (
 	ABIVersion = C.CGPU_ABI_VERSION
 	DevicePath = C.CGPU_DEVICE_PATH
+	MaxGPUs    = C.CGPU_MAX_GPUS
 	// IocInstStat encodes the size of InstStat: the kernel refuses any other.
 	IocInstStat = C.CGPU_IOC_INST_STAT
 )

@@ -6,6 +6,7 @@ package uapi
 const (
 	ABIVersion = 0x1
 	DevicePath = "/dev/cgpu"
+	MaxGPUs    = 0x10
 
 	IocInstStat = 0xc080c60a
 )

@@ -22,7 +22,7 @@ for v in next: incompatible:STATE_FORMAT=2 fault:FAULT=init; do
 	nv=$(awk -F. -v n=$i '{print $1 "." $2 "." $3 + n}' <<<"$ver")
 	rm -rf "${out:?}/.new"
 	stage_source kmod "$out/.new"
-	sed -i "s/\"$ver\"/\"$nv\"/" "$out/.new/dkms.conf" "$out/.new/cgpu.h"
+	sed -i "s/\"$ver\"/\"$nv\"/" "$out/.new/dkms.conf"
 	mkdir -p "$out/.src"
 	if [ -f "$out/$name/cgpu_km.ko" ] && [ "$(cat "$out/.src/$name.flag" 2>/dev/null)" = "$flag" ] &&
 		diff -r -q "$out/.new" "$out/.src/$name" >/dev/null 2>&1; then
