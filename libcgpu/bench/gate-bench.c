@@ -18,52 +18,10 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "blocks.h"
-#include "devmap.h"
-#include "gate.h"
-#include "link.h"
-
-/* What the rest of libcgpu provides the gate and the hooks with. */
-#define HOOK_CU(n, b, v, p) __typeof__(n) *real_##n;
-#define USE_CU(n) __typeof__(n) *real_##n;
-#define HOOK_NV(n) __typeof__(n) *real_##n;
-#define USE_NV(n) __typeof__(n) *real_##n;
-#include "hooks.def"
-
-int cgpu_cuda_ready(void)
-{
-	return 1;
-}
-
-void cgpu_say_once(int *said, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (*said)
-		return;
-	*said = 1;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int devmap_cuda(CUdevice dev)
-{
-	return dev == 0 ? 0 : -1;
-}
-
-int link_ready(void)
-{
-	return -1;
-}
+#include "gate-fixture.h"
 
 /* The slow path never runs: the fixture's slice is held throughout. */
 int link_call(unsigned long req, void *arg)
@@ -103,9 +61,7 @@ static double timed(const void *loop, long n)
 static void setup(void)
 {
 	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	struct cgpu_query kq = { .gpu = 0, .sched_id = 1 };
 	struct cgpu_status_page *w;
-	const struct cgpu_status_page *ro;
 	__typeof__(cuInit) *init;
 	__typeof__(cuDevicePrimaryCtxRetain) *retain;
 	__typeof__(cuModuleLoadData) *load;
@@ -113,7 +69,6 @@ static void setup(void)
 	CUcontext ctx;
 	CUmodule mod;
 	struct gate *g;
-	int fd;
 
 	if (!cuda || !LOAD(cuda, cuLaunchKernel) || !LOAD(cuda, cuCtxGetCurrent) ||
 	    !LOAD(cuda, cuCtxGetDevice) || !LOAD(cuda, cuCtxSetCurrent) ||
@@ -128,21 +83,10 @@ static void setup(void)
 	if (!init || !retain || !load || !get || init(0) || retain(&ctx, 0) ||
 	    real_cuCtxSetCurrent(ctx) || load(&mod, "x") || get(&fn, mod, "sleep_ns"))
 		exit(2);
-	fd = memfd_create("cgpu-status-fixture", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, CGPU_STATUS_SIZE))
-		exit(2);
-	w = mmap(NULL, CGPU_STATUS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (w == MAP_FAILED)
-		exit(2);
-	w->abi_version = CGPU_ABI_VERSION;
-	w->ngpus = 1;
-	w->gpu[0].go = 5ULL << 32 | kq.sched_id;
-	ro = mmap(NULL, CGPU_STATUS_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-	if (ro == MAP_FAILED)
-		exit(2);
-	gate_init(ro, &kq, 1);
+	w = status_page_fixture();
+	w->gpu[0].go = 5ULL << 32 | 1;
 	g = gate_bind(ctx);
-	if (!g || gate_state != 1)
+	if (!g)
 		exit(2);
 	__atomic_store_n(&g->go, w->gpu[0].go, __ATOMIC_SEQ_CST);
 }

@@ -226,6 +226,49 @@ static void test_paths(unsigned long long budget)
 	}
 }
 
+/*
+ * argv budget: bytes on device 0, not a multiple of a page. The budget holds
+ * to the byte: what is left can be allocated exactly, one byte more is
+ * refused. cuMemAlloc is charged the size asked (not rounded), a pitched
+ * allocation its rows at the driver's pitch.
+ */
+static void test_edge(unsigned long long budget)
+{
+	const size_t odd = 12345;
+
+	for (enum path p = SYMBOL; p <= GPA2_PTDS; p++) {
+		struct api a = resolve(p);
+		CUdeviceptr x, y, z;
+		size_t pitch;
+
+		use_device(0);
+		IS(a.memAlloc(&x, budget + 1), CUDA_ERROR_OUT_OF_MEMORY);
+		OK(a.memAlloc(&x, budget));
+		CHECK(free_now(&a) == 0);
+		IS(a.memAlloc(&y, 1), CUDA_ERROR_OUT_OF_MEMORY);
+		OK(a.memFree(x));
+		OK(a.memAlloc(&x, budget - odd));
+		CHECK(free_now(&a) == odd);
+		IS(a.memAlloc(&y, odd + 1), CUDA_ERROR_OUT_OF_MEMORY);
+		OK(a.memAlloc(&y, odd));
+		CHECK(free_now(&a) == 0);
+		IS(a.memAlloc(&z, 1), CUDA_ERROR_OUT_OF_MEMORY);
+		OK(a.memFree(y));
+		OK(a.memFree(x));
+		/* 3 rows of 1000 bytes at a pitch of 1024: 3072 bytes. */
+		OK(a.memAlloc(&x, budget - 3071));
+		IS(a.memAllocPitch(&y, &pitch, 1000, 3, 4), CUDA_ERROR_OUT_OF_MEMORY);
+		OK(a.memFree(x));
+		OK(a.memAlloc(&x, budget - 3072));
+		OK(a.memAllocPitch(&y, &pitch, 1000, 3, 4));
+		CHECK(pitch == 1024 && free_now(&a) == 0);
+		OK(a.memFree(y));
+		OK(a.memFree(x));
+		CHECK(free_now(&a) == budget);
+		printf("path %s: ok\n", path_names[p]);
+	}
+}
+
 static void test_pools(unsigned long long budget)
 {
 	struct api a = resolve(SYMBOL);
@@ -501,6 +544,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(g, "paths"))
 		test_paths(arg);
+	else if (!strcmp(g, "edge"))
+		test_edge(arg);
 	else if (!strcmp(g, "pools"))
 		test_pools(arg);
 	else if (!strcmp(g, "handles"))

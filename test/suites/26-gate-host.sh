@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# libcgpu's compute gate on the host (no cgpu_km here): the launch fast path, the hook
-# and gate compiled against a status page fixture (libcgpu/bench/gate-bench.c), timed
-# against the simulated driver called directly in one run; its instruction count with
-# callgrind; and strace's proof that it makes no system call. Figures: docs/scheduler.md.
+# libcgpu's compute gate on the host (no cgpu_km here): every gated entry point waits for
+# the slice without one and takes the fast path with it (libcgpu/tests/gate-test.c: a stub
+# driver and kernel); the launch fast path, the hook and gate compiled against a status
+# page fixture (libcgpu/bench/gate-bench.c), timed against the simulated driver called
+# directly in one run; its instruction count with callgrind; and strace's proof that it
+# makes no system call. Figures: docs/scheduler.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 make -s -C sim
@@ -13,6 +15,11 @@ export LD_LIBRARY_PATH=$PWD/sim/build CGPU_SIM_STATE=$TMP/state
 BENCH=$PWD/libcgpu/build/gate-bench
 N=100000
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+echo "--- every gated entry point: no slice, it waits for the grant; the slice held, the fast path"
+diff <(sed -n 's/^GATED(\([A-Za-z0-9_]*\),.*/\1/p' libcgpu/src/hook_launch.c | sort) \
+	<(libcgpu/build/gate-test list | sort) || fail "gate-test does not check the gated entry points of hook_launch.c"
+libcgpu/build/gate-test
 
 echo "--- time: a launch through the gate with the slice held, against the driver directly"
 "$BENCH"

@@ -110,6 +110,9 @@ B=$((1 << 30))
 for g in paths pools handles ctx fork; do
 	hook CGPU_MEM_LIMIT_BYTES=$B "$HOOK/hook-test" $g $B
 done
+# To the byte, with a budget and sizes that are no multiple of a page.
+E=$(((1 << 30) + 4097))
+hook CGPU_MEM_LIMIT_BYTES=$E "$HOOK/hook-test" edge $E
 hook CGPU_MEM_LIMIT_BYTES=$((48 << 20)) "$HOOK/hook-test" threads $((48 << 20))
 # The bytes the runtime writes for GiB of a 15 GiB T4 (docs/contracts.md section 1).
 T=$((15109 << 20))
