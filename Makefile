@@ -1,11 +1,12 @@
 # Top-level build: `make` builds every part; `make check` runs the whole test suite
-# (installing what it needs); `make demo` runs the main job on the simulated GPU.
+# (installing what it needs); `make demo` runs the main job on the simulated GPU;
+# `make bench` prints every quoted figure against its target (bench/run.sh).
 GO ?= go
 BIN := bin
 export CGO_ENABLED := 1
 include kmod/version.mk
 
-.PHONY: all go kmod libcgpu sim check demo deps clean
+.PHONY: all go kmod libcgpu sim check bench demo deps clean
 all: go kmod sim libcgpu
 
 go:
@@ -26,6 +27,9 @@ deps:
 
 check: deps
 	./test/run-all.sh
+
+bench: deps
+	./bench/run.sh
 
 demo: deps
 	./scripts/demo.sh

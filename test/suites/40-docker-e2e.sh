@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End to end through a real dockerd of its own (test/lib/dockerd.sh): docker cgpu run and
-# the cgpu runtime on the simulated node, then the docker run benchmark's figures.
+# the cgpu runtime on the simulated node. The docker run benchmark is make bench's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=1
@@ -28,6 +28,3 @@ export CGPU_E2E_MEMLOCK CGPU_E2E=1
 
 go test -count=1 -v ./test/e2e/ 2>&1 | grep -v '^=== RUN'
 [ "${PIPESTATUS[0]}" -eq 0 ]
-
-echo "--- benchmark"
-IMAGE=$CGPU_E2E_IMAGE bench/docker-run.sh "${CGPU_BENCH_ROUNDS:-10}"
