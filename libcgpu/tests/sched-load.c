@@ -5,11 +5,14 @@
  *
  *   sched-load now
  *	CLOCK_MONOTONIC in ns (the clock the kernel's deadlines use)
- *   sched-load run SECONDS KERNEL_US PER_BATCH [launch|mix]
+ *   sched-load run SECONDS KERNEL_US PER_BATCH [launch|mix|fine]
  *	batches of PER_BATCH kernels of KERNEL_US each, a stream sync after
  *	each batch, for SECONDS. mix: the kernels go through cuLaunchKernel,
  *	cuLaunchKernelEx, cuLaunchCooperativeKernel and cuGraphLaunch in turn.
- *	Prints "p T_NS WORK_US" about every 250 ms (GPU work of the batches
+ *	fine: an event after each kernel, and the batch's sync waits for them in
+ *	turn, so that work is counted kernel by kernel (batches of long kernels
+ *	last seconds: bench/vm.sh).
+ *	Prints "p T_NS WORK_US" about every 250 ms (GPU work of the kernels
  *	completed by T), then work_us, wall_us, batches, slow (gated calls that
  *	took over 2 ms: waits for the slice) and max_call_us.
  *   sched-load calls DIR
@@ -106,33 +109,52 @@ static CUresult launch(struct gpu *g, int kind)
 	}
 }
 
-static int run(double seconds, unsigned long long us, int per_batch, int mix)
+enum mode { PLAIN, MIX, FINE };
+
+static int run(double seconds, unsigned long long us, int per_batch, enum mode mode)
 {
 	uint64_t start, end, last = 0, t0, t, max_call = 0;
 	unsigned long long work = 0, batches = 0, slow = 0;
+	CUevent *ev;
 	struct gpu g;
 	int k = 0;
 
+	if (per_batch < 1 || mode > FINE || !(ev = calloc((size_t)per_batch, sizeof(*ev)))) {
+		fprintf(stderr, "sched-load: run: PER_BATCH must be 1 or more, the mode launch, mix or fine\n");
+		return 2;
+	}
 	setup(&g, us);
+	for (int i = 0; mode == FINE && i < per_batch; i++)
+		CK(cuEventCreate(&ev[i], 0));
 	start = now_ns();
 	end = start + (uint64_t)(seconds * 1e9);
 	for (t = start; t < end; t = now_ns()) {
 		for (int i = 0; i < per_batch; i++) {
 			t0 = now_ns();
-			CK(launch(&g, mix ? k++ % 4 : 0));
+			CK(launch(&g, mode == MIX ? k++ % 4 : 0));
 			t0 = now_ns() - t0;
 			slow += t0 > 2000000;
 			max_call = t0 > max_call ? t0 : max_call;
+			if (mode == FINE)
+				CK(cuEventRecord(ev[i], NULL));
 		}
-		CK(cuStreamSynchronize(NULL));
-		work += us * (unsigned long long)per_batch;
+		for (int i = 0; i < per_batch; i++) {
+			if (mode == FINE)
+				CK(cuEventSynchronize(ev[i]));
+			else if (i == per_batch - 1)
+				CK(cuStreamSynchronize(NULL));
+			else
+				continue;
+			work += mode == FINE ? us : us * (unsigned long long)per_batch;
+			t = now_ns();
+			if (t - last >= 250000000) {
+				printf("p %llu %llu\n", (unsigned long long)t, work);
+				last = t;
+			}
+		}
 		batches++;
-		t = now_ns();
-		if (t - last >= 250000000) {
-			printf("p %llu %llu\n", (unsigned long long)t, work);
-			last = t;
-		}
 	}
+	free(ev);
 	printf("work_us=%llu wall_us=%llu batches=%llu slow=%llu max_call_us=%llu\n", work,
 	       (unsigned long long)((now_ns() - start) / 1000), batches, slow,
 	       (unsigned long long)(max_call / 1000));
@@ -311,7 +333,8 @@ int main(int argc, char **argv)
 	}
 	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "run"))
 		return run(atof(argv[2]), strtoull(argv[3], NULL, 10), atoi(argv[4]),
-			   argc == 6 && !strcmp(argv[5], "mix"));
+			   argc == 5 || !strcmp(argv[5], "launch") ? PLAIN :
+			   !strcmp(argv[5], "mix") ? MIX : !strcmp(argv[5], "fine") ? FINE : 3);
 	if (argc == 3 && !strcmp(argv[1], "calls"))
 		return run_calls(argv[2]);
 	if (argc == 6 && !strcmp(argv[1], "churn"))
@@ -321,6 +344,6 @@ int main(int argc, char **argv)
 			puts(calls[i]);
 		return 0;
 	}
-	fprintf(stderr, "usage: sched-load now | run SECONDS KERNEL_US PER_BATCH [launch|mix] | calls DIR | list |\n       churn SECONDS CHUNK RING HOLDFILE\n");
+	fprintf(stderr, "usage: sched-load now | run SECONDS KERNEL_US PER_BATCH [launch|mix|fine] | calls DIR | list |\n       churn SECONDS CHUNK RING HOLDFILE\n");
 	return 2;
 }
