@@ -18,15 +18,7 @@
 
 enum { LIB_CUDA, LIB_NVML };
 
-#define HOOK_CU(n, b, v, p) __typeof__(n) *real_##n;
-#define USE_CU(n) __typeof__(n) *real_##n;
-#define HOOK_NV(n) __typeof__(n) *real_##n;
-#define USE_NV(n) __typeof__(n) *real_##n;
-#include "hooks.def"
-#undef HOOK_CU
-#undef USE_CU
-#undef HOOK_NV
-#undef USE_NV
+#include "real_defs.h"
 
 struct hook {
 	const char *name;
