@@ -2,7 +2,7 @@
 #ifndef BENCH_H
 #define BENCH_H
 
-#include "../sim/sim.h"
+#include "../model/model.h"
 
 #define MS		1000000ULL
 #define WARM_NS		(1000 * MS)
@@ -10,8 +10,8 @@
 #define Q_NS		CGS_DEF_QUANTUM_NS
 
 struct run {
-	struct sim w;
-	struct sim_snap a, b;
+	struct model w;
+	struct model_snap a, b;
 };
 
 /* A simulated node: policy and max_inst set, nobody on it yet. */

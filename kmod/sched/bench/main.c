@@ -1,5 +1,5 @@
 /*
- * The scheduler's benchmark on the simulated GPU: prints every figure and
+ * The scheduler's benchmark on the model GPU: prints every figure and
  * exits 1 when a target is missed. Arguments pick tables: a, b, c (all by
  * default).
  */
@@ -12,10 +12,10 @@ int main(int argc, char **argv)
 {
 	const char *want = argc > 1 ? argv[1] : "abc";
 
-	printf("simulated A10-like GPU: context switch %llu us, hardware slice %llu ms; "
+	printf("model of an A10-like GPU: context switch %llu us, hardware slice %llu ms; "
 	       "quantum %llu ms, grace %llu ms\n\n",
-	       (unsigned long long)SIM_CTX_SWITCH_NS / 1000,
-	       (unsigned long long)SIM_HW_SLICE_NS / MS,
+	       (unsigned long long)MODEL_CTX_SWITCH_NS / 1000,
+	       (unsigned long long)MODEL_HW_SLICE_NS / MS,
 	       (unsigned long long)Q_NS / MS, (unsigned long long)CGS_DEF_GRACE_NS / MS);
 	if (strchr(want, 'a'))
 		bench_ratio();

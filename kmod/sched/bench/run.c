@@ -13,7 +13,7 @@ struct run *run_new(bool gated, uint32_t policy, uint32_t max_inst)
 		perror("run");
 		exit(2);
 	}
-	sim_init(&r->w, gated, policy);
+	model_init(&r->w, gated, policy);
 	cgs_set_max_inst(&r->w.sched, max_inst, 0);
 	return r;
 }
@@ -22,30 +22,30 @@ void run_go(struct run *r)
 {
 	int i;
 
-	sim_run(&r->w, WARM_NS);
+	model_run(&r->w, WARM_NS);
 	for (i = 0; i < r->w.n; i++) {
 		samples_clear(&r->w.c[i].wait);
 		samples_clear(&r->w.c[i].latency);
 	}
-	sim_snap(&r->w, &r->a);
-	sim_run(&r->w, WARM_NS + MEASURE_NS);
-	sim_snap(&r->w, &r->b);
+	model_snap(&r->w, &r->a);
+	model_run(&r->w, WARM_NS + MEASURE_NS);
+	model_snap(&r->w, &r->b);
 }
 
 void run_free(struct run *r)
 {
-	sim_free(&r->w);
+	model_free(&r->w);
 	free(r);
 }
 
 double run_share(const struct run *r, int id)
 {
-	return (double)sim_share_ppm(&r->a, &r->b, id) / 1e6;
+	return (double)model_share_ppm(&r->a, &r->b, id) / 1e6;
 }
 
 double run_img_per_s(const struct run *r, int id)
 {
-	return sim_img_per_s(&r->a, &r->b, id);
+	return model_img_per_s(&r->a, &r->b, id);
 }
 
 double alone_share(struct work w)
@@ -53,7 +53,7 @@ double alone_share(struct work w)
 	struct run *r = run_new(false, CGS_NATIVE, CGPU_MAX_INST_DEFAULT);
 	double s;
 
-	sim_add(&r->w, w, 1, false);
+	model_add(&r->w, w, 1, false);
 	run_go(r);
 	s = run_share(r, 0);
 	run_free(r);

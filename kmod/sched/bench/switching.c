@@ -14,8 +14,8 @@ static double switches_per_s(uint32_t policy, uint32_t wa, uint32_t wb, double *
 	struct run *r = run_new(true, policy, CGPU_MAX_INST_MAX);
 	double f;
 
-	sim_add(&r->w, work_resnet(WORK_BATCHES, 32), wa, false);
-	sim_add(&r->w, work_resnet(WORK_BATCHES, 32), wb, false);
+	model_add(&r->w, work_resnet(WORK_BATCHES, 32), wa, false);
+	model_add(&r->w, work_resnet(WORK_BATCHES, 32), wb, false);
 	run_go(r);
 	f = (double)(r->b.switches - r->a.switches) * 1e9 / (double)(r->b.at - r->a.at);
 	*ratio = run_share(r, 0) / run_share(r, 1);
@@ -38,8 +38,8 @@ static void short_task(uint32_t policy, uint32_t wa, uint32_t wb, uint64_t *lat,
 {
 	struct run *r = run_new(true, policy, CGPU_MAX_INST_MAX);
 
-	sim_add(&r->w, short_tasks(), wa, false);
-	sim_add(&r->w, work_resnet(WORK_BATCHES, 32), wb, false);
+	model_add(&r->w, short_tasks(), wa, false);
+	model_add(&r->w, work_resnet(WORK_BATCHES, 32), wb, false);
 	run_go(r);
 	*lat = samples_pct(&r->w.c[0].latency, 99);
 	*wait = samples_pct(&r->w.c[0].wait, 99);
@@ -52,7 +52,7 @@ static uint64_t alone_latency(void)
 	struct run *r = run_new(false, CGS_NATIVE, CGPU_MAX_INST_DEFAULT);
 	uint64_t l;
 
-	sim_add(&r->w, short_tasks(), 1, false);
+	model_add(&r->w, short_tasks(), 1, false);
 	run_go(r);
 	l = samples_pct(&r->w.c[0].latency, 99);
 	run_free(r);
@@ -64,7 +64,8 @@ void bench_switching(void)
 	static const uint32_t policies[] = { CGS_WEIGHT, CGS_SOFT };
 	struct work busy = work_resnet(WORK_BATCHES, 32);
 	/* The busy neighbour stops submitting at its deadline; its kernels in flight drain. */
-	uint64_t slice = Q_NS + hook_default.depth * busy.kernel_ns + hook_default.wake_ns;
+	uint64_t slice = Q_NS + (busy.kernels < hook_default.depth ? busy.kernels : hook_default.depth) *
+			 busy.kernel_ns + hook_default.wake_ns;
 	uint64_t alone = alone_latency();
 	size_t i;
 

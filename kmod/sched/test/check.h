@@ -32,6 +32,6 @@ extern int check_count;
 
 void tests_rules(void);
 void tests_events(void);
-void tests_sim(void);
+void tests_model(void);
 
 #endif

@@ -8,7 +8,7 @@ int main(void)
 {
 	tests_rules();
 	tests_events();
-	tests_sim();
+	tests_model();
 	printf("unit: %d checks, %d failed\n", check_count, check_failures);
 	return check_failures != 0;
 }

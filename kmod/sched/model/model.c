@@ -1,29 +1,29 @@
-#include "sim.h"
+#include "model.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-void sim_init(struct sim *w, bool gated, uint32_t policy)
+void model_init(struct model *w, bool gated, uint32_t policy)
 {
-	*w = (struct sim){ .gated = gated };
-	gpu_init(&w->gpu, SIM_CTX_SWITCH_NS, SIM_HW_SLICE_NS);
-	cgs_init(&w->sched, w->slots, SIM_MAX_CTX, 0);
+	*w = (struct model){ .gated = gated };
+	gpu_init(&w->gpu, MODEL_CTX_SWITCH_NS, MODEL_HW_SLICE_NS);
+	cgs_init(&w->sched, w->slots, MODEL_MAX_CTX, 0);
 	cgs_set_policy(&w->sched, policy, 0);
 }
 
-int sim_add(struct sim *w, struct work work, uint32_t weight, bool highprio)
+int model_add(struct model *w, struct work work, uint32_t weight, bool highprio)
 {
 	int id = w->n++;
 
-	if (id >= SIM_MAX_CTX || cgs_join(&w->sched, id, weight, highprio, w->now)) {
-		fprintf(stderr, "sim: cannot add container %d\n", id);
+	if (id >= MODEL_MAX_CTX || cgs_join(&w->sched, id, weight, highprio, w->now)) {
+		fprintf(stderr, "model: cannot add container %d\n", id);
 		exit(2);
 	}
 	client_init(&w->c[id], id, work, w->gated);
 	return id;
 }
 
-void sim_free(struct sim *w)
+void model_free(struct model *w)
 {
 	int i;
 
@@ -34,7 +34,7 @@ void sim_free(struct sim *w)
 }
 
 /* Runs everything due at w->now until nothing more happens at that instant. */
-static void settle(struct sim *w)
+static void settle(struct model *w)
 {
 	int rounds = 0;
 	bool moved;
@@ -51,7 +51,7 @@ static void settle(struct sim *w)
 			moved |= client_step(&w->c[i], &w->sched, &w->gpu, w->now);
 		moved |= gen != cgs_gen(&w->sched);
 		if (++rounds > 10000) {
-			fprintf(stderr, "sim: no progress at %llu ns\n",
+			fprintf(stderr, "model: no progress at %llu ns\n",
 				(unsigned long long)w->now);
 			exit(2);
 		}
@@ -63,7 +63,7 @@ static uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-void sim_run(struct sim *w, uint64_t until)
+void model_run(struct model *w, uint64_t until)
 {
 	while (w->now < until) {
 		uint64_t t = until;
@@ -76,7 +76,7 @@ void sim_run(struct sim *w, uint64_t until)
 		for (i = 0; i < w->n; i++)
 			t = min64(t, client_next(&w->c[i], &w->sched, w->now));
 		if (t <= w->now) {
-			fprintf(stderr, "sim: time stands still at %llu ns\n",
+			fprintf(stderr, "model: time stands still at %llu ns\n",
 				(unsigned long long)w->now);
 			exit(2);
 		}
@@ -85,12 +85,12 @@ void sim_run(struct sim *w, uint64_t until)
 	settle(w);
 }
 
-void sim_snap(const struct sim *w, struct sim_snap *s)
+void model_snap(const struct model *w, struct model_snap *s)
 {
 	int i;
 
 	s->at = w->now;
-	for (i = 0; i < SIM_MAX_CTX; i++) {
+	for (i = 0; i < MODEL_MAX_CTX; i++) {
 		s->busy[i] = w->gpu.busy_ns[i];
 		s->images[i] = i < w->n ? w->c[i].images : 0;
 		s->prio[i] = w->slots[i].prio_ns;
@@ -99,12 +99,12 @@ void sim_snap(const struct sim *w, struct sim_snap *s)
 	s->ctx_switch_ns = w->gpu.switch_ns;
 }
 
-uint64_t sim_share_ppm(const struct sim_snap *a, const struct sim_snap *b, int ctx)
+uint64_t model_share_ppm(const struct model_snap *a, const struct model_snap *b, int ctx)
 {
 	return (b->busy[ctx] - a->busy[ctx]) * 1000000 / (b->at - a->at);
 }
 
-double sim_img_per_s(const struct sim_snap *a, const struct sim_snap *b, int ctx)
+double model_img_per_s(const struct model_snap *a, const struct model_snap *b, int ctx)
 {
 	return (double)(b->images[ctx] - a->images[ctx]) * 1e9 / (double)(b->at - a->at);
 }

@@ -1,6 +1,6 @@
 /* Samples of a duration, summarised after a run. */
-#ifndef SIM_STATS_H
-#define SIM_STATS_H
+#ifndef MODEL_STATS_H
+#define MODEL_STATS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
  * figures for an A10: a batch of B images takes 427 us + 161 us * B of GPU
  * time, spread over 64 + 2B kernels, with one sync per batch.
  */
-#ifndef SIM_WORK_H
-#define SIM_WORK_H
+#ifndef MODEL_WORK_H
+#define MODEL_WORK_H
 
 #include <stdint.h>
 

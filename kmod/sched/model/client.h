@@ -2,7 +2,8 @@
  * One container's process: the application (a struct work) behind a model
  * of libcgpu's gate, which is the contract the real hook must follow:
  *  - a launch goes through only while cgs_may_submit() says so, and while
- *    fewer than `depth` of its kernels are in flight (this bounds the drain);
+ *    fewer than `depth` of its kernels are in flight: 1024, CUDA's own queue per
+ *    stream (the hook adds no cap of its own, so the drain is what was queued);
  *  - not the holder: cgs_pending() once, then sleep until granted (a wakeup
  *    costs wake_ns);
  *  - the holder past its deadline calls cgs_tick() once (the slice may be
@@ -15,8 +16,8 @@
  * A client that hangs freezes for good once it is first granted the GPU
  * (a process stopped while holding): it never submits or calls again.
  */
-#ifndef SIM_CLIENT_H
-#define SIM_CLIENT_H
+#ifndef MODEL_CLIENT_H
+#define MODEL_CLIENT_H
 
 #include <stdbool.h>
 #include <stdint.h>

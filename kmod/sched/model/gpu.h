@@ -1,15 +1,15 @@
 /* A GPU on a virtual clock: one kernel runs at a time, each context has its own FIFO. */
-#ifndef SIM_GPU_H
-#define SIM_GPU_H
+#ifndef MODEL_GPU_H
+#define MODEL_GPU_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SIM_MAX_CTX	16
-#define SIM_QUEUE	4096	/* kernels one context may have queued */
+#define MODEL_MAX_CTX	16
+#define MODEL_QUEUE	4096	/* kernels one context may have queued */
 
 struct gpu_queue {
-	uint64_t dur[SIM_QUEUE];
+	uint64_t dur[MODEL_QUEUE];
 	uint32_t head, n;
 };
 
@@ -17,12 +17,12 @@ struct gpu {
 	uint64_t ctx_switch_ns;	/* GPU time lost when another context's kernel starts */
 	uint64_t hw_slice_ns;	/* the hardware's own time slice between busy contexts */
 
-	struct gpu_queue q[SIM_MAX_CTX];
+	struct gpu_queue q[MODEL_MAX_CTX];
 	int running;		/* context of the running kernel, -1 when idle */
 	int cur;		/* context the GPU is switched to */
 	uint64_t cur_since;
 	uint64_t run_end;
-	uint64_t busy_ns[SIM_MAX_CTX];	/* kernel time completed, per context */
+	uint64_t busy_ns[MODEL_MAX_CTX];	/* kernel time completed, per context */
 	uint64_t switch_ns;		/* time spent switching contexts */
 	uint64_t kernels;
 };

@@ -32,8 +32,8 @@ static int pick(const struct gpu *g, uint64_t now)
 	if (g->cur >= 0 && g->q[g->cur].n &&
 	    now - g->cur_since < g->hw_slice_ns)
 		return g->cur;
-	for (i = 1; i <= SIM_MAX_CTX; i++) {
-		c = ((g->cur < 0 ? 0 : g->cur) + i) % SIM_MAX_CTX;
+	for (i = 1; i <= MODEL_MAX_CTX; i++) {
+		c = ((g->cur < 0 ? 0 : g->cur) + i) % MODEL_MAX_CTX;
 		if (g->q[c].n)
 			return c;
 	}
@@ -60,7 +60,7 @@ static void start(struct gpu *g, uint64_t now)
 	g->running = c;
 	g->run_end = at + q->dur[q->head];
 	g->busy_ns[c] += q->dur[q->head];
-	q->head = (q->head + 1) % SIM_QUEUE;
+	q->head = (q->head + 1) % MODEL_QUEUE;
 	q->n--;
 }
 
@@ -68,9 +68,9 @@ bool gpu_submit(struct gpu *g, int ctx, uint64_t dur, uint64_t now)
 {
 	struct gpu_queue *q = &g->q[ctx];
 
-	if (q->n == SIM_QUEUE)
+	if (q->n == MODEL_QUEUE)
 		return false;
-	q->dur[(q->head + q->n) % SIM_QUEUE] = dur;
+	q->dur[(q->head + q->n) % MODEL_QUEUE] = dur;
 	q->n++;
 	if (g->running < 0)
 		start(g, now);
