@@ -188,7 +188,7 @@ func runUpgrade(dockerCLI command.Cli, o upgradeOptions, dir string) error {
 	case err != nil:
 		problems = append(problems, fmt.Errorf("giving the settings back: %w", err))
 	case len(changes) == 0:
-		say("settings carried over: default_memsize, each GPU's policy, max_inst and prio_ratio, and %d instance(s) of the containers", len(saved.Instances))
+		say("the %d instance(s) of the containers carried their values over (upgrade.sh carries the GPU settings)", len(saved.Instances))
 	default:
 		for _, c := range changes {
 			say("  restored   %s", c.What)

@@ -155,3 +155,11 @@ func removals(ids []string, gpus []gpu.GPU, st *procfs.State) ([]Change, error) 
 	}
 	return out, nil
 }
+
+func defChange(old, new uint64) Change {
+	return Change{
+		What: fmt.Sprintf("default_memsize %d -> %d", old, new),
+		Do:   func(tx procfs.Tx) error { return tx.SetDefaultMemsize(int64(new)) },
+		Undo: func(tx procfs.Tx) error { return tx.SetDefaultMemsize(int64(old)) },
+	}
+}

@@ -1,19 +1,17 @@
 package settings
 
 import (
-	"fmt"
-
 	"github.com/cgpu-project/cgpu/pkg/procfs"
 )
 
 // Saved is what docker cgpu upgrade keeps of the tree before it replaces the kernel
-// module: the node's and each GPU's settings, and the values of the instances of the
-// containers it restarts (a restarted container registers from its environment, which
-// does not know what docker cgpu set changed since).
+// module: the values of the instances of the containers it restarts (a restarted
+// container registers from its environment, which does not know what docker cgpu set
+// changed since). The node's and each GPU's settings are upgrade.sh's to carry over: it
+// writes them back as soon as the new module loads, before any container registers, so
+// that they are restored in one place.
 type Saved struct {
-	DefaultMemsize uint64
-	GPUs           []procfs.GPUState
-	Instances      []SavedInstance
+	Instances []SavedInstance
 }
 
 // SavedInstance is one container's instance on one GPU, as it was.
@@ -23,9 +21,9 @@ type SavedInstance struct {
 	procfs.Instance
 }
 
-// Save records st's settings and the instances of containers.
+// Save records the instances of containers in st.
 func Save(st *procfs.State, containers []Container) Saved {
-	s := Saved{DefaultMemsize: st.DefaultMemsize, GPUs: st.GPUs}
+	var s Saved
 	for _, g := range st.GPUs {
 		for _, c := range containers {
 			if in := g.Instance(c.ID); in != nil {
@@ -36,34 +34,17 @@ func Save(st *procfs.State, containers []Container) Saved {
 	return s
 }
 
-func (s Saved) gpu(index int) *procfs.GPUState {
-	for i := range s.GPUs {
-		if s.GPUs[i].Index == index {
-			return &s.GPUs[i]
-		}
-	}
-	return nil
-}
-
-// Restore writes back what the tree no longer has of s, in the order docker cgpu set
-// writes (each step one the kernel accepts), all or nothing. It returns the changes: none
-// when everything carried over. Instances whose container has none now are left out.
+// Restore writes back the instance values the tree no longer has of s, in the order
+// docker cgpu set writes (each step one the kernel accepts), all or nothing. It returns
+// the changes: none when everything carried over. Instances whose container has none now
+// are left out.
 func Restore(t procfs.Tree, s Saved) ([]Change, error) {
 	var changes []Change
 	err := t.Update(func(tx procfs.Tx) error {
 		st := tx.State()
 		changes = nil
-		if st.DefaultMemsize != s.DefaultMemsize {
-			changes = append(changes, defChange(st.DefaultMemsize, s.DefaultMemsize))
-		}
 		for gi := range st.GPUs {
 			g := &st.GPUs[gi]
-			var v values
-			old := s.gpu(g.Index)
-			if old != nil {
-				v = values{policy: int64(old.Policy), maxInst: int64(old.MaxInst), prio: int64(old.PrioRatio),
-					hasPolicy: true, hasMaxInst: true, hasPrio: true}
-			}
 			var mine []target
 			for _, si := range s.Instances {
 				if in := g.Instance(si.Container.ID); si.GPU == g.Index && in != nil {
@@ -71,18 +52,9 @@ func Restore(t procfs.Tree, s Saved) ([]Change, error) {
 						memsize: si.Memsize, highprio: si.HighPrio})
 				}
 			}
-			changes = append(changes, order(v, g, old != nil, mine)...)
+			changes = append(changes, order(values{}, g, false, mine)...)
 		}
 		return Apply(tx, changes)
 	})
 	return changes, err
-}
-
-// defChange sets default_memsize from old to new bytes.
-func defChange(old, new uint64) Change {
-	return Change{
-		What: fmt.Sprintf("default_memsize %d -> %d", old, new),
-		Do:   func(tx procfs.Tx) error { return tx.SetDefaultMemsize(int64(new)) },
-		Undo: func(tx procfs.Tx) error { return tx.SetDefaultMemsize(int64(old)) },
-	}
 }

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// A module replaced (defaults everywhere) and the containers registered again from their
-// environment: Restore gives back every setting and the values docker cgpu set changed.
+// A module replaced (defaults everywhere), the GPU settings written back (upgrade.sh does
+// that) and the containers registered again from their environment: Restore gives back
+// the values docker cgpu set changed on their instances.
 func TestRestoreAfterModuleReplacement(t *testing.T) {
 	tr, gpus := node(t)
 	if _, err := Set(tr, gpus, Request{GPUs: "0", Policy: "2", MaxInst: "8", PrioRatio: "40"}); err != nil {
@@ -33,6 +34,9 @@ func TestRestoreAfterModuleReplacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := register(t, tr.Root(), 1)
+	if _, err := Set(fresh, gpus, Request{GPUs: "0", Policy: "2", MaxInst: "8", PrioRatio: "40", DefaultMemsize: "1"}); err != nil {
+		t.Fatal(err)
+	}
 	changes, err := Restore(fresh, saved)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +65,7 @@ func TestRestoreIsAllOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	saved := Save(st, []Container{web, db})
-	saved.GPUs[0].Policy = 3
+	saved.Instances[0].Weight++
 	for i := range saved.Instances {
 		if saved.Instances[i].Container == db {
 			saved.Instances[i].Memsize = 1 << 20 // db's process holds 1 GiB
