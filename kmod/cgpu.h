@@ -12,17 +12,20 @@
  *                   off: the slice timer (hard hrtimer) takes it too. Taken under
  *                   reg_lock when a setting changes, so procfs and the scheduler are
  *                   updated together.
- *   inst->lock      one instance's ledger: memsize, used, holdings (a spinlock: the
- *                   charge path is the hot one and never sleeps). Never nested with
- *                   sched_lock.
+ *   inst->lock      one instance's ledger: memsize, used, its processes and files. A
+ *                   mutex, not a spinlock: meminfo and the hot update's dump walk up to
+ *                   CGPU_INST_FILES_MAX processes under it, which must not keep
+ *                   preemption off. Never nested with sched_lock.
  * cgpu.state (hot update, upgrade.c) changes under ctl_mutex and reg_lock together, so
  * holding either one keeps it still; the charge path reads it once under inst->lock.
+ * cgpu.exiting is set under ctl_mutex before unload takes the tree down.
  */
 #ifndef CGPU_KM_H
 #define CGPU_KM_H
 
 #include <linux/capability.h>
 #include <linux/errno.h>
+#include <linux/hashtable.h>
 #include <linux/hrtimer.h>
 #include <linux/kernel.h>
 #include <linux/atomic.h>
@@ -45,9 +48,11 @@
  * module writes when frozen, the oldest it can import, and the /dev/cgpu ABI versions
  * it serves. A build may override the format (make STATE_FORMAT=N), which makes a
  * module that refuses the state of every other format: the test's incompatible one.
+ * Format 2 added `bind` lines and the processes' start times: a format 1 state has no
+ * container bound, so this module does not read it (every container would be unlimited).
  */
 #ifndef CGPU_STATE_FORMAT
-#define CGPU_STATE_FORMAT 1
+#define CGPU_STATE_FORMAT 2
 #endif
 #ifndef CGPU_STATE_FORMAT_MIN
 #define CGPU_STATE_FORMAT_MIN CGPU_STATE_FORMAT
@@ -96,6 +101,17 @@ struct cgpu_gpu {
 };
 
 /*
+ * The container an instance belongs to: the cgroup of a task the runtime named (inst_ctl
+ * bind), taken by the kernel from the task itself. A caller is in the container when its
+ * cgroup in the same hierarchy is this one or below it, whatever either is called.
+ */
+struct cgpu_bind {
+	struct cgroup *cgrp;	/* a reference held; NULL: not bound, nobody is in it */
+	int ssid;		/* the v1 controller whose hierarchy holds cgrp; -1: v2 */
+	struct pid *pid;	/* the task named, for the hot update's state; a reference */
+};
+
+/*
  * One container on one GPU. References: the registry's while listed, one per file
  * attached to it; a deleted instance lives on, unlisted and out of procfs, until the
  * last file holding charges on it closes.
@@ -108,9 +124,15 @@ struct cgpu_inst {
 	u32 weight, highprio;			/* reg_lock */
 	bool listed;				/* reg_lock: on gpu->insts */
 	struct list_head link;			/* reg_lock */
-	spinlock_t lock;
+	struct cgpu_bind bind;			/* reg_lock */
+	struct mutex lock;
 	u64 memsize, used;			/* lock */
-	struct list_head holdings;		/* lock */
+	struct list_head procs;			/* lock: in the order they first attached */
+	DECLARE_HASHTABLE(proc_hash, 6);	/* lock: the same, by pid */
+	unsigned int nfiles;			/* lock: at most CGPU_INST_FILES_MAX */
+	unsigned int nprocs;			/* lock: at most CGPU_INST_FILES_MAX */
+	unsigned int nreserved;			/* lock: processes with a reservation */
+	u64 reserved;				/* lock: the bytes those hold */
 	struct proc_dir_entry *dir;		/* ctl_mutex */
 	struct cgpu_node nodes[CGPU_INST_NODES];
 	/*
@@ -127,15 +149,19 @@ struct cgpu_inst {
 };
 
 /*
- * What one open /dev/cgpu file holds on one instance; or, reserved, what a process
- * held before a hot update, waiting on the instance's list for the process to attach
- * again and take it back (it counts in used meanwhile).
+ * One process's part of an instance's ledger, all under inst->lock: what its files hold
+ * together (meminfo's line, kept as a sum so no show walks the files) and what a hot
+ * update holds for it until it attaches again. A process is its tgid and its start
+ * time: a new process that is given the same pid is another one.
  */
-struct cgpu_holding {
-	struct list_head link;			/* inst->lock */
-	pid_t pid;				/* tgid of the attaching process */
-	u64 bytes;				/* inst->lock */
-	bool reserved;				/* inst->lock: no file; upgrade.c */
+struct cgpu_proc {
+	struct list_head link;
+	struct hlist_node hnode;
+	pid_t pid;
+	u64 start;		/* ns since boot; 0: imported without one (state format 1) */
+	u64 bytes;		/* its files' and its reservation's */
+	u64 reserved;		/* of bytes, held for it with no file */
+	unsigned int nfiles;
 };
 
 /* An attached file's instances, ascending by GPU index; fixed once published. */
@@ -144,7 +170,8 @@ struct cgpu_attachment {
 	char id[CGPU_ID_LEN + 1];
 	struct cgpu_slot {
 		struct cgpu_inst *inst;
-		struct cgpu_holding *h;		/* inst->lock: HANDOVER replaces it */
+		struct cgpu_proc *proc;
+		u64 bytes;		/* inst->lock: what this file holds */
 		/* gpu->sched_lock: */
 		u32 hold;		/* the slice this file takes part in, 0: none */
 		bool waiting;		/* counted in inst->nwait */
@@ -170,6 +197,7 @@ struct cgpu_km {
 	u64 default_memsize;			/* reg_lock */
 	unsigned int ninst;			/* ctl_mutex + reg_lock to change */
 	bool unpin;				/* ctl_mutex: instances do not pin */
+	bool exiting;				/* ctl_mutex: unload has begun */
 	bool pinned;				/* ctl_mutex: we hold a module ref */
 	atomic_t live;				/* objects allocated and not freed */
 	struct cgpu_status_page *status;	/* the page every /dev/cgpu maps */
@@ -188,11 +216,13 @@ extern struct cgpu_km cgpu;
 
 /*
  * Every object that outlives a call goes through these, so unload can prove that
- * nothing leaked even on a kernel without kmemleak.
+ * nothing leaked even on a kernel without kmemleak. Charged to the memory cgroup of
+ * the caller that makes us allocate: /dev/cgpu is open to every process, and what a
+ * container makes the kernel keep counts against its own memory limit.
  */
 static inline void *cgpu_zalloc(size_t size)
 {
-	void *p = kzalloc(size, GFP_KERNEL);
+	void *p = kzalloc(size, GFP_KERNEL_ACCOUNT);
 
 	if (p)
 		atomic_inc(&cgpu.live);
@@ -235,9 +265,10 @@ int cgpu_registry_init(unsigned int ngpus);
 void cgpu_registry_exit(void);
 int cgpu_inst_ctl(const char *buf, size_t len);
 int cgpu_inst_add(const struct cgpu_cmd *cmd);		/* ctl_mutex held */
+int cgpu_inst_bind(const struct cgpu_cmd *cmd);		/* ctl_mutex held */
 struct cgpu_inst *cgpu_find(struct cgpu_gpu *g, const char *id);	/* reg_lock held */
 int cgpu_update_pin(void);				/* ctl_mutex held */
-int cgpu_attach(const char *id, pid_t pid, struct cgpu_attachment *att);
+int cgpu_attach(struct cgpu_attachment *att);
 void cgpu_detach(struct cgpu_attachment *att);
 
 /* upgrade.c: the hot update (docs/upgrade.md) */
@@ -273,25 +304,30 @@ int cgpu_sched_mmap(struct vm_area_struct *vma);
 void cgpu_sched_republish(void);		/* cgpu.state changed */
 
 /* ledger.c */
-void cgpu_ledger_link(struct cgpu_inst *inst, struct cgpu_holding *h);
-void cgpu_ledger_unlink(struct cgpu_inst *inst, struct cgpu_holding *h);
+int cgpu_ledger_link(struct cgpu_slot *s, pid_t pid, u64 start, struct cgpu_proc **spare);
+void cgpu_ledger_unlink(struct cgpu_slot *s);
 int cgpu_ledger_charge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize);
 int cgpu_ledger_uncharge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize);
-bool cgpu_ledger_reserve(struct cgpu_slot *s, struct cgpu_holding *fresh);
-int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 bytes,
-		       struct cgpu_holding **spare);
+void cgpu_ledger_undo_charge(struct cgpu_slot *s, u64 bytes);
+void cgpu_ledger_reserve(struct cgpu_slot *s);
+int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
+		       struct cgpu_proc **spare);
 unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst);
 void cgpu_ledger_reserved(struct cgpu_inst *inst, unsigned int *n, u64 *bytes);
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst);
 void cgpu_ledger_read(struct cgpu_inst *inst, u64 *used, u64 *memsize);
 int cgpu_ledger_set_memsize(struct cgpu_inst *inst, u64 memsize);
 void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst);
+void cgpu_ledger_init(struct cgpu_inst *inst);
 
 /* chardev.c: the attached container's slot on host GPU gpu, NULL if none. */
 struct cgpu_slot *cgpu_slot_of(struct cgpu_attachment *att, u32 gpu);
 
-/* identity.c: 1 and the caller's 64-hex container id, 0 if none, or -errno. */
-int cgpu_caller_container_id(char id[CGPU_FULL_ID_LEN + 1]);
+/* identity.c: which container a task is in (the cgroup it was bound by). */
+int cgpu_bind_task(struct pid *pid, struct cgpu_bind *b);
+void cgpu_bind_release(struct cgpu_bind *b);
+bool cgpu_bind_contains(const struct cgpu_bind *b, struct task_struct *t);
+const struct cgpu_inst *cgpu_caller_inst(void);		/* reg_lock held */
 
 /* nodes.c: a GPU setting checked, applied to the scheduler and stored; reg_lock held. */
 enum cgpu_gpu_key { CGPU_KEY_MAX_INST, CGPU_KEY_POLICY, CGPU_KEY_PRIO_RATIO };
@@ -305,6 +341,8 @@ void cgpu_procfs_del_inst(struct cgpu_inst *inst);
 
 /* chardev.c */
 int cgpu_chardev_init(unsigned int major);
+int cgpu_chardev_publish(void);
+void cgpu_chardev_unpublish(void);
 void cgpu_chardev_exit(void);
 
 /* selftest.c */

@@ -70,18 +70,6 @@ static int cgpu_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* Binds att to the caller's container: ENOENT when the caller is in none. */
-static int cgpu_attach_caller(struct cgpu_attachment *att)
-{
-	char full[CGPU_FULL_ID_LEN + 1];
-	int found = cgpu_caller_container_id(full);
-
-	if (found <= 0)
-		return found ? found : -ENOENT;
-	full[CGPU_ID_LEN] = '\0';	/* instances are named by the short id */
-	return cgpu_attach(full, task_tgid_nr(current), att);
-}
-
 static long cgpu_ioc_attach(struct cgpu_file *f, void __user *arg)
 {
 	struct cgpu_attachment *att;
@@ -96,7 +84,7 @@ static long cgpu_ioc_attach(struct cgpu_file *f, void __user *arg)
 	if (!att)
 		return -ENOMEM;
 	mutex_lock(&f->attach_lock);
-	err = f->att ? -EBUSY : cgpu_attach_caller(att);
+	err = f->att ? -EBUSY : cgpu_attach(att);
 	if (!err) {
 		memset(a.id, 0, sizeof(a.id));
 		memcpy(a.id, att->id, CGPU_ID_LEN);
@@ -175,12 +163,11 @@ static long cgpu_ioc_charge(struct cgpu_attachment *att, void __user *arg, bool 
 		return err;
 	if (copy_to_user(arg, &c, sizeof(c))) {
 		/*
-		 * Unmapped meanwhile by another thread: a charge is undone, an uncharge
-		 * stands. Should a freeze have come in between, the charge stays and is
-		 * handed over with the rest: counted, never lost.
+		 * Unmapped meanwhile by another thread: a charge is undone (even if a
+		 * HANDOVER moved it into the reservation since), an uncharge stands.
 		 */
 		if (charge)
-			cgpu_ledger_uncharge(s, c.bytes, &c.used, &c.memsize);
+			cgpu_ledger_undo_charge(s, c.bytes);
 		return -EFAULT;
 	}
 	return 0;
@@ -261,12 +248,12 @@ static char *cgpu_devnode(cgpu_devnode_dev *dev, umode_t *mode)
 }
 
 /*
- * major 0: any free number. A hot update asks for the old module's, because running
- * containers reach /dev/cgpu through a device node and a cgroup rule of that number.
+ * The number first, so procfs can show it: major 0 is any free number. A hot update asks
+ * for the old module's, because running containers reach /dev/cgpu through a device
+ * node and a cgroup rule of that number. Nothing can open the device yet.
  */
 int cgpu_chardev_init(unsigned int major)
 {
-	struct device *dev;
 	int err;
 
 	if (major) {
@@ -277,39 +264,56 @@ int cgpu_chardev_init(unsigned int major)
 	} else {
 		err = alloc_chrdev_region(&cgpu_devt, 0, 1, "cgpu");
 	}
-	if (err)
+	if (!err)
+		cgpu.major = MAJOR(cgpu_devt);
+	return err;
+}
+
+/*
+ * The device goes live: the last step of init, since a file opened once it can be
+ * opened must find everything in place, and nothing after this may fail the load.
+ */
+int cgpu_chardev_publish(void)
+{
+	struct device *dev;
+	int err;
+
+	cgpu_class = cgpu_class_create("cgpu");
+	if (IS_ERR(cgpu_class)) {
+		err = PTR_ERR(cgpu_class);
+		cgpu_class = NULL;
 		return err;
-	cgpu.major = MAJOR(cgpu_devt);
+	}
+	cgpu_class->devnode = cgpu_devnode;
 	cdev_init(&cgpu_cdev, &cgpu_fops);
 	cgpu_cdev.owner = THIS_MODULE;
 	err = cdev_add(&cgpu_cdev, cgpu_devt, 1);
 	if (err)
-		goto unregister;
-	cgpu_class = cgpu_class_create("cgpu");
-	if (IS_ERR(cgpu_class)) {
-		err = PTR_ERR(cgpu_class);
-		goto del_cdev;
-	}
-	cgpu_class->devnode = cgpu_devnode;
+		goto destroy_class;
 	dev = device_create(cgpu_class, NULL, cgpu_devt, NULL, "cgpu");
 	if (IS_ERR(dev)) {
 		err = PTR_ERR(dev);
-		goto destroy_class;
+		goto del_cdev;
 	}
 	return 0;
-destroy_class:
-	class_destroy(cgpu_class);
 del_cdev:
 	cdev_del(&cgpu_cdev);
-unregister:
-	unregister_chrdev_region(cgpu_devt, 1);
+destroy_class:
+	class_destroy(cgpu_class);
+	cgpu_class = NULL;
 	return err;
+}
+
+/* Open files pin the module, so none is open by the time this runs at unload. */
+void cgpu_chardev_unpublish(void)
+{
+	device_destroy(cgpu_class, cgpu_devt);
+	cdev_del(&cgpu_cdev);
+	class_destroy(cgpu_class);
+	cgpu_class = NULL;
 }
 
 void cgpu_chardev_exit(void)
 {
-	device_destroy(cgpu_class, cgpu_devt);
-	class_destroy(cgpu_class);
-	cdev_del(&cgpu_cdev);
 	unregister_chrdev_region(cgpu_devt, 1);
 }

@@ -1,80 +1,151 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The memory ledger of one instance: its limit, its total and what each attached file
- * holds. The checks are lib/rules.c's; here they run under the instance's lock.
+ * The memory ledger of one instance: its limit, its total, what each process holds and
+ * what each attached file holds. The checks are lib/rules.c's; here they run under the
+ * instance's lock. Every count a show prints is kept as it changes, so no show or dump
+ * walks more than one entry per process, and the number of processes and files is
+ * capped (CGPU_INST_FILES_MAX).
  */
 #include <linux/seq_file.h>
 #include "cgpu.h"
 #include "lib/rules.h"
 
+void cgpu_ledger_init(struct cgpu_inst *inst)
+{
+	mutex_init(&inst->lock);
+	INIT_LIST_HEAD(&inst->procs);
+	hash_init(inst->proc_hash);
+}
+
 /*
- * A process attaching again after a hot update takes back what it held: its
- * reservation becomes this file's holding, so nothing is charged twice.
+ * The process (pid, start); start 0 is a process imported from a state that had no
+ * start times, which the first process of that pid to attach is taken for.
  */
-void cgpu_ledger_link(struct cgpu_inst *inst, struct cgpu_holding *h)
+static struct cgpu_proc *cgpu_proc_find(struct cgpu_inst *inst, pid_t pid, u64 start)
 {
-	struct cgpu_holding *r, *mine = NULL;
+	struct cgpu_proc *p;
 
-	spin_lock(&inst->lock);
-	list_for_each_entry(r, &inst->holdings, link) {
-		if (r->reserved && r->pid == h->pid) {
-			mine = r;
-			break;
-		}
-	}
-	if (mine) {
-		h->bytes = mine->bytes;
-		list_replace(&mine->link, &h->link);
-	} else {
-		list_add_tail(&h->link, &inst->holdings);
-	}
-	spin_unlock(&inst->lock);
-	cgpu_free(mine);
+	hash_for_each_possible(inst->proc_hash, p, hnode, pid)
+		if (p->pid == pid && (p->start == start || !p->start))
+			return p;
+	return NULL;
 }
 
-/* Releases everything h holds: the file is closing. */
-void cgpu_ledger_unlink(struct cgpu_inst *inst, struct cgpu_holding *h)
+/* A new process from *spare (which is used up); the cap checked by the caller. */
+static struct cgpu_proc *cgpu_proc_new(struct cgpu_inst *inst, pid_t pid, u64 start,
+				       struct cgpu_proc **spare)
 {
-	spin_lock(&inst->lock);
-	/* used is the sum of the holdings, so this cannot wrap. */
-	inst->used -= h->bytes;
-	h->bytes = 0;
-	list_del(&h->link);
-	spin_unlock(&inst->lock);
+	struct cgpu_proc *p = *spare;
+
+	*spare = NULL;
+	p->pid = pid;
+	p->start = start;
+	list_add_tail(&p->link, &inst->procs);
+	hash_add(inst->proc_hash, &p->hnode, pid);
+	inst->nprocs++;
+	return p;
+}
+
+/* p's reservation is gone (taken back or released): counted out. */
+static void cgpu_proc_unreserve(struct cgpu_inst *inst, struct cgpu_proc *p)
+{
+	inst->nreserved--;
+	inst->reserved -= p->reserved;
+	p->reserved = 0;
+}
+
+/* p has no file and no reservation left: unlinked, for the caller to free. */
+static struct cgpu_proc *cgpu_proc_drop(struct cgpu_inst *inst, struct cgpu_proc *p)
+{
+	if (p->nfiles || p->reserved)
+		return NULL;
+	list_del(&p->link);
+	hash_del(&p->hnode);
+	inst->nprocs--;
+	return p;
 }
 
 /*
- * A charge (or uncharge) on the file's holding, read under the lock because HANDOVER
- * replaces it. A frozen module changes no ledger: EAGAIN, the caller retries on the
- * module that comes next.
+ * s->inst's ledger gets the file s, of process (pid, start). A process attaching again
+ * after a hot update takes back what it held: its reservation becomes this file's
+ * holding, so nothing is charged twice. EMFILE past the cap.
+ */
+int cgpu_ledger_link(struct cgpu_slot *s, pid_t pid, u64 start, struct cgpu_proc **spare)
+{
+	struct cgpu_inst *inst = s->inst;
+	struct cgpu_proc *p;
+	int err = 0;
+
+	mutex_lock(&inst->lock);
+	p = cgpu_proc_find(inst, pid, start);
+	if (inst->nfiles >= CGPU_INST_FILES_MAX ||
+	    (!p && inst->nprocs >= CGPU_INST_FILES_MAX)) {
+		err = -EMFILE;
+		goto out;
+	}
+	if (!p)
+		p = cgpu_proc_new(inst, pid, start, spare);
+	p->start = start;
+	s->proc = p;
+	s->bytes = p->reserved;
+	if (p->reserved)
+		cgpu_proc_unreserve(inst, p);
+	p->nfiles++;
+	inst->nfiles++;
+out:
+	mutex_unlock(&inst->lock);
+	return err;
+}
+
+/* Releases everything s holds: the file is closing. */
+void cgpu_ledger_unlink(struct cgpu_slot *s)
+{
+	struct cgpu_inst *inst = s->inst;
+	struct cgpu_proc *p = s->proc, *gone;
+
+	mutex_lock(&inst->lock);
+	/* used and p->bytes are sums that include s->bytes, so neither can wrap. */
+	inst->used -= s->bytes;
+	p->bytes -= s->bytes;
+	s->bytes = 0;
+	p->nfiles--;
+	inst->nfiles--;
+	gone = cgpu_proc_drop(inst, p);
+	mutex_unlock(&inst->lock);
+	cgpu_free(gone);
+}
+
+/*
+ * A charge (or uncharge) on the file's holding. A frozen module changes no ledger:
+ * EAGAIN, the caller retries on the module that comes next.
  */
 static int cgpu_ledger_move(struct cgpu_slot *s, u64 bytes, bool charge, u64 *used,
 			    u64 *memsize)
 {
 	struct cgpu_inst *inst = s->inst;
-	struct cgpu_holding *h;
 	enum cgpu_rc rc;
 	int err;
 
-	spin_lock(&inst->lock);
-	h = s->h;
+	mutex_lock(&inst->lock);
 	if (READ_ONCE(cgpu.state) != CGPU_RUNNING) {
 		err = -EAGAIN;
 	} else {
 		rc = charge ? cgpu_check_charge(inst->used, inst->memsize, bytes) :
-			      cgpu_check_uncharge(h->bytes, bytes);
+			      cgpu_check_uncharge(s->bytes, bytes);
 		if (rc == CGPU_OK && charge) {
 			inst->used += bytes;
-			h->bytes += bytes;
+			s->bytes += bytes;
+			s->proc->bytes += bytes;
 		} else if (rc == CGPU_OK) {
 			inst->used -= bytes;
-			h->bytes -= bytes;
+			s->bytes -= bytes;
+			s->proc->bytes -= bytes;
 		}
 		err = cgpu_errno(rc);
 	}
 	*used = inst->used;
 	*memsize = inst->memsize;
-	spin_unlock(&inst->lock);
+	mutex_unlock(&inst->lock);
 	return err;
 }
 
@@ -89,179 +160,162 @@ int cgpu_ledger_uncharge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize
 }
 
 /*
- * HANDOVER: what the file holds stays on the instance as its process's reservation
- * (merged with one the process's other files left), and the file goes on with fresh,
- * an empty holding. False when it held nothing (fresh is not used).
+ * Takes back a charge whose caller could not be told of it, whatever the state: a
+ * HANDOVER by another thread may have moved it into the process's reservation
+ * meanwhile, and then it is taken from there, so the caller's EFAULT is true.
  */
-bool cgpu_ledger_reserve(struct cgpu_slot *s, struct cgpu_holding *fresh)
+void cgpu_ledger_undo_charge(struct cgpu_slot *s, u64 bytes)
 {
 	struct cgpu_inst *inst = s->inst;
-	struct cgpu_holding *h = s->h, *r, *mine = NULL;
+	struct cgpu_proc *p = s->proc;
+	u64 from_file;
 
-	spin_lock(&inst->lock);
-	if (!h->bytes) {
-		spin_unlock(&inst->lock);
-		return false;
-	}
-	list_for_each_entry(r, &inst->holdings, link) {
-		if (r->reserved && r->pid == h->pid) {
-			mine = r;
-			break;
-		}
-	}
-	fresh->pid = h->pid;
-	list_add_tail(&fresh->link, &inst->holdings);
-	s->h = fresh;
-	if (mine) {
-		mine->bytes += h->bytes;
-		list_del(&h->link);
-		cgpu_free(h);
-	} else {
-		h->reserved = true;
-	}
-	spin_unlock(&inst->lock);
-	return true;
+	mutex_lock(&inst->lock);
+	from_file = min(bytes, s->bytes);
+	s->bytes -= from_file;
+	bytes -= from_file;
+	bytes = min(bytes, p->reserved);	/* all of it: it was moved, not spent */
+	p->reserved -= bytes;
+	inst->reserved -= bytes;
+	if (p->reserved == 0 && bytes)
+		inst->nreserved--;
+	p->bytes -= from_file + bytes;
+	inst->used -= from_file + bytes;
+	mutex_unlock(&inst->lock);
 }
 
 /*
- * A `charge` line of an import: bytes held by pid, a reservation until the process
- * attaches. Merged into the pid's reservation if it has one; else *spare is used and
- * set to NULL. ENOMEM past memsize, nothing changed.
+ * HANDOVER: what the file holds becomes its process's reservation (with what its other
+ * files left there), and the file goes on holding nothing.
  */
-int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 bytes,
-		       struct cgpu_holding **spare)
+void cgpu_ledger_reserve(struct cgpu_slot *s)
 {
-	struct cgpu_holding *r, *mine = NULL;
-	enum cgpu_rc rc;
+	struct cgpu_inst *inst = s->inst;
+	struct cgpu_proc *p = s->proc;
 
-	spin_lock(&inst->lock);
-	rc = cgpu_check_charge(inst->used, inst->memsize, bytes);
-	if (rc == CGPU_OK) {
-		list_for_each_entry(r, &inst->holdings, link) {
-			if (r->reserved && r->pid == pid) {
-				mine = r;
-				break;
-			}
-		}
-		if (!mine) {
-			mine = *spare;
-			*spare = NULL;
-			mine->pid = pid;
-			mine->reserved = true;
-			list_add_tail(&mine->link, &inst->holdings);
-		}
-		mine->bytes += bytes;
-		inst->used += bytes;
+	mutex_lock(&inst->lock);
+	if (s->bytes) {
+		if (!p->reserved)
+			inst->nreserved++;
+		p->reserved += s->bytes;
+		inst->reserved += s->bytes;
+		s->bytes = 0;
 	}
-	spin_unlock(&inst->lock);
-	return cgpu_errno(rc);
+	mutex_unlock(&inst->lock);
 }
 
-/* Releases every reservation (their processes did not come back); how many. */
+/*
+ * A `charge` line of an import: bytes held by process (pid, start), a reservation until
+ * it attaches. Merged into the process's reservation if it has one; else *spare is used
+ * and set to NULL. ENOMEM past memsize, EMFILE past the cap; nothing changed then.
+ */
+int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
+		       struct cgpu_proc **spare)
+{
+	struct cgpu_proc *p;
+	int err;
+
+	mutex_lock(&inst->lock);
+	err = cgpu_errno(cgpu_check_charge(inst->used, inst->memsize, bytes));
+	p = cgpu_proc_find(inst, pid, start);
+	if (!err && !p && inst->nprocs >= CGPU_INST_FILES_MAX)
+		err = -EMFILE;
+	if (!err) {
+		if (!p)
+			p = cgpu_proc_new(inst, pid, start, spare);
+		if (!p->reserved)
+			inst->nreserved++;
+		p->reserved += bytes;
+		p->bytes += bytes;
+		inst->reserved += bytes;
+		inst->used += bytes;
+	}
+	mutex_unlock(&inst->lock);
+	return err;
+}
+
+/*
+ * Releases every reservation (their processes did not come back); how many. One entry
+ * per process, under a sleeping lock.
+ */
 unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst)
 {
-	struct cgpu_holding *h, *n;
-	unsigned int count = 0;
+	struct cgpu_proc *p, *n;
+	unsigned int count;
+	LIST_HEAD(gone);
 
-	spin_lock(&inst->lock);
-	list_for_each_entry_safe(h, n, &inst->holdings, link) {
-		if (!h->reserved)
+	mutex_lock(&inst->lock);
+	count = inst->nreserved;
+	list_for_each_entry_safe(p, n, &inst->procs, link) {
+		if (!p->reserved)
 			continue;
-		inst->used -= h->bytes;
-		list_del(&h->link);
-		cgpu_free(h);
-		count++;
+		inst->used -= p->reserved;
+		p->bytes -= p->reserved;
+		cgpu_proc_unreserve(inst, p);
+		if (cgpu_proc_drop(inst, p))
+			list_add(&p->link, &gone);
 	}
-	spin_unlock(&inst->lock);
+	mutex_unlock(&inst->lock);
+	list_for_each_entry_safe(p, n, &gone, link)
+		cgpu_free(p);
 	return count;
 }
 
 void cgpu_ledger_reserved(struct cgpu_inst *inst, unsigned int *n, u64 *bytes)
 {
-	struct cgpu_holding *h;
-
-	spin_lock(&inst->lock);
-	list_for_each_entry(h, &inst->holdings, link) {
-		if (h->reserved) {
-			(*n)++;
-			*bytes += h->bytes;
-		}
-	}
-	spin_unlock(&inst->lock);
+	mutex_lock(&inst->lock);
+	*n += inst->nreserved;
+	*bytes += inst->reserved;
+	mutex_unlock(&inst->lock);
 }
 
 void cgpu_ledger_read(struct cgpu_inst *inst, u64 *used, u64 *memsize)
 {
-	spin_lock(&inst->lock);
+	mutex_lock(&inst->lock);
 	*used = inst->used;
 	*memsize = inst->memsize;
-	spin_unlock(&inst->lock);
+	mutex_unlock(&inst->lock);
 }
 
 int cgpu_ledger_set_memsize(struct cgpu_inst *inst, u64 memsize)
 {
 	enum cgpu_rc rc;
 
-	spin_lock(&inst->lock);
+	mutex_lock(&inst->lock);
 	rc = cgpu_check_memsize(memsize, inst->used);
 	if (rc == CGPU_OK)
 		inst->memsize = memsize;
-	spin_unlock(&inst->lock);
+	mutex_unlock(&inst->lock);
 	return cgpu_errno(rc);
 }
 
-/* An earlier file of h's process holds memory: its line covers h too. */
-static bool cgpu_pid_shown_before(struct cgpu_inst *inst, struct cgpu_holding *h)
-{
-	struct cgpu_holding *o;
-
-	list_for_each_entry(o, &inst->holdings, link) {
-		if (o == h)
-			return false;
-		if (o->pid == h->pid && o->bytes)
-			return true;
-	}
-	return false;
-}
-
-/*
- * One line per process holding memory, its files (and reservation) merged: meminfo's
- * "PID: P Mem: M" or the hot update's "charge GPU ID P M". Quadratic in the files
- * attached to one container, which are a handful per process. inst->lock held.
- */
-static void cgpu_ledger_per_pid(struct seq_file *m, struct cgpu_inst *inst, bool dump)
-{
-	struct cgpu_holding *h, *o;
-
-	list_for_each_entry(h, &inst->holdings, link) {
-		u64 sum = 0;
-
-		if (!h->bytes || cgpu_pid_shown_before(inst, h))
-			continue;
-		o = h;
-		list_for_each_entry_from(o, &inst->holdings, link)
-			if (o->pid == h->pid)
-				sum += o->bytes;
-		if (dump)
-			seq_printf(m, "charge %u %s %d %llu\n", inst->gpu->index, inst->id, h->pid,
-				   sum);
-		else
-			seq_printf(m, "PID: %d Mem: %llu\n", h->pid, sum);
-	}
-}
-
-/* meminfo: "Free: N", then a line per process holding memory. */
+/* meminfo: "Free: N", then "PID: P Mem: M" per process holding memory. */
 void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst)
 {
-	spin_lock(&inst->lock);
+	struct cgpu_proc *p;
+
+	mutex_lock(&inst->lock);
 	seq_printf(m, "Free: %llu\n", inst->memsize - inst->used);
-	cgpu_ledger_per_pid(m, inst, false);
-	spin_unlock(&inst->lock);
+	list_for_each_entry(p, &inst->procs, link)
+		if (p->bytes)
+			seq_printf(m, "PID: %d Mem: %llu\n", p->pid, p->bytes);
+	mutex_unlock(&inst->lock);
 }
 
+/* The hot update's "charge GPU ID PID BYTES start=NS", one per process holding memory. */
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 {
-	spin_lock(&inst->lock);
-	cgpu_ledger_per_pid(m, inst, true);
-	spin_unlock(&inst->lock);
+	struct cgpu_proc *p;
+
+	mutex_lock(&inst->lock);
+	list_for_each_entry(p, &inst->procs, link) {
+		if (!p->bytes)
+			continue;
+		seq_printf(m, "charge %u %s %d %llu", inst->gpu->index, inst->id, p->pid,
+			   p->bytes);
+		if (p->start)
+			seq_printf(m, " start=%llu", p->start);
+		seq_putc(m, '\n');
+	}
+	mutex_unlock(&inst->lock);
 }

@@ -57,13 +57,17 @@ static int __init cgpu_init(void)
 	/* make FAULT=init: a module that fails at the last step, for the update's tests. */
 	pr_err("cgpu_km %s: built with FAULT=init: failing the load on purpose\n", CGPU_KM_VERSION);
 	err = -EIO;
-	cgpu_procfs_exit();
-	goto chardev;
+	goto procfs;
 #endif
+	err = cgpu_chardev_publish();
+	if (err)
+		goto procfs;
 	pr_info("cgpu_km %s: %u GPU(s), /dev/cgpu major %u%s\n", CGPU_KM_VERSION, ngpus,
 		cgpu.major, cgpu.state == CGPU_IMPORTING ?
 		": loaded for a hot update, waiting for the old module's state" : "");
 	return 0;
+procfs:
+	cgpu_procfs_exit();
 chardev:
 	cgpu_chardev_exit();
 registry:
@@ -75,8 +79,15 @@ sched:
 
 static void __exit cgpu_exit(void)
 {
-	/* procfs first: once it is gone no command can add an instance behind us. */
+	/*
+	 * A tree command already running finishes first (ctl_mutex); any after this one
+	 * finds exiting set and leaves the tree alone, so nothing adds to it while it goes.
+	 */
+	mutex_lock(&cgpu.ctl_mutex);
+	cgpu.exiting = true;
+	mutex_unlock(&cgpu.ctl_mutex);
 	cgpu_procfs_exit();
+	cgpu_chardev_unpublish();
 	cgpu_chardev_exit();
 	cgpu_upgrade_exit();
 	cgpu_registry_exit();

@@ -12,16 +12,19 @@
 
 #define RO 0444
 #define RW 0644
+#define ADMIN 0600
 
 static const char cgpu_usage[] =
 	"usage: one command per write:\n"
 	"  add <gpu> <id> [memsize=<bytes>] [weight=<n>] [highprio=0|1] [uuid=GPU-<uuid>]\n"
 	"  del <gpu> <id>\n"
+	"  bind <gpu> <id> <pid>   the container is the cgroup task <pid> is in\n"
 	"<id>: a container id, 12 to 64 lowercase hex digits (named by its first 12)\n"
 	"memsize defaults to default_memsize (refused if 0), weight to 1 (0 when no weight\n"
 	"is free), highprio to 0\n"
 	"errors: EINVAL malformed, ENODEV no such GPU, EEXIST duplicate, ENOENT unknown id,\n"
-	"ENOSPC weight past max_inst or max_inst instances reached\n";
+	"ENOSPC weight past max_inst or max_inst instances reached; bind: ESRCH no such\n"
+	"task, EINVAL task in the root cgroup, EEXIST cgroup bound to another container\n";
 
 static int cgpu_read_u32(const u32 *field, u64 *v)
 {
@@ -88,7 +91,8 @@ const struct cgpu_node_desc cgpu_top_nodes[CGPU_TOP_NODES] = {
 	{ .name = "default_memsize", .mode = RW,
 	  .get = default_memsize_get, .set = default_memsize_set },
 	{ .name = "inst_ctl", .mode = RW, .show = inst_ctl_show, .write = inst_ctl_write },
-	{ .name = "upgrade", .mode = RW, .show = upgrade_show, .write = upgrade_write },
+	{ .name = "upgrade", .mode = ADMIN, .admin_only = true, .show = upgrade_show,
+	  .write = upgrade_write },
 	{ .name = "version", .mode = RO, .show = version_show },
 };
 

@@ -11,6 +11,7 @@ struct cgpu_node_desc {
 	umode_t mode;
 	/* Per-instance: a process in a container may read only its own container's. */
 	bool inst_scoped;
+	bool admin_only;	/* open: CAP_SYS_ADMIN in the initial user namespace */
 	/* A number node has get (and set if writable); a text node has show (and write). */
 	int (*get)(void *obj, u64 *v);
 	int (*set)(void *obj, u64 v);

@@ -33,17 +33,21 @@ static int cgpu_node_show(struct seq_file *m, void *unused)
 	return err;
 }
 
-/* A process in a container sees no other container's ledger; the host sees all. */
-static int cgpu_may_read(struct cgpu_inst *inst)
+/*
+ * A process in a container sees its own container's files and no other's; one in no
+ * container (the host, or anyone who only named a cgroup like a container) sees them
+ * only as the host's administrator. The opener's view is checked once, at open.
+ */
+static int cgpu_may_read(struct file *file, struct cgpu_inst *inst)
 {
-	char id[CGPU_FULL_ID_LEN + 1];
-	int found = cgpu_caller_container_id(id);
+	const struct cgpu_inst *me;
+	bool ok;
 
-	if (found < 0)
-		return found;
-	if (found && strncmp(id, inst->id, CGPU_ID_LEN))
-		return -EACCES;
-	return 0;
+	mutex_lock(&cgpu.reg_lock);
+	me = cgpu_caller_inst();
+	ok = me ? !strcmp(me->id, inst->id) : cgpu_host_admin(file);
+	mutex_unlock(&cgpu.reg_lock);
+	return ok ? 0 : -EACCES;
 }
 
 static int cgpu_node_open(struct inode *inode, struct file *file)
@@ -51,11 +55,14 @@ static int cgpu_node_open(struct inode *inode, struct file *file)
 	struct cgpu_node *n = pde_data(inode);
 
 	if (n->desc->inst_scoped) {
-		int err = cgpu_may_read(n->obj);
+		int err = cgpu_may_read(file, n->obj);
 
 		if (err)
 			return err;
 	}
+	/* Every container's ids and charges: the host's administrator's alone. */
+	if (n->desc->admin_only && !cgpu_host_admin(file))
+		return -EACCES;
 	return single_open(file, cgpu_node_show, n);
 }
 

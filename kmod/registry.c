@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The instance registry: inst_ctl add/del, lookup for attach, lifetime, unload pin. */
+/* The instance registry: inst_ctl add/del/bind, lookup for attach, lifetime, unload pin. */
 #include <linux/module.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
 #include <linux/string.h>
 #include "cgpu.h"
 #include "lib/instctl.h"
@@ -33,6 +35,8 @@ static void cgpu_inst_free(struct kref *ref)
 	struct cgpu_inst *inst = container_of(ref, struct cgpu_inst, ref);
 
 	cgpu_ledger_reclaim(inst);
+	cgpu_bind_release(&inst->bind);
+	mutex_destroy(&inst->lock);
 	cgpu_free(inst);
 }
 
@@ -140,13 +144,13 @@ int cgpu_inst_add(const struct cgpu_cmd *cmd)
 		memcpy(inst->uuid, cmd->uuid, sizeof(inst->uuid));
 	inst->highprio = cmd->highprio;
 	inst->sched_slot = CGS_NONE;
-	spin_lock_init(&inst->lock);
-	INIT_LIST_HEAD(&inst->holdings);
+	cgpu_ledger_init(inst);
 
 	mutex_lock(&cgpu.reg_lock);
 	err = cgpu_register(inst, cmd);
 	mutex_unlock(&cgpu.reg_lock);
 	if (err) {
+		mutex_destroy(&inst->lock);
 		cgpu_free(inst);
 		return err;
 	}
@@ -173,6 +177,45 @@ static int cgpu_inst_del(const struct cgpu_cmd *cmd)
 	return cgpu_update_pin();
 }
 
+/*
+ * bind: the instance's container is the cgroup that task pid (in the writer's pid
+ * namespace) is in now, as the kernel finds it. Binding again moves it. ENOENT: no such
+ * instance; ESRCH: no such task; EINVAL: the task is in no container; EEXIST: another
+ * container is bound to that cgroup (two could not tell their processes apart).
+ */
+int cgpu_inst_bind(const struct cgpu_cmd *cmd)
+{
+	struct cgpu_bind b = { 0 }, old;
+	struct cgpu_inst *inst, *o;
+	struct pid *pid;
+	unsigned int i;
+	int err;
+
+	pid = find_get_pid((pid_t)cmd->pid);
+	if (!pid)
+		return -ESRCH;
+	err = cgpu_bind_task(pid, &b);
+	put_pid(pid);
+	if (err)
+		return err;
+	mutex_lock(&cgpu.reg_lock);
+	inst = cgpu_find(&cgpu.gpus[cmd->gpu], cmd->id);
+	if (!inst)
+		err = -ENOENT;
+	for (i = 0; !err && i < cgpu.ngpus; i++)
+		list_for_each_entry(o, &cgpu.gpus[i].insts, link)
+			if (o->bind.cgrp == b.cgrp && strcmp(o->id, inst->id))
+				err = -EEXIST;
+	if (!err) {
+		old = inst->bind;
+		inst->bind = b;
+		b = old;
+	}
+	mutex_unlock(&cgpu.reg_lock);
+	cgpu_bind_release(&b);
+	return err;
+}
+
 int cgpu_inst_ctl(const char *buf, size_t len)
 {
 	struct cgpu_cmd cmd;
@@ -184,53 +227,69 @@ int cgpu_inst_ctl(const char *buf, size_t len)
 		return -ENODEV;
 	mutex_lock(&cgpu.ctl_mutex);
 	/* An instance added or deleted now would be missing from the handed-over state. */
-	if (cgpu.state != CGPU_RUNNING)
+	if (cgpu.exiting)
+		err = -ENODEV;
+	else if (cgpu.state != CGPU_RUNNING)
 		err = -EBUSY;
+	else if (cmd.op == CGPU_CMD_ADD)
+		err = cgpu_inst_add(&cmd);
+	else if (cmd.op == CGPU_CMD_DEL)
+		err = cgpu_inst_del(&cmd);
 	else
-		err = cmd.op == CGPU_CMD_ADD ? cgpu_inst_add(&cmd) : cgpu_inst_del(&cmd);
+		err = cgpu_inst_bind(&cmd);
 	mutex_unlock(&cgpu.ctl_mutex);
 	return err;
 }
 
-int cgpu_attach(const char *id, pid_t pid, struct cgpu_attachment *att)
+/*
+ * Binds att to the caller's container: every instance of it whose cgroup holds the
+ * caller, in GPU order. ENOENT: the caller is in no container; EMFILE: one of them has
+ * CGPU_INST_FILES_MAX files attached already.
+ */
+int cgpu_attach(struct cgpu_attachment *att)
 {
-	struct cgpu_holding *spare[CGPU_MAX_GPUS] = { NULL };
+	struct cgpu_proc *spare[CGPU_MAX_GPUS] = { NULL };
+	const struct cgpu_inst *me;
+	pid_t pid = task_tgid_nr(current);
+	u64 start = current->group_leader->start_time;
 	unsigned int i;
-	int err;
+	int err = 0;
 
-	/* One holding per GPU the container could be on, allocated before any lock. */
-	for (i = 0; i < cgpu.ngpus; i++) {
+	/* One process entry per GPU the container could be on, allocated before any lock. */
+	for (i = 0; i < cgpu.ngpus && !err; i++) {
 		spare[i] = cgpu_zalloc(sizeof(*spare[i]));
 		if (!spare[i])
-			goto nomem;
+			err = -ENOMEM;
 	}
 	att->n = 0;
-	strscpy(att->id, id, sizeof(att->id));
 	mutex_lock(&cgpu.reg_lock);
-	for (i = 0; i < cgpu.ngpus && cgpu.state == CGPU_RUNNING; i++) {
-		struct cgpu_inst *inst = cgpu_find(&cgpu.gpus[i], id);
-		struct cgpu_slot *s;
-
-		if (!inst)
-			continue;
-		s = &att->slots[att->n];
-		s->inst = inst;
-		s->h = spare[att->n];
-		spare[att->n++] = NULL;
-		s->h->pid = pid;
-		kref_get(&inst->ref);
-		cgpu_ledger_link(inst, s->h);
-	}
+	me = err ? NULL : cgpu_caller_inst();
 	/* Frozen or importing: the caller attaches once the update is over. */
-	err = cgpu.state != CGPU_RUNNING ? -EAGAIN : att->n ? 0 : -ENOENT;
+	if (!err && cgpu.state != CGPU_RUNNING)
+		err = -EAGAIN;
+	else if (!err && !me)
+		err = -ENOENT;
+	else if (!err)
+		strscpy(att->id, me->id, sizeof(att->id));
+	for (i = 0; i < cgpu.ngpus && !err; i++) {
+		struct cgpu_inst *inst = cgpu_find(&cgpu.gpus[i], att->id);
+		struct cgpu_slot *s = &att->slots[att->n];
+
+		if (!inst || !cgpu_bind_contains(&inst->bind, current))
+			continue;
+		s->inst = inst;
+		err = cgpu_ledger_link(s, pid, start, &spare[i]);
+		if (!err) {
+			kref_get(&inst->ref);
+			att->n++;
+		}
+	}
 	mutex_unlock(&cgpu.reg_lock);
+	if (err)
+		cgpu_detach(att);
 	for (i = 0; i < cgpu.ngpus; i++)
 		cgpu_free(spare[i]);
 	return err;
-nomem:
-	while (i--)
-		cgpu_free(spare[i]);
-	return -ENOMEM;
 }
 
 void cgpu_detach(struct cgpu_attachment *att)
@@ -238,8 +297,7 @@ void cgpu_detach(struct cgpu_attachment *att)
 	unsigned int i;
 
 	for (i = 0; i < att->n; i++) {
-		cgpu_ledger_unlink(att->slots[i].inst, att->slots[i].h);
-		cgpu_free(att->slots[i].h);
+		cgpu_ledger_unlink(&att->slots[i]);
 		cgpu_inst_put(att->slots[i].inst);
 	}
 	att->n = 0;

@@ -18,6 +18,8 @@
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
 #include <linux/seq_file.h>
 #include "cgpu.h"
 #include "lib/rules.h"
@@ -160,7 +162,7 @@ static int cgpu_import_gpu(const struct cgpu_upd *u)
 
 static int cgpu_import_charge(const struct cgpu_upd *u)
 {
-	struct cgpu_holding *spare = cgpu_zalloc(sizeof(*spare));
+	struct cgpu_proc *spare = cgpu_zalloc(sizeof(*spare));
 	struct cgpu_inst *inst;
 	int err;
 
@@ -168,7 +170,8 @@ static int cgpu_import_charge(const struct cgpu_upd *u)
 		return -ENOMEM;
 	mutex_lock(&cgpu.reg_lock);
 	inst = cgpu_find(&cgpu.gpus[u->gpu], u->id);
-	err = inst ? cgpu_ledger_import(inst, (pid_t)u->pid, u->bytes, &spare) : -ENOENT;
+	err = inst ? cgpu_ledger_import(inst, (pid_t)u->pid, u->start, u->bytes, &spare) :
+		     -ENOENT;
 	mutex_unlock(&cgpu.reg_lock);
 	cgpu_free(spare);
 	return err;
@@ -204,6 +207,8 @@ static int cgpu_import(const struct cgpu_upd *u)
 		return u->gpu < cgpu.ngpus ? cgpu_import_gpu(u) : -ENODEV;
 	case CGPU_UPD_ADD:
 		return u->add.gpu < cgpu.ngpus ? cgpu_inst_add(&u->add) : -ENODEV;
+	case CGPU_UPD_BIND:
+		return u->add.gpu < cgpu.ngpus ? cgpu_inst_bind(&u->add) : -ENODEV;
 	default:
 		return u->gpu < cgpu.ngpus ? cgpu_import_charge(u) : -ENODEV;
 	}
@@ -233,6 +238,10 @@ int cgpu_upgrade_write(const char *buf, size_t len)
 		return -EINVAL;
 	}
 	mutex_lock(&cgpu.ctl_mutex);
+	if (cgpu.exiting) {	/* unload has begun: the tree is going */
+		err = -ENODEV;
+		goto out;
+	}
 	switch (u->op) {
 	case CGPU_UPD_UNPIN:
 		err = cgpu_set_unpin(u->value);
@@ -251,9 +260,29 @@ int cgpu_upgrade_write(const char *buf, size_t len)
 		err = cgpu_import(u);
 		break;
 	}
+out:
 	mutex_unlock(&cgpu.ctl_mutex);
 	kfree(u);
 	return err;
+}
+
+/*
+ * The container as the next module finds it again: by the task it was bound by, while
+ * that task lives (its pid cannot have been given to another then). Its pid as the
+ * host sees it, which is where the update's tool writes the state from.
+ */
+static void cgpu_dump_bind(struct seq_file *m, struct cgpu_inst *inst)
+{
+	pid_t nr = 0;
+
+	if (!inst->bind.pid)
+		return;
+	rcu_read_lock();
+	if (pid_task(inst->bind.pid, PIDTYPE_PID))
+		nr = pid_nr(inst->bind.pid);
+	rcu_read_unlock();
+	if (nr)
+		seq_printf(m, "bind %u %s %d\n", inst->gpu->index, inst->id, nr);
 }
 
 /* The state to hand over, as the lines cgpu_import reads. ctl_mutex and reg_lock held. */
@@ -277,6 +306,7 @@ static void cgpu_dump(struct seq_file *m)
 			if (memchr_inv(inst->uuid, 0, sizeof(inst->uuid)))
 				seq_printf(m, " uuid=GPU-%pUb", inst->uuid);
 			seq_putc(m, '\n');
+			cgpu_dump_bind(m, inst);
 		}
 	}
 	for (i = 0; i < cgpu.ngpus; i++)
@@ -320,26 +350,14 @@ void cgpu_upgrade_show(struct seq_file *m)
 
 int cgpu_handover(struct cgpu_attachment *att)
 {
-	struct cgpu_holding *fresh[CGPU_MAX_GPUS] = { NULL };
 	unsigned int i;
 	int err = 0;
 
-	/* One empty holding per slot for the file to go on with, before any lock. */
-	for (i = 0; i < att->n && !err; i++) {
-		fresh[i] = cgpu_zalloc(sizeof(*fresh[i]));
-		if (!fresh[i])
-			err = -ENOMEM;
-	}
-	if (!err) {
-		mutex_lock(&cgpu.reg_lock);
-		if (cgpu.state != CGPU_FROZEN)
-			err = -EALREADY;
-		for (i = 0; i < att->n && !err; i++)
-			if (cgpu_ledger_reserve(&att->slots[i], fresh[i]))
-				fresh[i] = NULL;
-		mutex_unlock(&cgpu.reg_lock);
-	}
-	for (i = 0; i < att->n; i++)
-		cgpu_free(fresh[i]);
+	mutex_lock(&cgpu.reg_lock);
+	if (cgpu.state != CGPU_FROZEN)
+		err = -EALREADY;
+	for (i = 0; i < att->n && !err; i++)
+		cgpu_ledger_reserve(&att->slots[i]);
+	mutex_unlock(&cgpu.reg_lock);
 	return err;
 }

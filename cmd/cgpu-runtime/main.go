@@ -149,7 +149,44 @@ func (r runtime) create() int {
 	if code != 0 || err != nil {
 		return r.undo(n.Tree, code, err)
 	}
+	// The container's cgroup exists now and its init waits in it for start: no process
+	// of the container has run yet, so none can have been taken for another.
+	pid, err := r.initPID()
+	if err == nil {
+		err = register.Bind(n.Tree, r.args.ID, pid)
+	}
+	if err != nil {
+		r.forceDelete()
+		return r.undo(n.Tree, 1, err)
+	}
 	return 0
+}
+
+// initPID asks the next runtime for the pid of the container's init.
+func (r runtime) initPID() (int, error) {
+	cmd := exec.Command(r.next, append(append([]string(nil), r.args.Global...), "state", r.args.ID)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("asking %s for the container's state: %w", r.next, err)
+	}
+	var st struct {
+		Pid int `json:"pid"`
+	}
+	if err := json.Unmarshal(out, &st); err != nil || st.Pid < 1 {
+		return 0, fmt.Errorf("%s state gave no pid for the container: %q", r.next, out)
+	}
+	return st.Pid, nil
+}
+
+// forceDelete removes a container whose create cannot be completed, so that nothing of
+// it runs without its limits.
+func (r runtime) forceDelete() {
+	cmd := exec.Command(r.next, append(append([]string(nil), r.args.Global...), "delete", "--force", r.args.ID)...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		logf(r.args, "error", "removing container %s after a failed create: %v", procfs.ShortID(r.args.ID), err)
+	}
 }
 
 // plain runs a container cGPU leaves alone: nothing of cgpu goes into it. On the

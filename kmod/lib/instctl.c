@@ -102,6 +102,8 @@ enum cgpu_rc cgpu_parse_cmd(const char *buf, unsigned long len, struct cgpu_cmd 
 		c.op = CGPU_CMD_ADD;
 	else if (cgpu_tok_is(t, "del"))
 		c.op = CGPU_CMD_DEL;
+	else if (cgpu_tok_is(t, "bind"))
+		c.op = CGPU_CMD_BIND;
 	else
 		return CGPU_RC_INVAL;
 	t = cgpu_next_tok(buf, len, &pos);
@@ -110,6 +112,14 @@ enum cgpu_rc cgpu_parse_cmd(const char *buf, unsigned long len, struct cgpu_cmd 
 	t = cgpu_next_tok(buf, len, &pos);
 	if (cgpu_parse_container_id(t.s, t.len, c.id) != CGPU_OK)
 		return CGPU_RC_INVAL;
+	if (c.op == CGPU_CMD_BIND) {
+		t = cgpu_next_tok(buf, len, &pos);
+		if (cgpu_parse_dec(t.s, t.len, &c.pid) != CGPU_OK || c.pid < 1 ||
+		    c.pid > CGPU_PID_MAX || cgpu_next_tok(buf, len, &pos).len)
+			return CGPU_RC_INVAL;
+		*cmd = c;
+		return CGPU_OK;
+	}
 	for (t = cgpu_next_tok(buf, len, &pos); t.len > 0; t = cgpu_next_tok(buf, len, &pos))
 		if (c.op == CGPU_CMD_DEL || parse_field(t, &c) != CGPU_OK)
 			return CGPU_RC_INVAL;

@@ -3,6 +3,7 @@
  * The inst_ctl command language (docs/contracts.md):
  *   add <gpu> <id> [memsize=<bytes>] [weight=<n>] [highprio=0|1] [uuid=GPU-<uuid>]
  *   del <gpu> <id>
+ *   bind <gpu> <id> <pid>
  * This parser checks syntax and the ranges that need no kernel state; the GPU's
  * existence and the weight against max_inst are the registry's to check.
  */
@@ -10,7 +11,7 @@
 #define CGPU_LIB_INSTCTL_H
 #include "types.h"
 
-enum cgpu_cmd_op { CGPU_CMD_ADD = 1, CGPU_CMD_DEL };
+enum cgpu_cmd_op { CGPU_CMD_ADD = 1, CGPU_CMD_DEL, CGPU_CMD_BIND };
 
 enum cgpu_cmd_has {
 	CGPU_HAS_MEMSIZE = 1u << 0,
@@ -28,6 +29,7 @@ struct cgpu_cmd {
 	cgpu_u64 weight;
 	cgpu_u32 highprio;		/* 0 or 1 */
 	cgpu_u8 uuid[CGPU_UUID_BYTES];
+	cgpu_u64 pid;			/* BIND: 1..CGPU_PID_MAX */
 };
 
 /* Parses one command of len bytes (one trailing newline allowed); fills *cmd on success. */

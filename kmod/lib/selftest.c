@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 #include "selftest.h"
-#include "cgroup_id.h"
 #include "instctl.h"
 #include "num.h"
 #include "rules.h"
@@ -125,6 +124,15 @@ static const struct {
 	{ "del 0 0123456789ab weight=1", CGPU_RC_INVAL },
 	{ "add 0 0123456789ab\nadd 1 0123456789ab", CGPU_RC_INVAL },
 	{ "add 0 0123456789ab\n\n", CGPU_RC_INVAL },
+	{ "bind 0 0123456789ab 1", CGPU_OK },
+	{ "bind 2 " ID64 " 4194304\n", CGPU_OK },
+	{ "bind 0 0123456789ab", CGPU_RC_INVAL },
+	{ "bind 0 0123456789ab 0", CGPU_RC_INVAL },
+	{ "bind 0 0123456789ab 4194305", CGPU_RC_INVAL },
+	{ "bind 0 0123456789ab -1", CGPU_RC_INVAL },
+	{ "bind 0 0123456789ab 1 2", CGPU_RC_INVAL },
+	{ "bind 0 0123456789ab pid=1", CGPU_RC_INVAL },
+	{ "bind 0 0123456789AB 1", CGPU_RC_INVAL },
 };
 
 static void test_cmds(struct st *st)
@@ -150,6 +158,10 @@ static void test_cmds(struct st *st)
 
 	CHECK(st, cgpu_parse_cmd("del 15 0123456789ab", 19, &c) == CGPU_OK);
 	CHECK(st, c.op == CGPU_CMD_DEL && c.gpu == 15 && c.has == 0);
+	CHECK(st, cgpu_parse_cmd("bind 1 0123456789ab 4242", 24, &c) == CGPU_OK);
+	CHECK(st, c.op == CGPU_CMD_BIND && c.gpu == 1 && c.pid == 4242 && c.has == 0);
+	/* NULs inside the length are data, never a terminator to match (found by fuzzing). */
+	CHECK(st, cgpu_parse_cmd("add\0\0 0 0123456789ab", 20, &c) == CGPU_RC_INVAL);
 
 	/* A refused command leaves the caller's struct alone. */
 	c.gpu = 7;
@@ -161,56 +173,6 @@ static void test_cmds(struct st *st)
 	__builtin_memcpy(long_cmd, "add 0 0123456789ab", 18);
 	CHECK(st, cgpu_parse_cmd(long_cmd, CGPU_CMD_MAX_LEN, &c) == CGPU_OK);
 	CHECK(st, cgpu_parse_cmd(long_cmd, CGPU_CMD_MAX_LEN + 1, &c) == CGPU_RC_INVAL);
-}
-
-static const struct {
-	const char *path;
-	int found;
-} cgroup_cases[] = {
-	{ "/system.slice/docker-" ID64 ".scope", 1 },
-	{ "/docker/" ID64, 1 },
-	{ "/system.slice/cri-containerd-" ID64 ".scope", 1 },
-	{ "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234_5678.slice/"
-	  "cri-containerd-" ID64 ".scope", 1 },
-	{ "/kubepods/besteffort/pod12345678-aaaa-bbbb-cccc-1234567890ab/" ID64, 1 },
-	{ "/machine.slice/libpod-" ID64 ".scope", 1 },
-	{ "/kubepods.slice/crio-" ID64 ".scope", 1 },
-	{ "/system.slice/docker-" ID64 ".scope/init.scope", 1 },	/* nested */
-	{ ID64, 1 },
-	{ "/", 0 },
-	{ "", 0 },
-	{ "/user.slice/user-0.slice/session-1.scope", 0 },
-	{ "/system.slice/docker.service", 0 },
-	{ "/system.slice/docker-" ID64 ".scopex", 0 },
-	{ "/system.slice/docker-" ID64, 0 },
-	{ "/system.slice/podman-" ID64 ".scope", 0 },
-	{ "/docker/" ID64 "0", 0 },
-	{ "/docker/0123456789ab", 0 },
-	{ "/docker/0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", 0 },
-	{ "/docker/" ID64 ".scope", 0 },
-};
-
-static void test_cgroup_ids(struct st *st)
-{
-	static const char inner[] = "/docker/" ID64 "/docker/"
-		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210";
-	char out[CGPU_FULL_ID_LEN + 1];
-	struct cgpu_cmd c;
-	unsigned long i;
-
-	for (i = 0; i < sizeof(cgroup_cases) / sizeof(cgroup_cases[0]); i++) {
-		const char *p = cgroup_cases[i].path;
-
-		out[0] = '\0';
-		CHECK(st, cgpu_cgroup_container_id(p, slen(p), out) == cgroup_cases[i].found);
-		CHECK(st, !cgroup_cases[i].found || same(out, ID64));
-	}
-	/* NULs inside the length are data, never a terminator to match (found by fuzzing). */
-	CHECK(st, cgpu_cgroup_container_id("/docker-" ID64 ".scope\0\0", 80, out) == 0);
-	CHECK(st, cgpu_parse_cmd("add\0\0 0 0123456789ab", 20, &c) == CGPU_RC_INVAL);
-	/* Docker in Docker: the innermost container is the caller's. */
-	CHECK(st, cgpu_cgroup_container_id(inner, slen(inner), out) == 1);
-	CHECK(st, out[0] == 'f' && out[63] == '0');
 }
 
 static const struct {
@@ -266,6 +228,14 @@ static const struct {
 	{ "charge 0 0123456789ab 17", CGPU_RC_INVAL, 0 },
 	{ "charge 0 0123456789ab 17 1 1", CGPU_RC_INVAL, 0 },
 	{ "charge 0 0123456789AB 17 1", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 start=1", CGPU_OK, CGPU_UPD_CHARGE },
+	{ "charge 0 0123456789ab 17 1 start=18446744073709551615", CGPU_OK, CGPU_UPD_CHARGE },
+	{ "charge 0 0123456789ab 17 1 start=0", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 start=", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 stark=5", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 start=5 start=5", CGPU_RC_INVAL, 0 },
+	{ "bind 0 0123456789ab 17", CGPU_OK, CGPU_UPD_BIND },
+	{ "bind 0 0123456789ab", CGPU_RC_INVAL, 0 },
 	{ "del 0 0123456789ab", CGPU_RC_INVAL, 0 },
 	{ "", CGPU_RC_INVAL, 0 },
 	{ "\n", CGPU_RC_INVAL, 0 },
@@ -289,7 +259,12 @@ static void test_upgrade(struct st *st)
 	CHECK(st, cgpu_parse_upgrade(gpu3, slen(gpu3), &u) == CGPU_OK);
 	CHECK(st, u.gpu == 3 && u.max_inst == 8 && u.policy == 2 && u.prio_ratio == 40);
 	CHECK(st, cgpu_parse_upgrade(charge1, slen(charge1), &u) == CGPU_OK);
-	CHECK(st, u.gpu == 1 && same(u.id, "0123456789ab") && u.pid == 99 && u.bytes == 5);
+	CHECK(st, u.gpu == 1 && same(u.id, "0123456789ab") && u.pid == 99 && u.bytes == 5 &&
+		  u.start == 0);
+	CHECK(st, cgpu_parse_upgrade("charge 0 0123456789ab 9 8 start=77", 34, &u) == CGPU_OK &&
+		  u.pid == 9 && u.bytes == 8 && u.start == 77);
+	CHECK(st, cgpu_parse_upgrade("bind 3 0123456789ab 9", 21, &u) == CGPU_OK &&
+		  u.add.op == CGPU_CMD_BIND && u.add.gpu == 3 && u.add.pid == 9);
 	CHECK(st, cgpu_parse_upgrade(add2, slen(add2), &u) == CGPU_OK);
 	CHECK(st, u.add.gpu == 2 && u.add.weight == 3 && u.add.has == CGPU_HAS_WEIGHT);
 	CHECK(st, cgpu_parse_upgrade(" 1", 2, &u) == CGPU_OK && u.value == 1);
@@ -374,7 +349,6 @@ int cgpu_lib_selftest(void (*fail)(void *ctx, const char *what, int line), void 
 
 	test_values(&st);
 	test_cmds(&st);
-	test_cgroup_ids(&st);
 	test_rules(&st);
 	test_upgrade(&st);
 	return st.failed;

@@ -28,5 +28,11 @@ enum cgpu_rc {
 #define CGPU_VERSION_MAX	32
 #define CGPU_CMD_MAX_LEN	256	/* longer writes to the tree are refused unread */
 #define CGPU_PID_MAX		4194304	/* the kernel's PID_MAX_LIMIT */
+/*
+ * Files attached to one instance at once (and processes with a part in its ledger):
+ * every file costs kernel memory and a line of meminfo, and /dev/cgpu is open to all,
+ * so a container may not attach more (EMFILE). A CUDA process attaches one or two.
+ */
+#define CGPU_INST_FILES_MAX	1024
 
 #endif

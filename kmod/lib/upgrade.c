@@ -63,6 +63,13 @@ static enum cgpu_rc charge(const char *buf, unsigned long len, unsigned long *po
 	if (cgpu_parse_dec(t.s, t.len, &u->bytes) != CGPU_OK || u->bytes < 1 ||
 	    u->bytes > CGPU_MAX_BYTES)
 		return CGPU_RC_INVAL;
+	t = cgpu_next_tok(buf, len, pos);
+	if (t.len) {
+		/* Format 1 had no start time; 0 would match any process of that pid. */
+		if (t.len < 7 || !cgpu_tok_is((struct cgpu_tok){ t.s, 6 }, "start=") ||
+		    cgpu_parse_dec(t.s + 6, t.len - 6, &u->start) != CGPU_OK || !u->start)
+			return CGPU_RC_INVAL;
+	}
 	return cgpu_next_tok(buf, len, pos).len ? CGPU_RC_INVAL : CGPU_OK;
 }
 
@@ -172,6 +179,11 @@ enum cgpu_rc cgpu_parse_upgrade(const char *buf, unsigned long len, struct cgpu_
 		u.op = CGPU_UPD_ADD;
 		rc = cgpu_parse_cmd(buf, len, &u.add);
 		if (rc == CGPU_OK && u.add.op != CGPU_CMD_ADD)
+			rc = CGPU_RC_INVAL;
+	} else if (cgpu_tok_is(t, "bind")) {
+		u.op = CGPU_UPD_BIND;
+		rc = cgpu_parse_cmd(buf, len, &u.add);
+		if (rc == CGPU_OK && u.add.op != CGPU_CMD_BIND)
 			rc = CGPU_RC_INVAL;
 	} else if (cgpu_tok_is(t, "charge")) {
 		u.op = CGPU_UPD_CHARGE;

@@ -10,7 +10,9 @@
  *   default_memsize <bytes>
  *   gpu <gpu> max_inst=<n> policy=<n> prio_ratio=<n>
  *   add <gpu> <id> ...       an instance, in inst_ctl's syntax
- *   charge <gpu> <id> <pid> <bytes>   what a process held: a reservation it takes back
+ *   bind <gpu> <id> <pid>    the instance's container: the cgroup of task pid now
+ *   charge <gpu> <id> <pid> <bytes> [start=<ns>]   what a process held: a reservation
+ *                            only that process (pid and start time) takes back
  *   commit                   the state is complete: processes may attach
  * A frozen module prints its state as exactly these lines, so the dump of the old
  * module is what the tool writes into the new one. Ranges that need no kernel state
@@ -31,6 +33,7 @@ enum cgpu_upd_op {
 	CGPU_UPD_ADD,
 	CGPU_UPD_CHARGE,
 	CGPU_UPD_FROM,
+	CGPU_UPD_BIND,
 };
 
 struct cgpu_upd {
@@ -40,7 +43,8 @@ struct cgpu_upd {
 	cgpu_u32 max_inst, policy, prio_ratio;	/* GPU: each given exactly once */
 	char id[CGPU_ID_LEN + 1];	/* CHARGE */
 	cgpu_u64 pid, bytes;		/* CHARGE: 1..CGPU_PID_MAX, 1..CGPU_MAX_BYTES */
-	struct cgpu_cmd add;		/* ADD */
+	cgpu_u64 start;			/* CHARGE: the process's start time, 0: not given */
+	struct cgpu_cmd add;		/* ADD, BIND */
 	char version[CGPU_VERSION_MAX + 1];	/* FREEZE (empty: not given), FROM */
 };
 

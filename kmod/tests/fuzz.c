@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../lib/cgroup_id.h"
 #include "../lib/instctl.h"
 #include "../lib/num.h"
 #include "../lib/upgrade.h"
@@ -34,7 +33,8 @@ static void command(const char *d, size_t n)
 	if (cgpu_parse_cmd(d, n, &c) != CGPU_OK)
 		return;
 	REQUIRE(n <= CGPU_CMD_MAX_LEN);
-	REQUIRE(c.op == CGPU_CMD_ADD || c.op == CGPU_CMD_DEL);
+	REQUIRE(c.op == CGPU_CMD_ADD || c.op == CGPU_CMD_DEL || c.op == CGPU_CMD_BIND);
+	REQUIRE(c.op != CGPU_CMD_BIND || (c.pid >= 1 && c.pid <= CGPU_PID_MAX));
 	REQUIRE(strlen(c.id) == CGPU_ID_LEN && memmem(d, n, c.id, CGPU_ID_LEN));
 	REQUIRE(c.op == CGPU_CMD_ADD || c.has == 0);
 	REQUIRE(!(c.has & CGPU_HAS_MEMSIZE) || (c.memsize >= 1 && c.memsize <= CGPU_MAX_BYTES));
@@ -48,7 +48,7 @@ static void upgrade(const char *d, size_t n)
 	if (cgpu_parse_upgrade(d, n, &u) != CGPU_OK)
 		return;
 	REQUIRE(n <= CGPU_CMD_MAX_LEN);
-	REQUIRE(u.op >= CGPU_UPD_UNPIN && u.op <= CGPU_UPD_FROM);
+	REQUIRE(u.op >= CGPU_UPD_UNPIN && u.op <= CGPU_UPD_BIND);
 	REQUIRE(strlen(u.version) <= CGPU_VERSION_MAX && memmem(d, n, u.version, strlen(u.version)));
 	REQUIRE(u.op != CGPU_UPD_FROM || u.version[0]);
 	REQUIRE(u.op == CGPU_UPD_FROM || u.op == CGPU_UPD_FREEZE || !u.version[0]);
@@ -59,20 +59,10 @@ static void upgrade(const char *d, size_t n)
 		u.max_inst <= CGPU_MAX_INST_MAX && u.policy <= CGPU_POLICY_MAX &&
 		u.prio_ratio >= CGPU_PRIO_RATIO_MIN && u.prio_ratio <= CGPU_PRIO_RATIO_MAX));
 	REQUIRE(u.op != CGPU_UPD_ADD || u.add.op == CGPU_CMD_ADD);
+	REQUIRE(u.op != CGPU_UPD_BIND || u.add.op == CGPU_CMD_BIND);
 	REQUIRE(u.op != CGPU_UPD_CHARGE || (u.pid >= 1 && u.pid <= CGPU_PID_MAX &&
 		u.bytes >= 1 && u.bytes <= CGPU_MAX_BYTES &&
 		memmem(d, n, u.id, CGPU_ID_LEN)));
-}
-
-static void cgroup(const char *d, size_t n)
-{
-	char id[CGPU_FULL_ID_LEN + 1];
-
-	if (!cgpu_cgroup_container_id(d, n, id))
-		return;
-	REQUIRE(strlen(id) == CGPU_FULL_ID_LEN && memmem(d, n, id, CGPU_FULL_ID_LEN));
-	for (int i = 0; i < CGPU_FULL_ID_LEN; i++)
-		REQUIRE(cgpu_is_lower_hex(id[i]));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -84,7 +74,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	value(d, size);
 	command(d, size);
 	upgrade(d, size);
-	cgroup(d, size);
 	free(d);
 	return 0;
 }

@@ -22,6 +22,7 @@ for x in "$A $SIX" "$B $EIGHT" "$C $ONE" "$D $SMALL"; do
 	set -- $x
 	mkdir -p "$CG/system.slice/docker-$1.scope"
 	echo "add 0 $1 memsize=$2 uuid=$UUID" >$P/inst_ctl || bad "inst_ctl add $1"
+	bind_ctr 0 "$1" || bad "inst_ctl bind $1"
 done
 
 # bg NAME ID CMD...: like in_ctr, in the background; waits for cudaprobe's

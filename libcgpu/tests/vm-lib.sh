@@ -13,6 +13,23 @@ ok() { checks=$((checks + 1)); }
 bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*"; }
 eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
 
+# bind_ctr GPU ID: binds instance ID to the cgroup Docker's systemd driver would make for
+# it, by a process standing for the container's init there (started once per id, as
+# the runtime binds a container's init); the kernel takes that process's cgroup.
+bind_ctr() {
+	local cg=$CG/system.slice/docker-$2.scope f=$W/init-$2 i
+	mkdir -p "$cg"
+	if ! [ -s "$f" ]; then
+		sh -c 'echo $$ >"$0/cgroup.procs" && exec sleep 100000' "$cg" </dev/null >/dev/null 2>&1 &
+		echo $! >"$f"
+		for i in $(seq 1 200); do
+			grep -qx "$(cat "$f")" "$cg/cgroup.procs" && break
+			sleep 0.01
+		done
+	fi
+	echo "bind $1 $2 $(cat "$f")" >$P/inst_ctl
+}
+
 # in_ctr CONTAINER CMD...: CMD in the container's cgroup (a path, or a container id
 # whose cgroup Docker's systemd driver would make) with libcgpu preloaded.
 in_ctr() {

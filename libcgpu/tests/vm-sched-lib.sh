@@ -21,6 +21,8 @@ up() {
 	insmod kmod/cgpu_km.ko ngpus=1 "$@" || { bad "insmod $*"; return 1; }
 	echo "add 0 $A memsize=$((1 << 30)) weight=1" >$P/inst_ctl || bad "add A"
 	echo "add 0 $B memsize=$((1 << 30)) weight=${WB:-2}" >$P/inst_ctl || bad "add B"
+	bind_ctr 0 "$A" || bad "bind A"
+	bind_ctr 0 "$B" || bad "bind B"
 }
 down() {
 	echo "del 0 $A" >$P/inst_ctl || bad "del A"

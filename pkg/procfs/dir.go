@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	"github.com/cgpu-project/cgpu/pkg/version"
 )
@@ -14,6 +15,7 @@ import (
 // instCtlUsage is what reading inst_ctl prints (docs/contracts.md §2).
 const instCtlUsage = `add <gpu> <id> [memsize=<bytes>] [weight=<n>] [highprio=0|1] [uuid=GPU-<uuid>]
 del <gpu> <id>
+bind <gpu> <id> <pid>
 `
 
 // dirTree is the simulated node's tree: a plain directory laid out like /proc/cgpu_km.
@@ -176,6 +178,22 @@ func (t *dirTx) Del(gpu int, id string) error {
 		return err
 	}
 	return t.writeFreeWeight(gpu)
+}
+
+// Bind on the simulated node only checks the instance exists: without the kernel module
+// no one answers for identity (libcgpu limits each process by its own environment).
+func (t *dirTx) Bind(gpu int, id string, pid int) error {
+	g := t.st.GPU(gpu)
+	if g == nil {
+		return errf(syscall.ENODEV, "no GPU %d", gpu)
+	}
+	if g.Instance(id) == nil {
+		return errf(syscall.ENOENT, "GPU %d has no instance %s", gpu, ShortID(id))
+	}
+	if pid < 1 {
+		return errf(syscall.EINVAL, "pid %d", pid)
+	}
+	return nil
 }
 
 func (t *dirTx) SetDefaultMemsize(v int64) error {

@@ -64,6 +64,11 @@ func InstCtlDel(gpu int, id string) string {
 	return fmt.Sprintf("del %d %s\n", gpu, id)
 }
 
+// InstCtlBind is the inst_ctl command binding an instance to the cgroup of task pid.
+func InstCtlBind(gpu int, id string, pid int) string {
+	return fmt.Sprintf("bind %d %s %d\n", gpu, id, pid)
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -100,6 +105,11 @@ func (t *kernelTx) Del(gpu int, id string) error {
 		return err
 	}
 	return t.reread()
+}
+
+// Bind changes nothing the tree shows, so there is nothing to read again.
+func (t *kernelTx) Bind(gpu int, id string, pid int) error {
+	return t.write(fileInstCtl, InstCtlBind(gpu, id, pid))
 }
 
 func (t *kernelTx) SetDefaultMemsize(v int64) error {

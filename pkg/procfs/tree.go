@@ -30,6 +30,10 @@ type Tx interface {
 	State() *State
 	Add(AddRequest) error
 	Del(gpu int, id string) error
+	// Bind names the container of an instance by a task in it (its init): the kernel
+	// takes that task's cgroup, and a caller belongs to the container whose cgroup holds
+	// its own (docs/contracts.md §2).
+	Bind(gpu int, id string, pid int) error
 	SetDefaultMemsize(v int64) error
 	SetGPU(gpu int, key GPUKey, v int64) error
 	SetInstance(gpu int, id string, key InstanceKey, v int64) error

@@ -46,6 +46,23 @@ func Register(t procfs.Tree, gpus []gpu.GPU, id string, in alloc.Intent) (alloc.
 	return plan, err
 }
 
+// Bind ties every instance of the container to its cgroup, named by the pid of a task in
+// it (the container's init, once the next runtime has made it): until then no process
+// is taken for the container.
+func Bind(t procfs.Tree, id string, pid int) error {
+	return t.Update(func(tx procfs.Tx) error {
+		for _, g := range tx.State().GPUs {
+			if g.Instance(id) == nil {
+				continue
+			}
+			if err := tx.Bind(g.Index, id, pid); err != nil {
+				return fmt.Errorf("binding container %s on GPU %d to pid %d: %w", procfs.ShortID(id), g.Index, pid, err)
+			}
+		}
+		return nil
+	})
+}
+
 // Unregister removes every instance of the container; a container without any is fine,
 // since delete runs for every container of the runtime, and may run twice.
 func Unregister(t procfs.Tree, id string) error {

@@ -6,7 +6,7 @@ source test/kmod/lib.sh
 unload
 load || { bad "insmod"; finish; exit 1; }
 H=$(cid bench)
-eq "add" "$(wr $P/inst_ctl "add 0 $H memsize=$GIB")" OK
+eq "add" "$(add 0 $H memsize=$GIB)" OK
 bash -c "echo 0 >$(docker_cg "$H")/cgroup.procs && exec $KT bench ${BENCH_ROUNDS:-7} ${BENCH_CALLS:-20000}" ||
 	bad "bench did not run"
 eq "del" "$(wr $P/inst_ctl "del 0 $H")" OK

@@ -5,7 +5,9 @@
  *   open | close | attach | query SLOT | charge GPU SIZE | uncharge GPU SIZE |
  *   fill GPU STEP (charge STEP until refused) | ready | hold FILE (until FILE is gone) |
  *   handover (CGPU_IOC_HANDOVER) | pollpri MS (poll() for POLLPRI: OK, or ETIMEDOUT) |
- *   inststat GPU ID (CGPU_IOC_INST_STAT of instance ID, given as is, at most 16 bytes)
+ *   inststat GPU ID (CGPU_IOC_INST_STAT of instance ID, given as is, at most 16 bytes) |
+ *   many N (open and attach N more files, kept open until exit, stopping at the first
+ *   refusal: prints how many attached)
  * An op followed by =ERRNAME must fail with that errno; any other op must succeed.
  * Prints one line per op; exits 1 at the first op whose outcome was not the expected.
  */
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "kt.h"
@@ -109,6 +112,30 @@ static int op_inststat(struct ops *o, const char *op, char *out, size_t len)
 	return 0;
 }
 
+static int op_many(struct ops *o, const char *op, char *out, size_t len)
+{
+	uint64_t n = kt_num(next_arg(o, op), 1000000), done = 0;
+	struct rlimit rl = { .rlim_cur = n + 64, .rlim_max = n + 64 };
+	struct cgpu_attach a;
+	int fd, err = 0;
+
+	/* Room for them all (as root); where the limit is higher already, it stays. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < n + 64) {
+		rl.rlim_cur = rl.rlim_max = n + 64;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	while (done < n && !(err = kt_open(&fd))) {
+		err = kt_attach(fd, &a);
+		if (err) {
+			close(fd);
+			break;
+		}
+		done++;
+	}
+	snprintf(out, len, " attached=%llu", (unsigned long long)done);
+	return err;
+}
+
 static int run_op(struct ops *o, const char *op, char *out, size_t len)
 {
 	struct cgpu_attach a;
@@ -142,6 +169,8 @@ static int run_op(struct ops *o, const char *op, char *out, size_t len)
 		return op_fill(o, op, out, len);
 	if (!strcmp(op, "inststat"))
 		return op_inststat(o, op, out, len);
+	if (!strcmp(op, "many"))
+		return op_many(o, op, out, len);
 	if (!strcmp(op, "handover"))
 		return ioctl(cur_fd(o, op), CGPU_IOC_HANDOVER) < 0 ? errno : 0;
 	if (!strcmp(op, "pollpri")) {

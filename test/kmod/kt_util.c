@@ -83,6 +83,7 @@ const char *kt_errname(int e)
 		{ ENOTCONN, "ENOTCONN" }, { EIO, "EIO" }, { EBADF, "EBADF" },
 		{ ETIMEDOUT, "ETIMEDOUT" }, { EINTR, "EINTR" }, { EAGAIN, "EAGAIN" },
 		{ EALREADY, "EALREADY" }, { EPROTO, "EPROTO" }, { ENXIO, "ENXIO" },
+		{ ESRCH, "ESRCH" }, { EMFILE, "EMFILE" },
 	};
 	static char other[32];
 

@@ -21,6 +21,8 @@ within() {
 # kv KEY TEXT: KEY's value in a kt answer line of key=value fields.
 kv() { sed -n "s/.*\b$1=\([0-9a-f]*\).*/\1/p" <<<"$2" | head -1; }
 finish() {
+	local f
+	for f in "$W"/init-*; do [ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
 	echo "[$T] $checks checks, $fails failed"
 	[ "$fails" = 0 ]
 }
@@ -51,6 +53,34 @@ docker_cg() {
 	local d=$CG/system.slice/docker-$1.scope
 	mkdir -p "$d"
 	echo "$d"
+}
+
+# cinit DIR: the pid of a process standing for a container's init in cgroup DIR, started
+# once and kept until finish; a bind names it, and the kernel takes its cgroup.
+cinit() {
+	local f=$W/init-$(tr / _ <<<"$1") pid i
+	if [ -s "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; then
+		cat "$f"
+		return
+	fi
+	bash -c "echo 0 >'$1/cgroup.procs' && exec sleep 100000" </dev/null >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 1 200); do
+		grep -qx "$pid" "$1/cgroup.procs" 2>/dev/null && break
+		sleep 0.01
+	done
+	echo "$pid" >"$f"
+	echo "$pid"
+}
+# bind GPU ID [DIR]: binds instance ID on GPU to cgroup DIR (default: docker_cg ID).
+bind() { wr $P/inst_ctl "bind $1 $2 $(cinit "${3:-$(docker_cg "$2")}")"; }
+# add GPU ID [FIELDS...]: adds the instance and binds it to docker_cg ID, as the runtime
+# does: OK, or the first errno.
+add() {
+	local r
+	r=$(wr $P/inst_ctl "add $*")
+	[ "$r" != OK ] || r=$(bind "$1" "$2")
+	echo "$r"
 }
 
 # start NAME KT-OPS-ARGS...: runs `kt ops ARGS... ready hold FILE` in the background and

@@ -14,8 +14,8 @@ res() { sed -n '/^inststat /{s/^inststat \([A-Z0-9]*\).*/\1/p;q}' <<<"$1"; }
 unload
 # grace 2 s as in t-sched: TCG can stall the guest past the default 100 ms.
 load ngpus=2 grace_ms=2000 || { bad "insmod"; finish; exit 1; }
-eq "add A weight 1" "$(wr $P/inst_ctl "add 0 $A memsize=$GIB weight=1")" OK
-eq "add B weight 2" "$(wr $P/inst_ctl "add 0 $B memsize=$GIB weight=2")" OK
+eq "add A weight 1" "$(add 0 $A memsize=$GIB weight=1)" OK
+eq "add B weight 2" "$(add 0 $B memsize=$GIB weight=2)" OK
 eq "policy 2" "$(wr $P/0/policy 2)" OK
 
 echo "--- an idle instance, from an unattached file"

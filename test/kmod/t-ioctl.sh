@@ -4,7 +4,7 @@ source test/kmod/lib.sh
 unload
 load ngpus=2 || { bad "insmod"; finish; exit 1; }
 F=$(cid ioctl) f=$(short "$F")
-eq "add" "$(wr $P/inst_ctl "add 0 $F memsize=$((64 << 20))")" OK
+eq "add" "$(add 0 $F memsize=$((64 << 20)))" OK
 res=$(bash -c "echo 0 >$(docker_cg "$F")/cgroup.procs && exec $KT badioctl 64M" 2>&1)
 echo "$res" | grep -v '^ok ' || true
 has "every malformed call refused" "$res" '^badioctl: 0 check\(s\) failed$'

@@ -28,7 +28,7 @@ dr-xr-xr-x 0/$a
 dr-xr-xr-x 1
 -rw-r--r-- default_memsize
 -rw-r--r-- inst_ctl
--rw-r--r-- upgrade
+-rw------- upgrade
 -r--r--r-- version
 EOT
 )"
@@ -136,7 +136,7 @@ read_only() {
 
 # Without CAP_SYS_ADMIN in the initial user namespace nothing may change.
 no_cap() {
-	local node before nocap
+	local node before nocap want
 	nocap=(setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin --)
 	local capeff
 	capeff=$("${nocap[@]}" awk '/^CapEff/ { print $2 }' /proc/self/status)
@@ -144,9 +144,12 @@ no_cap() {
 	for node in $P/default_memsize $P/upgrade $P/0/max_inst $P/0/policy $P/0/prio_ratio \
 		$P/0/$a/memsize $P/0/$a/weight $P/0/$a/highprio; do
 		before=$(cat "$node")
-		eq "no CAP_SYS_ADMIN: $node" "$("${nocap[@]}" "$KT" write "$node" 3)" EPERM
+		# The update's state and the instances' files do not even open for them.
+		want=EPERM
+		case $node in $P/upgrade | $P/0/$a/*) want=open:EACCES ;; esac
+		eq "no CAP_SYS_ADMIN: $node" "$("${nocap[@]}" "$KT" write "$node" 3)" $want
 		eq "uid 65534: $node" "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$KT" write "$node" 3)" open:EACCES
-		eq "root of a user namespace: $node" "$(unshare -U -r "$KT" write "$node" 3)" EPERM
+		eq "root of a user namespace: $node" "$(unshare -U -r "$KT" write "$node" 3)" $want
 		eq "$node unchanged by the unprivileged" "$(cat "$node")" "$before"
 	done
 	eq "no CAP_SYS_ADMIN: inst_ctl add" "$("${nocap[@]}" "$KT" write $P/inst_ctl "add 1 $A memsize=1")" EPERM
@@ -159,8 +162,14 @@ no_cap() {
 		"$("${nocap[@]}" bash -c 'echo 4 >&7' 2>&1 | grep -c 'Operation not permitted')" 1
 	exec 7>&-
 	eq "policy unchanged through the passed fd" "$(cat $P/0/policy)" "$before"
-	# Reading stays open to everyone.
+	# Reading stays open to everyone, but for the update's state and other containers'
+	# ledgers: the host's administrator's alone.
 	eq "uid 65534 reads max_inst" "$(setpriv --reuid=65534 --regid=65534 --clear-groups cat $P/0/max_inst)" 16
+	eq "uid 65534 reads upgrade" "$(setpriv --reuid=65534 --regid=65534 --clear-groups "$KT" write $P/upgrade 0 2>&1; setpriv --reuid=65534 --regid=65534 --clear-groups cat $P/upgrade 2>&1 | grep -c 'Permission denied')" "open:EACCES
+1"
+	eq "root without CAP_SYS_ADMIN reads upgrade" "$("${nocap[@]}" cat $P/upgrade 2>&1 | grep -c 'Permission denied')" 1
+	eq "uid 65534 reads an instance's meminfo" "$(setpriv --reuid=65534 --regid=65534 --clear-groups cat $P/0/$a/meminfo 2>&1 | grep -c 'Permission denied')" 1
+	eq "root reads upgrade" "$(head -1 $P/upgrade)" "state: running"
 }
 
 modes

@@ -14,8 +14,8 @@ ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf "%.3f", x / y }'; }
 # would take slices back from healthy clients: 2 s here, also for the take-back test.
 unload
 load ngpus=1 grace_ms=2000 || { bad "insmod"; finish; exit 1; }
-eq "add A weight 1" "$(wr $P/inst_ctl "add 0 $A memsize=$GIB weight=1")" OK
-eq "add B weight 2" "$(wr $P/inst_ctl "add 0 $B memsize=$GIB weight=2")" OK
+eq "add A weight 1" "$(add 0 $A memsize=$GIB weight=1)" OK
+eq "add B weight 2" "$(add 0 $B memsize=$GIB weight=2)" OK
 
 echo "--- settings reach the scheduler; refused ones change neither"
 eq "policy 2" "$(wr $P/0/policy 2)" OK
@@ -137,8 +137,8 @@ unload || bad "rmmod"
 
 echo "--- high priority: the holder's slice is cut for it at once (1 s slices here)"
 load ngpus=1 quantum_us=1000000 grace_ms=2000 || { bad "insmod quantum_us=1000000"; finish; exit 1; }
-eq "add A" "$(wr $P/inst_ctl "add 0 $A memsize=$GIB")" OK
-eq "add B highprio" "$(wr $P/inst_ctl "add 0 $B memsize=$GIB highprio=1")" OK
+eq "add A" "$(add 0 $A memsize=$GIB)" OK
+eq "add B highprio" "$(add 0 $B memsize=$GIB highprio=1)" OK
 # wait_in_a: B waits while A's client holds a 1 s slice with over 200 ms of it left
 # (tried up to 5 times: starting kt takes a few 100 ms under TCG); r: "WAITED LEFT" ms.
 wait_in_a() {

@@ -10,8 +10,8 @@ args=() ids=()
 for i in $(seq 1 25); do
 	id=$(cid "storm-$i")
 	ids+=("$id")
-	eq "add storm-$i" "$(wr $P/inst_ctl "add 0 $id memsize=$(( (i % 8 + 1) * GIB )) weight=1")" OK
-	[ "$i" -gt 5 ] || eq "add storm-$i on GPU 1" "$(wr $P/inst_ctl "add 1 $id memsize=$((i << 20))")" OK
+	eq "add storm-$i" "$(add 0 $id memsize=$(( (i % 8 + 1) * GIB )) weight=1)" OK
+	[ "$i" -gt 5 ] || eq "add storm-$i on GPU 1" "$(add 1 $id memsize=$((i << 20)))" OK
 	args+=("$(docker_cg "$id"):$(short "$id")")
 done
 eq "free_weight with 25 instances" "$(cat $P/0/free_weight)" 0

@@ -50,9 +50,9 @@ wait_out() {
 }
 
 setup() {
-	eq "add A" "$(wr $P/inst_ctl "add 0 $A memsize=$((6 << 30)) weight=2 highprio=1 uuid=$UUID")" OK
-	eq "add B on 0" "$(wr $P/inst_ctl "add 0 $B memsize=$GIB")" OK
-	eq "add B on 1" "$(wr $P/inst_ctl "add 1 $B memsize=$GIB")" OK
+	eq "add A" "$(add 0 $A memsize=$((6 << 30)) weight=2 highprio=1 uuid=$UUID)" OK
+	eq "add B on 0" "$(add 0 $B memsize=$GIB)" OK
+	eq "add B on 1" "$(add 1 $B memsize=$GIB)" OK
 	eq "policy 2" "$(wr $P/0/policy 2)" OK
 	eq "max_inst 8" "$(wr $P/0/max_inst 8)" OK
 	eq "prio_ratio 40" "$(wr $P/0/prio_ratio 40)" OK
@@ -67,8 +67,8 @@ status() {
 	eq "running" "$(field state)" running
 	eq "version" "$(field version)" "$(cat $P/version)"
 	eq "no update" "$(field update) $(field last_update)" "none none"
-	eq "formats" "$(field state_format) $(field reads_formats) $(field abi)" "1 1-1 1-1"
-	eq "modinfo says the same" "$(modinfo -F cgpu_state_format "$KO") $(modinfo -F cgpu_state_reads "$KO") $(modinfo -F cgpu_abi "$KO")" "1 1-1 1-1"
+	eq "formats" "$(field state_format) $(field reads_formats) $(field abi)" "2 2-2 1-1"
+	eq "modinfo says the same" "$(modinfo -F cgpu_state_format "$KO") $(modinfo -F cgpu_state_reads "$KO") $(modinfo -F cgpu_abi "$KO")" "2 2-2 1-1"
 	eq "no file, no ABI in use" "$(field files_open) $(field abi_in_use)" "0 none"
 	eq "reclaim_s as loaded" "$(field reclaim_s)" 3
 	eq "major" "$(field major)" "$(cat $P/0/major)"
@@ -79,7 +79,7 @@ status() {
 refusals() {
 	local before v
 	before=$(cat $P/upgrade; tree)
-	for v in thaw commit "format 1" "default_memsize 5" "gpu 0 max_inst=2 policy=0 prio_ratio=20" \
+	for v in thaw commit "format 2" "default_memsize 5" "gpu 0 max_inst=2 policy=0 prio_ratio=20" \
 		"add 1 $A memsize=1" "charge 0 $a 1 1" "from 0.1.0"; do
 		eq "running: '$v'" "$(wr $P/upgrade "$v")" EBUSY
 	done
@@ -96,7 +96,7 @@ frozen_checks() {
 	before=$(tree)
 	eq "freeze again" "$(wr $P/upgrade freeze)" EBUSY
 	eq "commit while frozen" "$(wr $P/upgrade commit)" EBUSY
-	eq "import while frozen" "$(wr $P/upgrade "format 1")" EBUSY
+	eq "import while frozen" "$(wr $P/upgrade "format 2")" EBUSY
 	for v in "$P/0/policy 3" "$P/0/max_inst 9" "$P/0/prio_ratio 50" "$P/default_memsize 1" \
 		"$P/0/$a/weight 1" "$P/0/$a/memsize $((7 << 30))" "$P/0/$a/highprio 0" \
 		"$P/inst_ctl del 0 $b" "$P/inst_ctl add 1 $A memsize=1"; do
@@ -126,11 +126,14 @@ thaw_path() {
 	eq "A's ledger as before the freeze" "$(head -1 $P/0/$a/meminfo)" "$freeA"
 	pid=$(pidof_w h1)
 	eq "the dump charges h1's pid once, both files merged" \
-		"$(dump | grep -c "^charge 0 $a $pid $((GIB + 512 * MIB))$")" 1
+		"$(dump | grep -cE "^charge 0 $a $pid $((GIB + 512 * MIB)) start=[0-9]+$")" 1
 	eq "the stubborn process's charges are in the dump too" \
-		"$(dump | grep -c "^charge 1 $b $(pidof_w stubborn) $((200 * MIB))$")" 1
+		"$(dump | grep -cE "^charge 1 $b $(pidof_w stubborn) $((200 * MIB)) start=[0-9]+$")" 1
+	eq "the dump binds each instance to its container's init" \
+		"$(dump | grep -E '^bind ' | tr '\n' ' ')" \
+		"bind 0 $a $(cinit "$(docker_cg "$A")") bind 0 $b $(cinit "$(docker_cg "$B")") bind 1 $b $(cinit "$(docker_cg "$B")") "
 	eq "dump: settings and instances" "$(dump | grep -E '^(format|from|default_memsize|gpu|add)')" \
-		"format 1
+		"format 2
 from $(cat $P/version)
 default_memsize $GIB
 gpu 0 max_inst=8 policy=2 prio_ratio=40
@@ -182,7 +185,8 @@ handover_path() {
 	eq "open refused while importing" "$("$KT" ops open =EAGAIN | head -1)" "open EAGAIN"
 	eq "inst_ctl refused while importing" "$(wr $P/inst_ctl "add 0 $A memsize=1")" EBUSY
 	eq "a line before format" "$(wr $P/upgrade "default_memsize 1")" EPROTO
-	eq "format 2 (not read)" "$(wr $P/upgrade "format 2")" EPROTO
+	eq "format 1 (not read: no container bound)" "$(wr $P/upgrade "format 1")" EPROTO
+	eq "format 3 (not read)" "$(wr $P/upgrade "format 3")" EPROTO
 	eq "thaw while importing" "$(wr $P/upgrade thaw)" EBUSY
 	eq "freeze while importing" "$(wr $P/upgrade freeze)" EBUSY
 	while IFS= read -r line; do
