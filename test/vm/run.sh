@@ -13,7 +13,7 @@ usage: $0 [--mem MB] [--cpus N] [--timeout S] [--share DIR]... [--log FILE] -- C
   Exits with COMMAND's status; 125 if the VM failed, 124 on timeout, 126 if the kernel log
   shows a WARNING, BUG, Oops, hung task, lockdep or kmemleak report.
   Env: CGPU_VM_KVER (kernel version, default the newest /boot/vmlinuz-*), CGPU_VM_QUIET=1
-  (no guest output prefix).
+  (no guest output prefix), CGPU_VM_LOCK (a lock file: wait for it before booting).
 EOT
 	exit 2
 }
@@ -33,6 +33,13 @@ done
 for n in "$mem" "$cpus" "$timeout_s"; do
 	[[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: not a positive number: $n" >&2; exit 2; }
 done
+
+# Several runs on one machine (developers' sessions beside a test run) may take turns:
+# with CGPU_VM_LOCK set to a file, each VM waits for that lock first.
+if [ -n "${CGPU_VM_LOCK:-}" ]; then
+	exec 8>>"$CGPU_VM_LOCK"
+	flock 8
+fi
 
 kver=${CGPU_VM_KVER:-$(cd /boot && ls vmlinuz-* 2>/dev/null | sed 's/^vmlinuz-//' | sort -V | tail -1)}
 kernel=/boot/vmlinuz-$kver moddir=/lib/modules/$kver
