@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* Linear device memory and managed memory. */
 #include "ledger.h"
+#include "memsize.h"
 #include "track.h"
 
-/* Charged, then allocated; a driver failure gives the charge back. */
+/*
+ * Charged what the driver takes (cutil/memsize.h), then allocated; a driver
+ * failure gives the charge back. A small allocation is charged a page, given
+ * back once the driver has put it in a page this process already holds: so
+ * it needs a page's room in the budget even when it fits in a held one.
+ */
 static CUresult linear(CUdeviceptr *dptr, uint64_t bytes,
 		       CUresult (*alloc)(CUdeviceptr *, void *), void *arg,
 		       uint64_t (*actual)(void *))
@@ -11,33 +17,43 @@ static CUresult linear(CUdeviceptr *dptr, uint64_t bytes,
 	CUcontext ctx;
 	CUdevice dev;
 	int slot;
-	uint64_t got;
+	uint64_t est, got, pages;
 	CUresult r = track_current(&ctx, &dev, &slot);
 
 	/* No context or no size: the driver says what is wrong. */
 	if (r != CUDA_SUCCESS || bytes == 0)
 		return alloc(dptr, arg);
-	r = track_charge(slot, bytes);
+	est = cgpu_linear_pages(bytes);
+	r = track_charge(slot, est);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = alloc(dptr, arg);
 	if (r != CUDA_SUCCESS) {
-		ledger_uncharge(slot, bytes);
+		ledger_uncharge(slot, est);
 		return r;
 	}
 	/* The driver may round up past the estimate (pitch): charge the rest,
 	 * or give back the excess. */
 	got = actual ? actual(arg) : bytes;
-	if (got > bytes && track_charge(slot, got - bytes) != CUDA_SUCCESS) {
+	pages = cgpu_linear_pages(got);
+	if (pages > est && track_charge(slot, pages - est) != CUDA_SUCCESS) {
 		REAL_CU(cuMemFree_v2, *dptr);
-		ledger_uncharge(slot, bytes);
+		ledger_uncharge(slot, est);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	if (got < bytes)
-		ledger_uncharge(slot, bytes - got);
-	if (track_put(&track_dptr, *dptr, got, slot, T_LINEAR, ctx, NULL)) {
+	if (pages < est)
+		ledger_uncharge(slot, est - pages);
+	if (cgpu_is_small(got)) {
+		if (track_small_placed(slot, *dptr))
+			ledger_uncharge(slot, CGPU_PAGE);
+		/* Without room for the record the page stays charged. */
+		track_put(&track_dptr, *dptr, got, slot, T_SMALL, ctx,
+			  (void *)(uintptr_t)*dptr);
+		return CUDA_SUCCESS;
+	}
+	if (track_put(&track_dptr, *dptr, pages, slot, T_LINEAR, ctx, NULL)) {
 		REAL_CU(cuMemFree_v2, *dptr);
-		ledger_uncharge(slot, got);
+		ledger_uncharge(slot, pages);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	return CUDA_SUCCESS;

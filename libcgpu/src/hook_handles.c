@@ -8,6 +8,7 @@
 #include "arraysize.h"
 #include "devmap.h"
 #include "ledger.h"
+#include "memsize.h"
 #include "track.h"
 
 CGPU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle,
@@ -66,7 +67,7 @@ static CUresult array_create(void **out, const CUDA_ARRAY3D_DESCRIPTOR *d,
 	if (cgpu_mode == CGPU_OFF || !out || !d ||
 	    track_current(&ctx, &dev, &slot) != CUDA_SUCCESS)
 		return create(out, arg);
-	bytes = cgpu_array_bytes(d, levels);
+	bytes = cgpu_round_page(cgpu_array_bytes(d, levels));
 	r = track_charge(slot, bytes);
 	if (r != CUDA_SUCCESS)
 		return r;

@@ -200,7 +200,8 @@ static void test_paths(unsigned long long budget)
 		IS(a.memAlloc(&y, 500 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
 		CHECK(phys_used(0) == base + 600 * MiB);
 		OK(a.memAllocPitch(&pitched, &pitch, 1000, 1024, 4));
-		CHECK(pitch == 1024 && free_now(&a) == budget - 601 * MiB);
+		/* 1 MiB: small, in a page of its own here. */
+		CHECK(pitch == 1024 && free_now(&a) == budget - 602 * MiB);
 		OK(a.memFree(pitched));
 		OK(a.memFree(x));
 		CHECK(free_now(&a) == budget);
@@ -227,14 +228,15 @@ static void test_paths(unsigned long long budget)
 }
 
 /*
- * argv budget: bytes on device 0, not a multiple of a page. The budget holds
- * to the byte: what is left can be allocated exactly, one byte more is
- * refused. cuMemAlloc is charged the size asked (not rounded), a pitched
- * allocation its rows at the driver's pitch.
+ * argv budget: bytes on device 0, not a multiple of a page. Charges are what
+ * the driver takes (cutil/memsize.h): whole pages, small allocations packed
+ * into shared ones. The pages that fit allocate; the rest of the budget,
+ * under a page, holds nothing.
  */
 static void test_edge(unsigned long long budget)
 {
-	const size_t odd = 12345;
+	const unsigned long long room = budget - budget % (2 * MiB),
+				 rest = budget % (2 * MiB);
 
 	for (enum path p = SYMBOL; p <= GPA2_PTDS; p++) {
 		struct api a = resolve(p);
@@ -242,31 +244,66 @@ static void test_edge(unsigned long long budget)
 		size_t pitch;
 
 		use_device(0);
-		IS(a.memAlloc(&x, budget + 1), CUDA_ERROR_OUT_OF_MEMORY);
-		OK(a.memAlloc(&x, budget));
-		CHECK(free_now(&a) == 0);
+		IS(a.memAlloc(&x, room + 1), CUDA_ERROR_OUT_OF_MEMORY);
+		OK(a.memAlloc(&x, room - 2 * MiB + 1));
+		CHECK(free_now(&a) == rest);
 		IS(a.memAlloc(&y, 1), CUDA_ERROR_OUT_OF_MEMORY);
 		OK(a.memFree(x));
-		OK(a.memAlloc(&x, budget - odd));
-		CHECK(free_now(&a) == odd);
-		IS(a.memAlloc(&y, odd + 1), CUDA_ERROR_OUT_OF_MEMORY);
-		OK(a.memAlloc(&y, odd));
-		CHECK(free_now(&a) == 0);
-		IS(a.memAlloc(&z, 1), CUDA_ERROR_OUT_OF_MEMORY);
+		/* Two small ones share the last page. */
+		OK(a.memAlloc(&x, room - 2 * MiB));
+		OK(a.memAlloc(&y, 1));
+		CHECK(free_now(&a) == rest);
+		OK(a.memFree(x));
+		OK(a.memAlloc(&z, 1000));
+		CHECK(y >> 21 == z >> 21 && free_now(&a) == budget - 2 * MiB);
 		OK(a.memFree(y));
-		OK(a.memFree(x));
-		/* 3 rows of 1000 bytes at a pitch of 1024: 3072 bytes. */
-		OK(a.memAlloc(&x, budget - 3071));
-		IS(a.memAllocPitch(&y, &pitch, 1000, 3, 4), CUDA_ERROR_OUT_OF_MEMORY);
-		OK(a.memFree(x));
-		OK(a.memAlloc(&x, budget - 3072));
-		OK(a.memAllocPitch(&y, &pitch, 1000, 3, 4));
-		CHECK(pitch == 1024 && free_now(&a) == 0);
+		CHECK(free_now(&a) == budget - 2 * MiB);
+		OK(a.memFree(z));
+		CHECK(free_now(&a) == budget);
+		/* 2049 rows at a pitch of 1024 need a second page. */
+		OK(a.memAlloc(&x, room - 2 * MiB));
+		IS(a.memAllocPitch(&y, &pitch, 1000, 2049, 4), CUDA_ERROR_OUT_OF_MEMORY);
+		OK(a.memAllocPitch(&y, &pitch, 1000, 2048, 4));
+		CHECK(pitch == 1024 && free_now(&a) == rest);
 		OK(a.memFree(y));
 		OK(a.memFree(x));
 		CHECK(free_now(&a) == budget);
 		printf("path %s: ok\n", path_names[p]);
 	}
+}
+
+/*
+ * argv budget: bytes on device 0. Allocations in a loop stop when the
+ * simulated GPU holds the budget, never past it: 2 MiB + 1 takes two pages,
+ * 1 MiB half of one (the last is refused: a small allocation needs a
+ * page's room in the budget).
+ */
+static void test_pages(unsigned long long budget)
+{
+	const struct { size_t size; unsigned long long want; } loop[] = {
+		{ 2 * MiB + 1, budget / (4 * MiB) },
+		{ MiB, 2 * (budget / (2 * MiB)) - 1 },
+	};
+	CUdeviceptr *held = calloc(budget / MiB + 1, sizeof(*held));
+	unsigned long long base, n;
+	CUresult r;
+
+	use_device(0);
+	base = phys_used(0);
+	for (size_t i = 0; i < sizeof(loop) / sizeof(loop[0]); i++) {
+		for (n = 0; (r = cuMemAlloc_v2(&held[n], loop[i].size)) == CUDA_SUCCESS;)
+			n++;
+		IS(r, CUDA_ERROR_OUT_OF_MEMORY);
+		CHECK(n == loop[i].want);
+		CHECK(phys_used(0) - base <= budget);
+		CHECK(phys_used(0) - base == budget - budget % (4 * MiB));
+		printf("%zu-byte allocations: %llu, %llu MiB on the GPU\n",
+		       loop[i].size, n, (phys_used(0) - base) / MiB);
+		while (n)
+			OK(cuMemFree_v2(held[--n]));
+		CHECK(phys_used(0) == base);
+	}
+	free(held);
 }
 
 static void test_pools(unsigned long long budget)
@@ -347,7 +384,8 @@ static void test_handles(unsigned long long budget)
 	OK(a.array3DCreate(&arr, &d3));
 	CHECK(free_now(&a) == budget - 16 * MiB);
 	OK(a.mipCreate(&mip, &dm, 11));
-	CHECK(free_now(&a) == budget - 16 * MiB - (MiB + 349525));
+	/* MiB + 349525 texel bytes, in whole pages. */
+	CHECK(free_now(&a) == budget - 18 * MiB);
 	OK(a.mipDestroy(mip));
 	OK(a.arrayDestroy(arr));
 	CHECK(free_now(&a) == budget && phys_used(0) == base);
@@ -546,6 +584,8 @@ int main(int argc, char **argv)
 		test_paths(arg);
 	else if (!strcmp(g, "edge"))
 		test_edge(arg);
+	else if (!strcmp(g, "pages"))
+		test_pages(arg);
 	else if (!strcmp(g, "pools"))
 		test_pools(arg);
 	else if (!strcmp(g, "handles"))

@@ -31,7 +31,7 @@ static CUresult create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d,
 	if (!a)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	a->mipmapped = mipmapped;
-	if (sim_phys_reserve(c->phys, sim_round_page(v.bytes))) {
+	if (sim_phys_reserve(c->phys, cgpu_round_page(v.bytes))) {
 		free(a);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -39,7 +39,7 @@ static CUresult create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d,
 	v.ctx = c;
 	v.aux = a;
 	if (ptrmap_put(&g_sim_mem, (uintptr_t)a, &v)) {
-		sim_phys_release(c->phys, sim_round_page(v.bytes));
+		sim_phys_release(c->phys, cgpu_round_page(v.bytes));
 		free(a);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -62,7 +62,7 @@ static CUresult destroy(void *h, int mipmapped)
 		return CUDA_ERROR_INVALID_HANDLE;
 	}
 	free(v.aux);
-	sim_phys_release((int)v.slot, sim_round_page(v.bytes));
+	sim_phys_release((int)v.slot, cgpu_round_page(v.bytes));
 	return CUDA_SUCCESS;
 }
 

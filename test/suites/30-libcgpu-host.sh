@@ -110,7 +110,11 @@ B=$((1 << 30))
 for g in paths pools handles ctx fork; do
 	hook CGPU_MEM_LIMIT_BYTES=$B "$HOOK/hook-test" $g $B
 done
-# To the byte, with a budget and sizes that are no multiple of a page.
+# 2 MiB + 1 and 1 MiB allocations in a loop stop at the budget of pages the
+# simulated GPU really holds (cutil/memsize.h).
+G2=$((2 << 30))
+hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" pages $G2
+# To the page, with a budget and sizes that are no multiple of a page.
 E=$(((1 << 30) + 4097))
 hook CGPU_MEM_LIMIT_BYTES=$E "$HOOK/hook-test" edge $E
 hook CGPU_MEM_LIMIT_BYTES=$((48 << 20)) "$HOOK/hook-test" threads $((48 << 20))
