@@ -8,13 +8,15 @@
 struct ptrmap track_dptr = PTRMAP_INIT;
 struct ptrmap track_array = PTRMAP_INIT;
 struct ptrmap track_vmm = PTRMAP_INIT;
+struct ptrmap track_vmm_map = PTRMAP_INIT;
 /* Pages that hold small allocations: how many live ones each. The count
  * is read and rewritten as one step under small_lock. */
 static struct ptrmap track_pages = PTRMAP_INIT;
 static pthread_mutex_t small_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* In lock order: a context's purge takes small_lock inside the maps'. */
-static struct ptrmap *const maps[] = { &track_dptr, &track_array, &track_vmm };
+static struct ptrmap *const maps[] = { &track_dptr, &track_array, &track_vmm,
+				       &track_vmm_map };
 static int said_foreign;
 
 CUresult track_current(CUcontext *ctx, CUdevice *dev, int *slot)
@@ -86,6 +88,8 @@ void track_release(const struct ptrmap_val *v)
 {
 	if (v->kind == T_SMALL)
 		small_freed((uintptr_t)v->aux);
+	else if (v->kind == T_VMM)
+		vmm_unref(v->aux);
 	else if (v->kind == T_POOLED)
 		pool_released(v->aux, v->bytes);
 	else

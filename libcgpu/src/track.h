@@ -15,6 +15,7 @@ enum track_fork_phase { TRACK_FORK_PREPARE, TRACK_FORK_PARENT, TRACK_FORK_CHILD 
 extern struct ptrmap track_dptr;	/* device pointers: linear, pooled */
 extern struct ptrmap track_array;	/* CUarray, CUmipmappedArray */
 extern struct ptrmap track_vmm;		/* cuMemCreate handles */
+extern struct ptrmap track_vmm_map;	/* their mappings, by address */
 
 /* The current context, its device and the device's slot (-1: not one of
  * the container's GPUs). */
@@ -38,6 +39,9 @@ CUresult track_free(struct ptrmap *m, uint64_t key,
 /* Everything a context held went with it. */
 void track_purge_ctx(void *ctx);
 void track_fork(enum track_fork_phase phase);
+
+/* VMM (hook_handles.c): a handle or one of its mappings went away. */
+void vmm_unref(void *phys);
 
 /* Pools (hook_pool.c): an allocation from pool p of bytes was freed. */
 void pool_released(void *p, uint64_t bytes);

@@ -53,6 +53,8 @@ extern char **environ;
 	X(eventSynchronize, cuEventSynchronize, cuEventSynchronize)   \
 	X(memCreate, cuMemCreate, cuMemCreate)                        \
 	X(memRelease, cuMemRelease, cuMemRelease)                     \
+	X(memMap, cuMemMap, cuMemMap)                                 \
+	X(memUnmap, cuMemUnmap, cuMemUnmap)                           \
 	X(arrayCreate, cuArrayCreate_v2, cuArrayCreate)               \
 	X(array3DCreate, cuArray3DCreate_v2, cuArray3DCreate)         \
 	X(arrayDestroy, cuArrayDestroy, cuArrayDestroy)               \
@@ -391,6 +393,61 @@ static void test_handles(unsigned long long budget)
 	CHECK(free_now(&a) == budget && phys_used(0) == base);
 }
 
+/*
+ * argv budget: bytes on device 0. VMM physical memory is charged until it
+ * is both released and unmapped: create, map, release while mapped, repeat,
+ * stops when the simulated GPU holds the budget.
+ */
+static void test_vmm(unsigned long long budget)
+{
+	const size_t chunk = 64 * MiB;
+	const unsigned long long want = budget / chunk;
+	struct api a = resolve(SYMBOL);
+	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				     .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	CUdeviceptr va, second;
+	CUmemGenericAllocationHandle h;
+	unsigned long long base, n;
+	CUresult r;
+
+	use_device(0);
+	base = phys_used(0);
+	OK(cuMemAddressReserve(&va, (want + 1) * chunk, 0, 0, 0));
+	for (n = 0; (r = a.memCreate(&h, chunk, &prop, 0)) == CUDA_SUCCESS; n++) {
+		OK(a.memMap(va + n * chunk, chunk, 0, h, 0));
+		OK(a.memRelease(h));
+	}
+	IS(r, CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(n == want);
+	CHECK(phys_used(0) - base == want * chunk && want * chunk <= budget);
+	CHECK(free_now(&a) == budget - want * chunk);
+	printf("vmm: %llu x 64 MiB mapped after release, %llu MiB on the GPU\n",
+	       n, (phys_used(0) - base) / MiB);
+	/* Each goes with its last mapping. */
+	while (n--)
+		OK(a.memUnmap(va + n * chunk, chunk));
+	CHECK(free_now(&a) == budget && phys_used(0) == base);
+	/* Two mappings of one handle: charged until the last goes, released
+	 * or not first. */
+	OK(cuMemAddressReserve(&second, chunk, 0, 0, 0));
+	OK(a.memCreate(&h, chunk, &prop, 0));
+	OK(a.memMap(va, chunk, 0, h, 0));
+	OK(a.memMap(second, chunk, 0, h, 0));
+	OK(a.memUnmap(va, chunk));
+	OK(a.memRelease(h));
+	CHECK(free_now(&a) == budget - chunk && phys_used(0) == base + chunk);
+	OK(a.memUnmap(second, chunk));
+	CHECK(free_now(&a) == budget && phys_used(0) == base);
+	OK(a.memCreate(&h, chunk, &prop, 0));
+	OK(a.memMap(second, chunk, 0, h, 0));
+	OK(a.memUnmap(second, chunk));
+	CHECK(free_now(&a) == budget - chunk);
+	OK(a.memRelease(h));
+	CHECK(free_now(&a) == budget && phys_used(0) == base);
+	OK(cuMemAddressFree(second, chunk));
+	OK(cuMemAddressFree(va, (want + 1) * chunk));
+}
+
 /* A context's memory goes when it does. */
 static void test_ctx(unsigned long long budget)
 {
@@ -586,6 +643,8 @@ int main(int argc, char **argv)
 		test_edge(arg);
 	else if (!strcmp(g, "pages"))
 		test_pages(arg);
+	else if (!strcmp(g, "vmm"))
+		test_vmm(arg);
 	else if (!strcmp(g, "pools"))
 		test_pools(arg);
 	else if (!strcmp(g, "handles"))
