@@ -362,6 +362,44 @@ static void test_pools(unsigned long long budget)
 	CHECK(phys_used(0) == base);
 }
 
+/*
+ * argv budget: bytes on device 0. More pools than any fixed table held
+ * (64 once): an allocation from each stops when the simulated GPU holds the
+ * budget.
+ */
+static void test_many_pools(unsigned long long budget)
+{
+	enum { N = 70 };
+	const size_t chunk = 32 * MiB;
+	struct api a = resolve(SYMBOL);
+	CUmemPoolProps props = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+				 .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	CUmemoryPool pool[N];
+	CUdeviceptr x[N];
+	unsigned long long base, n = 0;
+	CUresult r = CUDA_SUCCESS;
+
+	use_device(0);
+	base = phys_used(0);
+	for (int i = 0; i < N; i++) {
+		OK(a.memPoolCreate(&pool[i], &props));
+		r = a.memAllocFromPoolAsync(&x[n], chunk, pool[i], NULL);
+		if (r == CUDA_SUCCESS)
+			n++;
+	}
+	IS(r, CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(n == budget / chunk);
+	CHECK(phys_used(0) - base == n * chunk && n * chunk <= budget);
+	printf("pools: %d, %llu allocations of 32 MiB, %llu MiB on the GPU\n", N,
+	       n, (phys_used(0) - base) / MiB);
+	while (n)
+		OK(a.memFreeAsync(x[--n], NULL));
+	OK(a.ctxSynchronize());
+	CHECK(free_now(&a) == budget && phys_used(0) == base);
+	for (int i = 0; i < N; i++)
+		OK(a.memPoolDestroy(pool[i]));
+}
+
 static void test_handles(unsigned long long budget)
 {
 	struct api a = resolve(SYMBOL);
@@ -645,6 +683,8 @@ int main(int argc, char **argv)
 		test_pages(arg);
 	else if (!strcmp(g, "vmm"))
 		test_vmm(arg);
+	else if (!strcmp(g, "many-pools"))
+		test_many_pools(arg);
 	else if (!strcmp(g, "pools"))
 		test_pools(arg);
 	else if (!strcmp(g, "handles"))

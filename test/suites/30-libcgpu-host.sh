@@ -116,6 +116,8 @@ G2=$((2 << 30))
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" pages $G2
 # VMM memory released while still mapped stays charged.
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" vmm $G2
+# More pools than a fixed table would hold: all charged.
+hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" many-pools $G2
 # To the page, with a budget and sizes that are no multiple of a page.
 E=$(((1 << 30) + 4097))
 hook CGPU_MEM_LIMIT_BYTES=$E "$HOOK/hook-test" edge $E
