@@ -106,6 +106,76 @@ CGPU_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
 		      pitch_alloc, &a, pitch_bytes);
 }
 
+/*
+ * The entry points before CUDA 3.2, with 32-bit pointers and sizes: what
+ * CUDA 11.x's cudart can get from cuGetProcAddress. Charged and freed as
+ * their _v2 siblings.
+ */
+struct v1_args {
+	CUdeviceptr_v1 *dptr;
+	unsigned int *pitch, width, height, elem;
+};
+
+static CUresult alloc_v1(CUdeviceptr *dptr, void *arg)
+{
+	struct v1_args *a = arg;
+	CUresult r = a->pitch ? REAL_CU(cuMemAllocPitch, a->dptr, a->pitch,
+					a->width, a->height, a->elem) :
+				REAL_CU(cuMemAlloc, a->dptr, a->width);
+
+	if (r == CUDA_SUCCESS)
+		*dptr = *a->dptr;
+	return r;
+}
+
+static uint64_t pitch_bytes_v1(void *arg)
+{
+	struct v1_args *a = arg;
+
+	return (uint64_t)*a->pitch * a->height;
+}
+
+CGPU_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
+{
+	struct v1_args a = { .dptr = dptr, .width = bytesize };
+	CUdeviceptr wide;
+
+	NEED_CUDA();
+	if (cgpu_mode == CGPU_OFF || !dptr)
+		return REAL_CU(cuMemAlloc, dptr, bytesize);
+	return linear(&wide, bytesize, alloc_v1, &a, NULL);
+}
+
+CGPU_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
+				     unsigned int WidthInBytes,
+				     unsigned int Height,
+				     unsigned int ElementSizeBytes)
+{
+	struct v1_args a = { dptr, pPitch, WidthInBytes, Height, ElementSizeBytes };
+	CUdeviceptr wide;
+
+	NEED_CUDA();
+	if (cgpu_mode == CGPU_OFF || !dptr || !pPitch)
+		return REAL_CU(cuMemAllocPitch, dptr, pPitch, WidthInBytes,
+			       Height, ElementSizeBytes);
+	return linear(&wide, (((uint64_t)WidthInBytes + 511) & ~511ULL) * Height,
+		      alloc_v1, &a, pitch_bytes_v1);
+}
+
+static CUresult free_v1(uint64_t key, void *arg)
+{
+	(void)arg;
+	return REAL_CU(cuMemFree, (CUdeviceptr_v1)key);
+}
+
+CGPU_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr)
+{
+	NEED_CUDA();
+	if (cgpu_mode == CGPU_OFF || !dptr)
+		return REAL_CU(cuMemFree, dptr);
+	return track_free(&track_dptr, dptr, free_v1, NULL);
+}
+
 static CUresult free_dptr(uint64_t key, void *arg)
 {
 	(void)arg;

@@ -181,6 +181,44 @@ CGPU_EXPORT CUresult cuArrayCreate_v2(CUarray *pHandle,
 			    (void *)d);
 }
 
+static CUresult create_2d_v1(void **out, void *arg)
+{
+	return REAL_CU(cuArrayCreate, (CUarray *)out, arg);
+}
+
+static CUresult create_3d_v1(void **out, void *arg)
+{
+	return REAL_CU(cuArray3DCreate, (CUarray *)out, arg);
+}
+
+/* Before CUDA 3.2: 32-bit extents, the same charge. */
+CGPU_EXPORT CUresult cuArrayCreate(CUarray *pHandle,
+				   const CUDA_ARRAY_DESCRIPTOR_v1 *d)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d3;
+
+	NEED_CUDA();
+	if (d)
+		d3 = (CUDA_ARRAY3D_DESCRIPTOR){ d->Width, d->Height, 0,
+						d->Format, d->NumChannels, 0 };
+	return array_create((void **)pHandle, d ? &d3 : NULL, 1, create_2d_v1,
+			    (void *)d);
+}
+
+CGPU_EXPORT CUresult cuArray3DCreate(CUarray *pHandle,
+				     const CUDA_ARRAY3D_DESCRIPTOR_v1 *d)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d3;
+
+	NEED_CUDA();
+	if (d)
+		d3 = (CUDA_ARRAY3D_DESCRIPTOR){ d->Width, d->Height, d->Depth,
+						d->Format, d->NumChannels,
+						d->Flags };
+	return array_create((void **)pHandle, d ? &d3 : NULL, 1, create_3d_v1,
+			    (void *)d);
+}
+
 CGPU_EXPORT CUresult cuArray3DCreate_v2(CUarray *pHandle,
 					const CUDA_ARRAY3D_DESCRIPTOR *d)
 {

@@ -486,6 +486,100 @@ static void test_vmm(unsigned long long budget)
 	OK(cuMemAddressFree(va, (want + 1) * chunk));
 }
 
+/* The entry points before CUDA 3.2 and 11.0, as one path reaches them. */
+struct api_v1 {
+	__typeof__(cuMemAlloc) *memAlloc;
+	__typeof__(cuMemAllocPitch) *memAllocPitch;
+	__typeof__(cuMemFree) *memFree;
+	__typeof__(cuArrayCreate) *arrayCreate;
+	__typeof__(cuArray3DCreate) *array3DCreate;
+	__typeof__(cuDevicePrimaryCtxRelease) *primaryRelease;
+	__typeof__(cuDevicePrimaryCtxReset) *primaryReset;
+};
+
+/* CUDA 3.0 for the memory calls, 10.0 for the context ones: the versions
+ * whose runtimes got the v1 variants. */
+static void *v1_fn(enum path p, const char *name, int version)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW), *fn = NULL;
+	CUdriverProcAddressQueryResult st;
+
+	switch (p) {
+	case SYMBOL:
+	case DLSYM: fn = dlsym(p == SYMBOL ? RTLD_DEFAULT : h, name); break;
+	case GPA1: cuGetProcAddress(name, &fn, version, 0); break;
+	default: cuGetProcAddress_v2(name, &fn, version,
+				     p == GPA2_PTDS ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0,
+				     &st);
+	}
+	if (!in_libcgpu(fn)) {
+		fprintf(stderr, "FAIL %s: %s (CUDA %d) does not resolve to libcgpu\n",
+			path_names[p], name, version);
+		failures++;
+	}
+	return fn;
+}
+
+/*
+ * argv budget: bytes on device 0 (at most what the simulator maps below
+ * 2 GiB for 32-bit pointers). Each v1 entry point, through every path, is
+ * charged as its _v2 sibling: a loop of 2 MiB + 1 stops at the budget of
+ * physical memory; a reset or last release gives the context's memory back.
+ */
+static void test_v1(unsigned long long budget)
+{
+	CUDA_ARRAY_DESCRIPTOR_v1 ad = { 1024, 1024, CU_AD_FORMAT_FLOAT, 4 };
+	CUDA_ARRAY3D_DESCRIPTOR_v1 d3 = { 256, 256, 64, CU_AD_FORMAT_HALF, 2, 0 };
+	CUdeviceptr_v1 *held = calloc(budget / (4 * MiB) + 1, sizeof(*held));
+	struct api a = resolve(SYMBOL);
+
+	for (enum path p = SYMBOL; p <= GPA2_PTDS; p++) {
+		struct api_v1 v = {
+			v1_fn(p, "cuMemAlloc", 3000), v1_fn(p, "cuMemAllocPitch", 3000),
+			v1_fn(p, "cuMemFree", 3000), v1_fn(p, "cuArrayCreate", 3000),
+			v1_fn(p, "cuArray3DCreate", 3000),
+			v1_fn(p, "cuDevicePrimaryCtxRelease", 10000),
+			v1_fn(p, "cuDevicePrimaryCtxReset", 10000),
+		};
+		unsigned long long base, n = 0;
+		unsigned int pitch;
+		CUarray arr, arr3;
+		CUresult r;
+
+		use_device(0);
+		base = phys_used(0);
+		while ((r = v.memAlloc(&held[n], 2 * MiB + 1)) == CUDA_SUCCESS)
+			n++;
+		IS(r, CUDA_ERROR_OUT_OF_MEMORY);
+		CHECK(n == budget / (4 * MiB));
+		CHECK(phys_used(0) - base == n * 4 * MiB && n * 4 * MiB <= budget);
+		while (n)
+			OK(v.memFree(held[--n]));
+		CHECK(free_now(&a) == budget && phys_used(0) == base);
+		OK(v.memAllocPitch(&held[0], &pitch, 1000, 2048, 4));
+		CHECK(pitch == 1024 && free_now(&a) == budget - 2 * MiB);
+		OK(v.memFree(held[0]));
+		OK(v.arrayCreate(&arr, &ad));
+		OK(v.array3DCreate(&arr3, &d3));
+		CHECK(free_now(&a) == budget - 32 * MiB);
+		OK(cuArrayDestroy(arr));
+		OK(cuArrayDestroy(arr3));
+		CHECK(free_now(&a) == budget && phys_used(0) == base);
+		/* cudaDeviceReset on CUDA 10 and 11 runtimes. */
+		OK(v.memAlloc(&held[0], 100 * MiB));
+		OK(v.primaryReset(0));
+		use_device(0);
+		CHECK(free_now(&a) == budget && phys_used(0) == base);
+		OK(v.memAlloc(&held[0], 100 * MiB));
+		OK(v.primaryRelease(0));
+		CHECK(phys_used(0) == base);
+		use_device(0);
+		CHECK(free_now(&a) == budget);
+		printf("v1 path %s: ok\n", path_names[p]);
+	}
+	free(held);
+}
+
 /* A context's memory goes when it does. */
 static void test_ctx(unsigned long long budget)
 {
@@ -685,6 +779,8 @@ int main(int argc, char **argv)
 		test_vmm(arg);
 	else if (!strcmp(g, "many-pools"))
 		test_many_pools(arg);
+	else if (!strcmp(g, "v1"))
+		test_v1(arg);
 	else if (!strcmp(g, "pools"))
 		test_pools(arg);
 	else if (!strcmp(g, "handles"))

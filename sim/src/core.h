@@ -37,7 +37,7 @@ struct sim_proc {
 extern struct sim_proc g_sim;
 
 /* Memory the process holds, keyed by device pointer or handle. */
-enum sim_kind { SIM_LINEAR = 1, SIM_SMALL, SIM_MANAGED, SIM_POOLED, SIM_ARRAY };
+enum sim_kind { SIM_LINEAR = 1, SIM_SMALL, SIM_LOW, SIM_MANAGED, SIM_POOLED, SIM_ARRAY };
 extern struct ptrmap g_sim_mem;
 
 CUresult sim_check_init(void);

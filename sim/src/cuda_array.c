@@ -84,6 +84,29 @@ SIM_API CUresult cuArray3DCreate_v2(CUarray *pHandle,
 	return create(pHandle, d, 1, 0);
 }
 
+SIM_API CUresult cuArrayCreate(CUarray *pHandle,
+			       const CUDA_ARRAY_DESCRIPTOR_v1 *d)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d3;
+
+	if (d)
+		d3 = (CUDA_ARRAY3D_DESCRIPTOR){ d->Width, d->Height, 0, d->Format,
+						d->NumChannels, 0 };
+	return create(pHandle, d ? &d3 : NULL, 1, 0);
+}
+
+SIM_API CUresult cuArray3DCreate(CUarray *pHandle,
+				 const CUDA_ARRAY3D_DESCRIPTOR_v1 *d)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d3;
+
+	if (d)
+		d3 = (CUDA_ARRAY3D_DESCRIPTOR){ d->Width, d->Height, d->Depth,
+						d->Format, d->NumChannels,
+						d->Flags };
+	return create(pHandle, d ? &d3 : NULL, 1, 0);
+}
+
 SIM_API CUresult cuArrayDestroy(CUarray hArray)
 {
 	return destroy(hArray, 0);

@@ -62,10 +62,26 @@ static uint64_t find_run(const struct small_page *pg, uint64_t n)
 	return GRANULES;
 }
 
+/* len bytes at a page boundary, so that the page of an address is the
+ * address rounded down, as libcgpu assumes; 0 if there is no room. */
+static uintptr_t map_pages(uint64_t len, int flags)
+{
+	void *p = mmap(NULL, len + CGPU_PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
+	uintptr_t base;
+
+	if (p == MAP_FAILED)
+		return 0;
+	base = ((uintptr_t)p + CGPU_PAGE - 1) & ~(uintptr_t)(CGPU_PAGE - 1);
+	if (base > (uintptr_t)p)
+		munmap(p, base - (uintptr_t)p);
+	munmap((void *)(base + len), (uintptr_t)p + CGPU_PAGE - base);
+	return base;
+}
+
 static struct small_page *new_page(struct CUctx_st *c)
 {
 	struct small_page *pg = calloc(1, sizeof(*pg));
-	void *p;
 	uintptr_t base;
 
 	if (!pg)
@@ -74,19 +90,12 @@ static struct small_page *new_page(struct CUctx_st *c)
 		free(pg);
 		return NULL;
 	}
-	/* Twice the size, trimmed to an aligned page: the page is the address
-	 * rounded down, as libcgpu assumes. */
-	p = mmap(NULL, 2 * CGPU_PAGE, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
+	base = map_pages(CGPU_PAGE, 0);
+	if (!base) {
 		sim_phys_release(c->phys, CGPU_PAGE);
 		free(pg);
 		return NULL;
 	}
-	base = ((uintptr_t)p + CGPU_PAGE - 1) & ~(uintptr_t)(CGPU_PAGE - 1);
-	if (base > (uintptr_t)p)
-		munmap(p, base - (uintptr_t)p);
-	munmap((void *)(base + CGPU_PAGE), (uintptr_t)p + CGPU_PAGE - base);
 	pg->ctx = c;
 	pg->base = base;
 	pg->next = small_pages;
@@ -145,6 +154,10 @@ static void release_entry(uint64_t key, const struct ptrmap_val *v, void *arg)
 	switch (v->kind) {
 	case SIM_SMALL:
 		small_free((uintptr_t)key, v->bytes, (int)v->slot);
+		break;
+	case SIM_LOW:
+		munmap((void *)(uintptr_t)key, cgpu_round_page(v->bytes));
+		sim_phys_release((int)v->slot, cgpu_round_page(v->bytes));
 		break;
 	case SIM_LINEAR:
 	case SIM_MANAGED:
@@ -236,6 +249,66 @@ SIM_API CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
 	if (r == CUDA_SUCCESS)
 		*pPitch = pitch;
 	return r;
+}
+
+/*
+ * The entry points before CUDA 3.2 hand out 32-bit device pointers. The
+ * simulator maps such memory below 2 GiB (MAP_32BIT: about 1 GiB of
+ * address space) and packs nothing there: each allocation has whole pages
+ * of its own, which the page rule libcgpu charges by also describes.
+ */
+static CUresult map_low(CUdeviceptr_v1 *dptr, uint64_t bytes)
+{
+	struct CUctx_st *c;
+	struct ptrmap_val v = { .bytes = bytes, .kind = SIM_LOW };
+	uintptr_t p;
+	CUresult r = sim_current(&c);
+
+	if (r)
+		return r;
+	if (!dptr || !bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	v.slot = (uint32_t)c->phys;
+	v.ctx = c;
+	if (sim_phys_reserve(c->phys, cgpu_round_page(bytes)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	p = map_pages(cgpu_round_page(bytes), MAP_32BIT);
+	if (!p || p > UINT32_MAX - cgpu_round_page(bytes) ||
+	    ptrmap_put(&g_sim_mem, p, &v)) {
+		if (p)
+			munmap((void *)p, cgpu_round_page(bytes));
+		sim_phys_release(c->phys, cgpu_round_page(bytes));
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*dptr = (CUdeviceptr_v1)p;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
+{
+	return map_low(dptr, bytesize);
+}
+
+SIM_API CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
+				 unsigned int WidthInBytes, unsigned int Height,
+				 unsigned int ElementSizeBytes)
+{
+	uint64_t pitch = ((uint64_t)WidthInBytes + 511) & ~511ULL;
+	CUresult r;
+
+	if (!pPitch || !WidthInBytes || !Height ||
+	    (ElementSizeBytes != 4 && ElementSizeBytes != 8 &&
+	     ElementSizeBytes != 16) || pitch > UINT32_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = map_low(dptr, pitch * Height);
+	if (r == CUDA_SUCCESS)
+		*pPitch = (unsigned int)pitch;
+	return r;
+}
+
+SIM_API CUresult cuMemFree(CUdeviceptr_v1 dptr)
+{
+	return cuMemFree_v2(dptr);
 }
 
 SIM_API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,

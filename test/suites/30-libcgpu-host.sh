@@ -118,6 +118,9 @@ hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" pages $G2
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" vmm $G2
 # More pools than a fixed table would hold: all charged.
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" many-pools $G2
+# The entry points before CUDA 3.2 / 11.0 (32-bit pointers: the simulator
+# has about 1 GiB of address space for them).
+hook CGPU_MEM_LIMIT_BYTES=$((512 << 20)) "$HOOK/hook-test" v1 $((512 << 20))
 # To the page, with a budget and sizes that are no multiple of a page.
 E=$(((1 << 30) + 4097))
 hook CGPU_MEM_LIMIT_BYTES=$E "$HOOK/hook-test" edge $E
