@@ -157,6 +157,41 @@ static unsigned long long phys_used(int gpu)
 	return mib == ~0ULL ? mib : mib * MiB;
 }
 
+/*
+ * What the simulator charges for a context beyond its allocations: nothing
+ * (no context, module or driver reserve is simulated; docs/sim.md).
+ */
+#define CONTEXT_RESERVE 0ULL
+
+/*
+ * The invariant every group ends with (issue 17, point 2): on every GPU the
+ * memory the simulated GPU really holds (nvidia-smi without the hook) is at
+ * most what this process is charged (NVML through the hook: in
+ * process-local mode, this process's charge) plus the context reserve. Each
+ * group runs alone on a fresh state file, so the GPU's use is this
+ * process's. Any path that lets memory through uncharged fails here.
+ */
+static void check_held_within_charge(void)
+{
+	unsigned n = 0;
+
+	CHECK(nvmlInit_v2() == NVML_SUCCESS);
+	CHECK(nvmlDeviceGetCount_v2(&n) == NVML_SUCCESS);
+	for (unsigned i = 0; i < n; i++) {
+		nvmlDevice_t d;
+		nvmlMemory_t m;
+		unsigned long long held = phys_used((int)i);
+
+		CHECK(nvmlDeviceGetHandleByIndex_v2(i, &d) == NVML_SUCCESS);
+		CHECK(nvmlDeviceGetMemoryInfo(d, &m) == NVML_SUCCESS);
+		if (held > m.used + CONTEXT_RESERVE) {
+			fprintf(stderr, "FAIL GPU %u holds %llu bytes, %llu charged\n",
+				i, held, m.used);
+			failures++;
+		}
+	}
+}
+
 static void use_device(int dev)
 {
 	CUcontext ctx;
@@ -223,6 +258,7 @@ static void test_paths(unsigned long long budget)
 		OK(a.memRelease(h));
 		OK(a.arrayCreate(&arr, &ad));
 		CHECK(free_now(&a) == budget - 16 * MiB);
+		check_held_within_charge();
 		OK(a.arrayDestroy(arr));
 		CHECK(free_now(&a) == budget && phys_used(0) == base);
 		printf("path %s: ok\n", path_names[p]);
@@ -286,19 +322,23 @@ static void test_pages(unsigned long long budget)
 		{ 2 * MiB + 1, budget / (4 * MiB) },
 		{ MiB, 2 * (budget / (2 * MiB)) - 1 },
 	};
-	CUdeviceptr *held = calloc(budget / MiB + 1, sizeof(*held));
+	const unsigned long long cap = budget / MiB + 1;
+	CUdeviceptr *held = calloc(cap, sizeof(*held));
 	unsigned long long base, n;
 	CUresult r;
 
 	use_device(0);
 	base = phys_used(0);
 	for (size_t i = 0; i < sizeof(loop) / sizeof(loop[0]); i++) {
-		for (n = 0; (r = cuMemAlloc_v2(&held[n], loop[i].size)) == CUDA_SUCCESS;)
+		/* Bounded: a hook that lets memory through would not stop. */
+		for (n = 0; n < cap && (r = cuMemAlloc_v2(&held[n], loop[i].size)) ==
+						CUDA_SUCCESS;)
 			n++;
 		IS(r, CUDA_ERROR_OUT_OF_MEMORY);
 		CHECK(n == loop[i].want);
 		CHECK(phys_used(0) - base <= budget);
 		CHECK(phys_used(0) - base == budget - budget % (4 * MiB));
+		check_held_within_charge();
 		printf("%zu-byte allocations: %llu, %llu MiB on the GPU\n",
 		       loop[i].size, n, (phys_used(0) - base) / MiB);
 		while (n)
@@ -390,6 +430,7 @@ static void test_many_pools(unsigned long long budget)
 	IS(r, CUDA_ERROR_OUT_OF_MEMORY);
 	CHECK(n == budget / chunk);
 	CHECK(phys_used(0) - base == n * chunk && n * chunk <= budget);
+	check_held_within_charge();
 	printf("pools: %d, %llu allocations of 32 MiB, %llu MiB on the GPU\n", N,
 	       n, (phys_used(0) - base) / MiB);
 	while (n)
@@ -459,6 +500,7 @@ static void test_vmm(unsigned long long budget)
 	CHECK(n == want);
 	CHECK(phys_used(0) - base == want * chunk && want * chunk <= budget);
 	CHECK(free_now(&a) == budget - want * chunk);
+	check_held_within_charge();
 	printf("vmm: %llu x 64 MiB mapped after release, %llu MiB on the GPU\n",
 	       n, (phys_used(0) - base) / MiB);
 	/* Each goes with its last mapping. */
@@ -553,6 +595,7 @@ static void test_v1(unsigned long long budget)
 		IS(r, CUDA_ERROR_OUT_OF_MEMORY);
 		CHECK(n == budget / (4 * MiB));
 		CHECK(phys_used(0) - base == n * 4 * MiB && n * 4 * MiB <= budget);
+		check_held_within_charge();
 		while (n)
 			OK(v.memFree(held[--n]));
 		CHECK(free_now(&a) == budget && phys_used(0) == base);
@@ -801,6 +844,7 @@ int main(int argc, char **argv)
 		test_refuse_all();
 	else
 		return 2;
+	check_held_within_charge();
 	printf("hook-test %s: %s\n", g, failures ? "FAIL" : "ok");
 	return failures != 0;
 }
