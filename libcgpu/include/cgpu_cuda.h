@@ -121,6 +121,26 @@ typedef struct CUDA_ARRAY3D_DESCRIPTOR_st {
 	unsigned int Flags;
 } CUDA_ARRAY3D_DESCRIPTOR;
 
+/* Before CUDA 3.2 (the entry points without _v2): 32-bit device pointers
+ * and sizes, as NVIDIA's cuda.h declares them. */
+typedef unsigned int CUdeviceptr_v1;
+
+typedef struct CUDA_ARRAY_DESCRIPTOR_v1_st {
+	unsigned int Width;
+	unsigned int Height;
+	CUarray_format Format;
+	unsigned int NumChannels;
+} CUDA_ARRAY_DESCRIPTOR_v1;
+
+typedef struct CUDA_ARRAY3D_DESCRIPTOR_v1_st {
+	unsigned int Width;
+	unsigned int Height;
+	unsigned int Depth;
+	CUarray_format Format;
+	unsigned int NumChannels;
+	unsigned int Flags;
+} CUDA_ARRAY3D_DESCRIPTOR_v1;
+
 typedef enum CUmemAllocationType_enum {
 	CU_MEM_ALLOCATION_TYPE_INVALID = 0,
 	CU_MEM_ALLOCATION_TYPE_PINNED = 1
@@ -295,6 +315,8 @@ CUresult cuCtxSynchronize(void);
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
+CUresult cuDevicePrimaryCtxReset(CUdevice dev);
 CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
 				    int *active);
 
@@ -305,6 +327,11 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
 			    size_t WidthInBytes, size_t Height,
 			    unsigned int ElementSizeBytes);
 CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize);
+CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
+			 unsigned int WidthInBytes, unsigned int Height,
+			 unsigned int ElementSizeBytes);
+CUresult cuMemFree(CUdeviceptr_v1 dptr);
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 			   unsigned int flags);
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost,
@@ -390,6 +417,10 @@ CUresult cuArrayCreate_v2(CUarray *pHandle,
 			  const CUDA_ARRAY_DESCRIPTOR *pAllocateArray);
 CUresult cuArray3DCreate_v2(CUarray *pHandle,
 			    const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray);
+CUresult cuArrayCreate(CUarray *pHandle,
+		       const CUDA_ARRAY_DESCRIPTOR_v1 *pAllocateArray);
+CUresult cuArray3DCreate(CUarray *pHandle,
+			 const CUDA_ARRAY3D_DESCRIPTOR_v1 *pAllocateArray);
 CUresult cuArrayDestroy(CUarray hArray);
 CUresult cuMipmappedArrayCreate(CUmipmappedArray *pHandle,
 				const CUDA_ARRAY3D_DESCRIPTOR *pMipmappedArrayDesc,

@@ -42,14 +42,12 @@ CGPU_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	return r;
 }
 
-CGPU_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+/* After a release: the context went with its last reference. */
+static CUresult released(CUdevice dev, CUresult r)
 {
 	unsigned int flags;
 	int active = 1;
-	CUresult r;
 
-	NEED_CUDA();
-	r = REAL_CU(cuDevicePrimaryCtxRelease_v2, dev);
 	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF &&
 	    REAL_CU(cuDevicePrimaryCtxGetState, dev, &flags, &active) ==
 		    CUDA_SUCCESS &&
@@ -58,13 +56,35 @@ CGPU_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	return r;
 }
 
-CGPU_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+static CUresult reset(CUdevice dev, CUresult r)
 {
-	CUresult r;
-
-	NEED_CUDA();
-	r = REAL_CU(cuDevicePrimaryCtxReset_v2, dev);
 	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF)
 		track_purge_ctx(primary_of(dev));
 	return r;
+}
+
+/* The names before CUDA 11 (what CUDA 11.x's cudart asks cuGetProcAddress
+ * for with its version, e.g. in cudaDeviceReset) do the same. */
+CGPU_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	NEED_CUDA();
+	return released(dev, REAL_CU(cuDevicePrimaryCtxRelease_v2, dev));
+}
+
+CGPU_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	NEED_CUDA();
+	return released(dev, REAL_CU(cuDevicePrimaryCtxRelease, dev));
+}
+
+CGPU_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	NEED_CUDA();
+	return reset(dev, REAL_CU(cuDevicePrimaryCtxReset_v2, dev));
+}
+
+CGPU_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+{
+	NEED_CUDA();
+	return reset(dev, REAL_CU(cuDevicePrimaryCtxReset, dev));
 }

@@ -9,13 +9,17 @@
  * estimate that the budget cannot take is undone and refused. Pools release
  * memory at synchronisation points, on trim and on destroy: each reconciles
  * there.
+ *
+ * The table of pools grows as pools are made: a pool it cannot record is
+ * one it cannot charge, so its allocations are refused.
  */
+#include <stdlib.h>
+
 #include "devmap.h"
 #include "ledger.h"
+#include "memsize.h"
 #include "track.h"
 
-#define POOL_PAGE (2ULL << 20)
-#define MAX_POOLS 64
 #define MAX_DEV 64
 
 struct pool {
@@ -28,8 +32,9 @@ struct pool {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct pool pools[MAX_POOLS];
-static int npools;
+static struct pool *pools;	/* realloc'd: no pointer outlives lock */
+static int npools, cap;
+static int said_full;
 static CUmemoryPool current[MAX_DEV];	/* cuDeviceGetMemPool, cached */
 
 void pool_fork(enum track_fork_phase phase)
@@ -53,15 +58,24 @@ static struct pool *find(CUmemoryPool h)
 	return NULL;
 }
 
-/* Caller holds lock. NULL when the table is full: not limited then. */
+/* Caller holds lock. NULL when there is no memory to record another. */
 static struct pool *get(CUmemoryPool h, int slot)
 {
 	struct pool *p = find(h);
 
-	if (!p && npools < MAX_POOLS) {
-		p = &pools[npools++];
-		*p = (struct pool){ .handle = h, .slot = slot };
+	if (p)
+		return p;
+	if (npools == cap) {
+		int n = cap ? 2 * cap : 16;
+		struct pool *grown = realloc(pools, (size_t)n * sizeof(*pools));
+
+		if (!grown)
+			return NULL;
+		pools = grown;
+		cap = n;
 	}
+	p = &pools[npools++];
+	*p = (struct pool){ .handle = h, .slot = slot };
 	return p;
 }
 
@@ -116,18 +130,21 @@ void pool_released(void *pool, uint64_t bytes)
 	pthread_mutex_unlock(&lock);
 }
 
+/* Without memory for the list, the pools reconcile at a later sync. */
 static void reconcile_all(void)
 {
-	CUmemoryPool hs[MAX_POOLS];
+	CUmemoryPool *hs;
 	int n = 0;
 
 	pthread_mutex_lock(&lock);
-	for (int i = 0; i < npools; i++)
+	hs = malloc((size_t)npools * sizeof(*hs) + 1);
+	for (int i = 0; hs && i < npools; i++)
 		if (!pools[i].destroyed)
 			hs[n++] = pools[i].handle;
 	pthread_mutex_unlock(&lock);
 	for (int i = 0; i < n; i++)
 		reconcile(hs[i]);
+	free(hs);
 }
 
 /* The pool stream-ordered allocations on dev come from now. */
@@ -181,7 +198,7 @@ static CUresult async_alloc(struct async_call *a)
 	CUdevice dev;
 	CUmemoryPool h = a->pool;
 	struct pool *p;
-	uint64_t est = (a->bytes + POOL_PAGE - 1) & ~(POOL_PAGE - 1), pre = 0;
+	uint64_t est = cgpu_round_page(a->bytes), pre = 0;
 	int slot;
 	CUresult r;
 
@@ -205,8 +222,11 @@ static CUresult async_alloc(struct async_call *a)
 		p->inflight += pre;
 	}
 	pthread_mutex_unlock(&lock);
-	if (!p)
-		return call(a);
+	if (!p) {
+		cgpu_say_once(&said_full,
+			      "cgpu: no memory to record another memory pool (or no pool for the device); its stream-ordered allocations are refused");
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	r = call(a);
 	pthread_mutex_lock(&lock);
 	p = find(h);

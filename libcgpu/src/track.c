@@ -3,12 +3,20 @@
 
 #include "devmap.h"
 #include "ledger.h"
+#include "memsize.h"
 
 struct ptrmap track_dptr = PTRMAP_INIT;
 struct ptrmap track_array = PTRMAP_INIT;
 struct ptrmap track_vmm = PTRMAP_INIT;
+struct ptrmap track_vmm_map = PTRMAP_INIT;
+/* Pages that hold small allocations: how many live ones each. The count
+ * is read and rewritten as one step under small_lock. */
+static struct ptrmap track_pages = PTRMAP_INIT;
+static pthread_mutex_t small_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct ptrmap *const maps[] = { &track_dptr, &track_array, &track_vmm };
+/* In lock order: a context's purge takes small_lock inside the maps'. */
+static struct ptrmap *const maps[] = { &track_dptr, &track_array, &track_vmm,
+				       &track_vmm_map };
 static int said_foreign;
 
 CUresult track_current(CUcontext *ctx, CUdevice *dev, int *slot)
@@ -42,9 +50,47 @@ int track_put(struct ptrmap *m, uint64_t key, uint64_t bytes, int slot,
 	return ptrmap_put(m, key, &v);
 }
 
+int track_small_placed(int slot, uint64_t addr)
+{
+	struct ptrmap_val v = { .bytes = 0, .slot = (uint32_t)slot };
+	int held;
+
+	pthread_mutex_lock(&small_lock);
+	held = ptrmap_get(&track_pages, cgpu_page_of(addr), &v);
+	v.bytes++;
+	/* Without room for the record the page's charge stays: over, never
+	 * under. */
+	if (ptrmap_put(&track_pages, cgpu_page_of(addr), &v))
+		held = 0;
+	pthread_mutex_unlock(&small_lock);
+	return held;
+}
+
+/* The page goes back to the device with its last small allocation. */
+static void small_freed(uint64_t addr)
+{
+	struct ptrmap_val v;
+	int gone = 0;
+
+	pthread_mutex_lock(&small_lock);
+	if (ptrmap_take(&track_pages, cgpu_page_of(addr), &v)) {
+		if (--v.bytes)
+			ptrmap_put(&track_pages, cgpu_page_of(addr), &v);
+		else
+			gone = 1;
+	}
+	pthread_mutex_unlock(&small_lock);
+	if (gone)
+		ledger_uncharge((int)v.slot, CGPU_PAGE);
+}
+
 void track_release(const struct ptrmap_val *v)
 {
-	if (v->kind == T_POOLED)
+	if (v->kind == T_SMALL)
+		small_freed((uintptr_t)v->aux);
+	else if (v->kind == T_VMM)
+		vmm_unref(v->aux);
+	else if (v->kind == T_POOLED)
 		pool_released(v->aux, v->bytes);
 	else
 		ledger_uncharge((int)v->slot, v->bytes);
@@ -94,6 +140,16 @@ void track_fork(enum track_fork_phase phase)
 			pthread_mutex_unlock(&maps[i]->lock);
 		else
 			ptrmap_reset(maps[i]);
+	}
+	if (phase == TRACK_FORK_PREPARE) {
+		pthread_mutex_lock(&small_lock);
+		pthread_mutex_lock(&track_pages.lock);
+	} else if (phase == TRACK_FORK_PARENT) {
+		pthread_mutex_unlock(&track_pages.lock);
+		pthread_mutex_unlock(&small_lock);
+	} else {
+		pthread_mutex_init(&small_lock, NULL);
+		ptrmap_reset(&track_pages);
 	}
 	pool_fork(phase);
 }

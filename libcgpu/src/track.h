@@ -9,12 +9,13 @@
 #include "cgpu.h"
 #include "ptrmap.h"
 
-enum track_kind { T_LINEAR = 1, T_POOLED, T_ARRAY, T_VMM };
+enum track_kind { T_LINEAR = 1, T_SMALL, T_POOLED, T_ARRAY, T_VMM };
 enum track_fork_phase { TRACK_FORK_PREPARE, TRACK_FORK_PARENT, TRACK_FORK_CHILD };
 
 extern struct ptrmap track_dptr;	/* device pointers: linear, pooled */
 extern struct ptrmap track_array;	/* CUarray, CUmipmappedArray */
 extern struct ptrmap track_vmm;		/* cuMemCreate handles */
+extern struct ptrmap track_vmm_map;	/* their mappings, by address */
 
 /* The current context, its device and the device's slot (-1: not one of
  * the container's GPUs). */
@@ -25,6 +26,10 @@ CUresult track_charge(int slot, uint64_t bytes);
  * record) the caller must undo it. */
 int track_put(struct ptrmap *m, uint64_t key, uint64_t bytes, int slot,
 	      int kind, void *ctx, void *aux);
+/* A small allocation (cutil/memsize.h) the driver placed at addr, charged
+ * a page beforehand: 1 when that page was already held, so the caller gives
+ * the page back. */
+int track_small_placed(int slot, uint64_t addr);
 /* After the driver freed what v describes: give its charge back. */
 void track_release(const struct ptrmap_val *v);
 /* Frees what key names with free_fn (the driver call); the charge goes
@@ -34,6 +39,9 @@ CUresult track_free(struct ptrmap *m, uint64_t key,
 /* Everything a context held went with it. */
 void track_purge_ctx(void *ctx);
 void track_fork(enum track_fork_phase phase);
+
+/* VMM (hook_handles.c): a handle or one of its mappings went away. */
+void vmm_unref(void *phys);
 
 /* Pools (hook_pool.c): an allocation from pool p of bytes was freed. */
 void pool_released(void *p, uint64_t bytes);

@@ -53,6 +53,8 @@ extern char **environ;
 	X(eventSynchronize, cuEventSynchronize, cuEventSynchronize)   \
 	X(memCreate, cuMemCreate, cuMemCreate)                        \
 	X(memRelease, cuMemRelease, cuMemRelease)                     \
+	X(memMap, cuMemMap, cuMemMap)                                 \
+	X(memUnmap, cuMemUnmap, cuMemUnmap)                           \
 	X(arrayCreate, cuArrayCreate_v2, cuArrayCreate)               \
 	X(array3DCreate, cuArray3DCreate_v2, cuArray3DCreate)         \
 	X(arrayDestroy, cuArrayDestroy, cuArrayDestroy)               \
@@ -155,6 +157,41 @@ static unsigned long long phys_used(int gpu)
 	return mib == ~0ULL ? mib : mib * MiB;
 }
 
+/*
+ * What the simulator charges for a context beyond its allocations: nothing
+ * (no context, module or driver reserve is simulated; docs/sim.md).
+ */
+#define CONTEXT_RESERVE 0ULL
+
+/*
+ * The invariant every group ends with (issue 17, point 2): on every GPU the
+ * memory the simulated GPU really holds (nvidia-smi without the hook) is at
+ * most what this process is charged (NVML through the hook: in
+ * process-local mode, this process's charge) plus the context reserve. Each
+ * group runs alone on a fresh state file, so the GPU's use is this
+ * process's. Any path that lets memory through uncharged fails here.
+ */
+static void check_held_within_charge(void)
+{
+	unsigned n = 0;
+
+	CHECK(nvmlInit_v2() == NVML_SUCCESS);
+	CHECK(nvmlDeviceGetCount_v2(&n) == NVML_SUCCESS);
+	for (unsigned i = 0; i < n; i++) {
+		nvmlDevice_t d;
+		nvmlMemory_t m;
+		unsigned long long held = phys_used((int)i);
+
+		CHECK(nvmlDeviceGetHandleByIndex_v2(i, &d) == NVML_SUCCESS);
+		CHECK(nvmlDeviceGetMemoryInfo(d, &m) == NVML_SUCCESS);
+		if (held > m.used + CONTEXT_RESERVE) {
+			fprintf(stderr, "FAIL GPU %u holds %llu bytes, %llu charged\n",
+				i, held, m.used);
+			failures++;
+		}
+	}
+}
+
 static void use_device(int dev)
 {
 	CUcontext ctx;
@@ -200,7 +237,8 @@ static void test_paths(unsigned long long budget)
 		IS(a.memAlloc(&y, 500 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
 		CHECK(phys_used(0) == base + 600 * MiB);
 		OK(a.memAllocPitch(&pitched, &pitch, 1000, 1024, 4));
-		CHECK(pitch == 1024 && free_now(&a) == budget - 601 * MiB);
+		/* 1 MiB: small, in a page of its own here. */
+		CHECK(pitch == 1024 && free_now(&a) == budget - 602 * MiB);
 		OK(a.memFree(pitched));
 		OK(a.memFree(x));
 		CHECK(free_now(&a) == budget);
@@ -220,6 +258,7 @@ static void test_paths(unsigned long long budget)
 		OK(a.memRelease(h));
 		OK(a.arrayCreate(&arr, &ad));
 		CHECK(free_now(&a) == budget - 16 * MiB);
+		check_held_within_charge();
 		OK(a.arrayDestroy(arr));
 		CHECK(free_now(&a) == budget && phys_used(0) == base);
 		printf("path %s: ok\n", path_names[p]);
@@ -227,14 +266,15 @@ static void test_paths(unsigned long long budget)
 }
 
 /*
- * argv budget: bytes on device 0, not a multiple of a page. The budget holds
- * to the byte: what is left can be allocated exactly, one byte more is
- * refused. cuMemAlloc is charged the size asked (not rounded), a pitched
- * allocation its rows at the driver's pitch.
+ * argv budget: bytes on device 0, not a multiple of a page. Charges are what
+ * the driver takes (cutil/memsize.h): whole pages, small allocations packed
+ * into shared ones. The pages that fit allocate; the rest of the budget,
+ * under a page, holds nothing.
  */
 static void test_edge(unsigned long long budget)
 {
-	const size_t odd = 12345;
+	const unsigned long long room = budget - budget % (2 * MiB),
+				 rest = budget % (2 * MiB);
 
 	for (enum path p = SYMBOL; p <= GPA2_PTDS; p++) {
 		struct api a = resolve(p);
@@ -242,31 +282,70 @@ static void test_edge(unsigned long long budget)
 		size_t pitch;
 
 		use_device(0);
-		IS(a.memAlloc(&x, budget + 1), CUDA_ERROR_OUT_OF_MEMORY);
-		OK(a.memAlloc(&x, budget));
-		CHECK(free_now(&a) == 0);
+		IS(a.memAlloc(&x, room + 1), CUDA_ERROR_OUT_OF_MEMORY);
+		OK(a.memAlloc(&x, room - 2 * MiB + 1));
+		CHECK(free_now(&a) == rest);
 		IS(a.memAlloc(&y, 1), CUDA_ERROR_OUT_OF_MEMORY);
 		OK(a.memFree(x));
-		OK(a.memAlloc(&x, budget - odd));
-		CHECK(free_now(&a) == odd);
-		IS(a.memAlloc(&y, odd + 1), CUDA_ERROR_OUT_OF_MEMORY);
-		OK(a.memAlloc(&y, odd));
-		CHECK(free_now(&a) == 0);
-		IS(a.memAlloc(&z, 1), CUDA_ERROR_OUT_OF_MEMORY);
+		/* Two small ones share the last page. */
+		OK(a.memAlloc(&x, room - 2 * MiB));
+		OK(a.memAlloc(&y, 1));
+		CHECK(free_now(&a) == rest);
+		OK(a.memFree(x));
+		OK(a.memAlloc(&z, 1000));
+		CHECK(y >> 21 == z >> 21 && free_now(&a) == budget - 2 * MiB);
 		OK(a.memFree(y));
-		OK(a.memFree(x));
-		/* 3 rows of 1000 bytes at a pitch of 1024: 3072 bytes. */
-		OK(a.memAlloc(&x, budget - 3071));
-		IS(a.memAllocPitch(&y, &pitch, 1000, 3, 4), CUDA_ERROR_OUT_OF_MEMORY);
-		OK(a.memFree(x));
-		OK(a.memAlloc(&x, budget - 3072));
-		OK(a.memAllocPitch(&y, &pitch, 1000, 3, 4));
-		CHECK(pitch == 1024 && free_now(&a) == 0);
+		CHECK(free_now(&a) == budget - 2 * MiB);
+		OK(a.memFree(z));
+		CHECK(free_now(&a) == budget);
+		/* 2049 rows at a pitch of 1024 need a second page. */
+		OK(a.memAlloc(&x, room - 2 * MiB));
+		IS(a.memAllocPitch(&y, &pitch, 1000, 2049, 4), CUDA_ERROR_OUT_OF_MEMORY);
+		OK(a.memAllocPitch(&y, &pitch, 1000, 2048, 4));
+		CHECK(pitch == 1024 && free_now(&a) == rest);
 		OK(a.memFree(y));
 		OK(a.memFree(x));
 		CHECK(free_now(&a) == budget);
 		printf("path %s: ok\n", path_names[p]);
 	}
+}
+
+/*
+ * argv budget: bytes on device 0. Allocations in a loop stop when the
+ * simulated GPU holds the budget, never past it: 2 MiB + 1 takes two pages,
+ * 1 MiB half of one (the last is refused: a small allocation needs a
+ * page's room in the budget).
+ */
+static void test_pages(unsigned long long budget)
+{
+	const struct { size_t size; unsigned long long want; } loop[] = {
+		{ 2 * MiB + 1, budget / (4 * MiB) },
+		{ MiB, 2 * (budget / (2 * MiB)) - 1 },
+	};
+	const unsigned long long cap = budget / MiB + 1;
+	CUdeviceptr *held = calloc(cap, sizeof(*held));
+	unsigned long long base, n;
+	CUresult r;
+
+	use_device(0);
+	base = phys_used(0);
+	for (size_t i = 0; i < sizeof(loop) / sizeof(loop[0]); i++) {
+		/* Bounded: a hook that lets memory through would not stop. */
+		for (n = 0; n < cap && (r = cuMemAlloc_v2(&held[n], loop[i].size)) ==
+						CUDA_SUCCESS;)
+			n++;
+		IS(r, CUDA_ERROR_OUT_OF_MEMORY);
+		CHECK(n == loop[i].want);
+		CHECK(phys_used(0) - base <= budget);
+		CHECK(phys_used(0) - base == budget - budget % (4 * MiB));
+		check_held_within_charge();
+		printf("%zu-byte allocations: %llu, %llu MiB on the GPU\n",
+		       loop[i].size, n, (phys_used(0) - base) / MiB);
+		while (n)
+			OK(cuMemFree_v2(held[--n]));
+		CHECK(phys_used(0) == base);
+	}
+	free(held);
 }
 
 static void test_pools(unsigned long long budget)
@@ -323,6 +402,45 @@ static void test_pools(unsigned long long budget)
 	CHECK(phys_used(0) == base);
 }
 
+/*
+ * argv budget: bytes on device 0. More pools than any fixed table held
+ * (64 once): an allocation from each stops when the simulated GPU holds the
+ * budget.
+ */
+static void test_many_pools(unsigned long long budget)
+{
+	enum { N = 70 };
+	const size_t chunk = 32 * MiB;
+	struct api a = resolve(SYMBOL);
+	CUmemPoolProps props = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+				 .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	CUmemoryPool pool[N];
+	CUdeviceptr x[N];
+	unsigned long long base, n = 0;
+	CUresult r = CUDA_SUCCESS;
+
+	use_device(0);
+	base = phys_used(0);
+	for (int i = 0; i < N; i++) {
+		OK(a.memPoolCreate(&pool[i], &props));
+		r = a.memAllocFromPoolAsync(&x[n], chunk, pool[i], NULL);
+		if (r == CUDA_SUCCESS)
+			n++;
+	}
+	IS(r, CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(n == budget / chunk);
+	CHECK(phys_used(0) - base == n * chunk && n * chunk <= budget);
+	check_held_within_charge();
+	printf("pools: %d, %llu allocations of 32 MiB, %llu MiB on the GPU\n", N,
+	       n, (phys_used(0) - base) / MiB);
+	while (n)
+		OK(a.memFreeAsync(x[--n], NULL));
+	OK(a.ctxSynchronize());
+	CHECK(free_now(&a) == budget && phys_used(0) == base);
+	for (int i = 0; i < N; i++)
+		OK(a.memPoolDestroy(pool[i]));
+}
+
 static void test_handles(unsigned long long budget)
 {
 	struct api a = resolve(SYMBOL);
@@ -347,10 +465,162 @@ static void test_handles(unsigned long long budget)
 	OK(a.array3DCreate(&arr, &d3));
 	CHECK(free_now(&a) == budget - 16 * MiB);
 	OK(a.mipCreate(&mip, &dm, 11));
-	CHECK(free_now(&a) == budget - 16 * MiB - (MiB + 349525));
+	/* MiB + 349525 texel bytes, in whole pages. */
+	CHECK(free_now(&a) == budget - 18 * MiB);
 	OK(a.mipDestroy(mip));
 	OK(a.arrayDestroy(arr));
 	CHECK(free_now(&a) == budget && phys_used(0) == base);
+}
+
+/*
+ * argv budget: bytes on device 0. VMM physical memory is charged until it
+ * is both released and unmapped: create, map, release while mapped, repeat,
+ * stops when the simulated GPU holds the budget.
+ */
+static void test_vmm(unsigned long long budget)
+{
+	const size_t chunk = 64 * MiB;
+	const unsigned long long want = budget / chunk;
+	struct api a = resolve(SYMBOL);
+	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				     .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	CUdeviceptr va, second;
+	CUmemGenericAllocationHandle h;
+	unsigned long long base, n;
+	CUresult r;
+
+	use_device(0);
+	base = phys_used(0);
+	OK(cuMemAddressReserve(&va, (want + 1) * chunk, 0, 0, 0));
+	for (n = 0; (r = a.memCreate(&h, chunk, &prop, 0)) == CUDA_SUCCESS; n++) {
+		OK(a.memMap(va + n * chunk, chunk, 0, h, 0));
+		OK(a.memRelease(h));
+	}
+	IS(r, CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(n == want);
+	CHECK(phys_used(0) - base == want * chunk && want * chunk <= budget);
+	CHECK(free_now(&a) == budget - want * chunk);
+	check_held_within_charge();
+	printf("vmm: %llu x 64 MiB mapped after release, %llu MiB on the GPU\n",
+	       n, (phys_used(0) - base) / MiB);
+	/* Each goes with its last mapping. */
+	while (n--)
+		OK(a.memUnmap(va + n * chunk, chunk));
+	CHECK(free_now(&a) == budget && phys_used(0) == base);
+	/* Two mappings of one handle: charged until the last goes, released
+	 * or not first. */
+	OK(cuMemAddressReserve(&second, chunk, 0, 0, 0));
+	OK(a.memCreate(&h, chunk, &prop, 0));
+	OK(a.memMap(va, chunk, 0, h, 0));
+	OK(a.memMap(second, chunk, 0, h, 0));
+	OK(a.memUnmap(va, chunk));
+	OK(a.memRelease(h));
+	CHECK(free_now(&a) == budget - chunk && phys_used(0) == base + chunk);
+	OK(a.memUnmap(second, chunk));
+	CHECK(free_now(&a) == budget && phys_used(0) == base);
+	OK(a.memCreate(&h, chunk, &prop, 0));
+	OK(a.memMap(second, chunk, 0, h, 0));
+	OK(a.memUnmap(second, chunk));
+	CHECK(free_now(&a) == budget - chunk);
+	OK(a.memRelease(h));
+	CHECK(free_now(&a) == budget && phys_used(0) == base);
+	OK(cuMemAddressFree(second, chunk));
+	OK(cuMemAddressFree(va, (want + 1) * chunk));
+}
+
+/* The entry points before CUDA 3.2 and 11.0, as one path reaches them. */
+struct api_v1 {
+	__typeof__(cuMemAlloc) *memAlloc;
+	__typeof__(cuMemAllocPitch) *memAllocPitch;
+	__typeof__(cuMemFree) *memFree;
+	__typeof__(cuArrayCreate) *arrayCreate;
+	__typeof__(cuArray3DCreate) *array3DCreate;
+	__typeof__(cuDevicePrimaryCtxRelease) *primaryRelease;
+	__typeof__(cuDevicePrimaryCtxReset) *primaryReset;
+};
+
+/* CUDA 3.0 for the memory calls, 10.0 for the context ones: the versions
+ * whose runtimes got the v1 variants. */
+static void *v1_fn(enum path p, const char *name, int version)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW), *fn = NULL;
+	CUdriverProcAddressQueryResult st;
+
+	switch (p) {
+	case SYMBOL:
+	case DLSYM: fn = dlsym(p == SYMBOL ? RTLD_DEFAULT : h, name); break;
+	case GPA1: cuGetProcAddress(name, &fn, version, 0); break;
+	default: cuGetProcAddress_v2(name, &fn, version,
+				     p == GPA2_PTDS ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0,
+				     &st);
+	}
+	if (!in_libcgpu(fn)) {
+		fprintf(stderr, "FAIL %s: %s (CUDA %d) does not resolve to libcgpu\n",
+			path_names[p], name, version);
+		failures++;
+	}
+	return fn;
+}
+
+/*
+ * argv budget: bytes on device 0 (at most what the simulator maps below
+ * 2 GiB for 32-bit pointers). Each v1 entry point, through every path, is
+ * charged as its _v2 sibling: a loop of 2 MiB + 1 stops at the budget of
+ * physical memory; a reset or last release gives the context's memory back.
+ */
+static void test_v1(unsigned long long budget)
+{
+	CUDA_ARRAY_DESCRIPTOR_v1 ad = { 1024, 1024, CU_AD_FORMAT_FLOAT, 4 };
+	CUDA_ARRAY3D_DESCRIPTOR_v1 d3 = { 256, 256, 64, CU_AD_FORMAT_HALF, 2, 0 };
+	CUdeviceptr_v1 *held = calloc(budget / (4 * MiB) + 1, sizeof(*held));
+	struct api a = resolve(SYMBOL);
+
+	for (enum path p = SYMBOL; p <= GPA2_PTDS; p++) {
+		struct api_v1 v = {
+			v1_fn(p, "cuMemAlloc", 3000), v1_fn(p, "cuMemAllocPitch", 3000),
+			v1_fn(p, "cuMemFree", 3000), v1_fn(p, "cuArrayCreate", 3000),
+			v1_fn(p, "cuArray3DCreate", 3000),
+			v1_fn(p, "cuDevicePrimaryCtxRelease", 10000),
+			v1_fn(p, "cuDevicePrimaryCtxReset", 10000),
+		};
+		unsigned long long base, n = 0;
+		unsigned int pitch;
+		CUarray arr, arr3;
+		CUresult r;
+
+		use_device(0);
+		base = phys_used(0);
+		while ((r = v.memAlloc(&held[n], 2 * MiB + 1)) == CUDA_SUCCESS)
+			n++;
+		IS(r, CUDA_ERROR_OUT_OF_MEMORY);
+		CHECK(n == budget / (4 * MiB));
+		CHECK(phys_used(0) - base == n * 4 * MiB && n * 4 * MiB <= budget);
+		check_held_within_charge();
+		while (n)
+			OK(v.memFree(held[--n]));
+		CHECK(free_now(&a) == budget && phys_used(0) == base);
+		OK(v.memAllocPitch(&held[0], &pitch, 1000, 2048, 4));
+		CHECK(pitch == 1024 && free_now(&a) == budget - 2 * MiB);
+		OK(v.memFree(held[0]));
+		OK(v.arrayCreate(&arr, &ad));
+		OK(v.array3DCreate(&arr3, &d3));
+		CHECK(free_now(&a) == budget - 32 * MiB);
+		OK(cuArrayDestroy(arr));
+		OK(cuArrayDestroy(arr3));
+		CHECK(free_now(&a) == budget && phys_used(0) == base);
+		/* cudaDeviceReset on CUDA 10 and 11 runtimes. */
+		OK(v.memAlloc(&held[0], 100 * MiB));
+		OK(v.primaryReset(0));
+		use_device(0);
+		CHECK(free_now(&a) == budget && phys_used(0) == base);
+		OK(v.memAlloc(&held[0], 100 * MiB));
+		OK(v.primaryRelease(0));
+		CHECK(phys_used(0) == base);
+		use_device(0);
+		CHECK(free_now(&a) == budget);
+		printf("v1 path %s: ok\n", path_names[p]);
+	}
+	free(held);
 }
 
 /* A context's memory goes when it does. */
@@ -546,6 +816,14 @@ int main(int argc, char **argv)
 		test_paths(arg);
 	else if (!strcmp(g, "edge"))
 		test_edge(arg);
+	else if (!strcmp(g, "pages"))
+		test_pages(arg);
+	else if (!strcmp(g, "vmm"))
+		test_vmm(arg);
+	else if (!strcmp(g, "many-pools"))
+		test_many_pools(arg);
+	else if (!strcmp(g, "v1"))
+		test_v1(arg);
 	else if (!strcmp(g, "pools"))
 		test_pools(arg);
 	else if (!strcmp(g, "handles"))
@@ -566,6 +844,7 @@ int main(int argc, char **argv)
 		test_refuse_all();
 	else
 		return 2;
+	check_held_within_charge();
 	printf("hook-test %s: %s\n", g, failures ? "FAIL" : "ok");
 	return failures != 0;
 }

@@ -37,7 +37,7 @@ struct sim_proc {
 extern struct sim_proc g_sim;
 
 /* Memory the process holds, keyed by device pointer or handle. */
-enum sim_kind { SIM_LINEAR = 1, SIM_MANAGED, SIM_POOLED, SIM_ARRAY };
+enum sim_kind { SIM_LINEAR = 1, SIM_SMALL, SIM_LOW, SIM_MANAGED, SIM_POOLED, SIM_ARRAY };
 extern struct ptrmap g_sim_mem;
 
 CUresult sim_check_init(void);
@@ -46,6 +46,7 @@ CUresult sim_current(struct CUctx_st **ctx);
 CUresult sim_valid_ctx(struct CUctx_st *ctx);
 /* Frees everything a context holds (destroy or primary reset). */
 void sim_free_ctx_memory(struct CUctx_st *ctx);
+void sim_small_after_fork_child(void);
 
 /* Device timeline. */
 uint64_t sim_launch(int phys, uint64_t not_before, uint64_t dur_ns);

@@ -31,7 +31,7 @@ static CUresult create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d,
 	if (!a)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	a->mipmapped = mipmapped;
-	if (sim_phys_reserve(c->phys, sim_round_page(v.bytes))) {
+	if (sim_phys_reserve(c->phys, cgpu_round_page(v.bytes))) {
 		free(a);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -39,7 +39,7 @@ static CUresult create(CUarray *out, const CUDA_ARRAY3D_DESCRIPTOR *d,
 	v.ctx = c;
 	v.aux = a;
 	if (ptrmap_put(&g_sim_mem, (uintptr_t)a, &v)) {
-		sim_phys_release(c->phys, sim_round_page(v.bytes));
+		sim_phys_release(c->phys, cgpu_round_page(v.bytes));
 		free(a);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -62,7 +62,7 @@ static CUresult destroy(void *h, int mipmapped)
 		return CUDA_ERROR_INVALID_HANDLE;
 	}
 	free(v.aux);
-	sim_phys_release((int)v.slot, sim_round_page(v.bytes));
+	sim_phys_release((int)v.slot, cgpu_round_page(v.bytes));
 	return CUDA_SUCCESS;
 }
 
@@ -82,6 +82,29 @@ SIM_API CUresult cuArray3DCreate_v2(CUarray *pHandle,
 				    const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
 	return create(pHandle, d, 1, 0);
+}
+
+SIM_API CUresult cuArrayCreate(CUarray *pHandle,
+			       const CUDA_ARRAY_DESCRIPTOR_v1 *d)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d3;
+
+	if (d)
+		d3 = (CUDA_ARRAY3D_DESCRIPTOR){ d->Width, d->Height, 0, d->Format,
+						d->NumChannels, 0 };
+	return create(pHandle, d ? &d3 : NULL, 1, 0);
+}
+
+SIM_API CUresult cuArray3DCreate(CUarray *pHandle,
+				 const CUDA_ARRAY3D_DESCRIPTOR_v1 *d)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d3;
+
+	if (d)
+		d3 = (CUDA_ARRAY3D_DESCRIPTOR){ d->Width, d->Height, d->Depth,
+						d->Format, d->NumChannels,
+						d->Flags };
+	return create(pHandle, d ? &d3 : NULL, 1, 0);
 }
 
 SIM_API CUresult cuArrayDestroy(CUarray hArray)

@@ -222,6 +222,12 @@ SIM_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/* Before CUDA 11 the same calls, under their first names. */
+SIM_API CUresult cuDevicePrimaryCtxRelease(CUdevice)
+	__attribute__((alias("cuDevicePrimaryCtxRelease_v2")));
+SIM_API CUresult cuDevicePrimaryCtxReset(CUdevice)
+	__attribute__((alias("cuDevicePrimaryCtxReset_v2")));
+
 SIM_API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
 					    int *active)
 {

@@ -16,6 +16,7 @@ static void sim_after_fork_child(void)
 	g_sim.initialized = 0;
 	memset(g_sim.primary, 0, sizeof(g_sim.primary));
 	ptrmap_reset(&g_sim_mem);
+	sim_small_after_fork_child();
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;

@@ -15,18 +15,158 @@
 
 struct ptrmap g_sim_mem = PTRMAP_INIT;
 
+/*
+ * Small allocations (cutil/memsize.h) share 2 MiB-aligned pages of their
+ * context, granule by granule, first fit; a page is charged to the device
+ * when it is made and goes back with its last allocation.
+ */
+#define GRANULES (CGPU_PAGE / CGPU_GRANULE)
+
+struct small_page {
+	struct small_page *next;
+	struct CUctx_st *ctx;
+	uintptr_t base;
+	uint64_t live;
+	uint64_t used[GRANULES / 64];
+};
+
+static pthread_mutex_t small_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct small_page *small_pages;
+
+static int granule_used(const struct small_page *pg, uint64_t i)
+{
+	return pg->used[i / 64] >> (i % 64) & 1;
+}
+
+static void mark(struct small_page *pg, uint64_t first, uint64_t n, int on)
+{
+	for (uint64_t i = first; i < first + n; i++) {
+		if (on)
+			pg->used[i / 64] |= 1ULL << (i % 64);
+		else
+			pg->used[i / 64] &= ~(1ULL << (i % 64));
+	}
+	pg->live = on ? pg->live + n : pg->live - n;
+}
+
+/* The first run of n free granules, or GRANULES. */
+static uint64_t find_run(const struct small_page *pg, uint64_t n)
+{
+	uint64_t run = 0;
+
+	for (uint64_t i = 0; i < GRANULES; i++) {
+		run = granule_used(pg, i) ? 0 : run + 1;
+		if (run == n)
+			return i + 1 - n;
+	}
+	return GRANULES;
+}
+
+/* len bytes at a page boundary, so that the page of an address is the
+ * address rounded down, as libcgpu assumes; 0 if there is no room. */
+static uintptr_t map_pages(uint64_t len, int flags)
+{
+	void *p = mmap(NULL, len + CGPU_PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags, -1, 0);
+	uintptr_t base;
+
+	if (p == MAP_FAILED)
+		return 0;
+	base = ((uintptr_t)p + CGPU_PAGE - 1) & ~(uintptr_t)(CGPU_PAGE - 1);
+	if (base > (uintptr_t)p)
+		munmap(p, base - (uintptr_t)p);
+	munmap((void *)(base + len), (uintptr_t)p + CGPU_PAGE - base);
+	return base;
+}
+
+static struct small_page *new_page(struct CUctx_st *c)
+{
+	struct small_page *pg = calloc(1, sizeof(*pg));
+	uintptr_t base;
+
+	if (!pg)
+		return NULL;
+	if (sim_phys_reserve(c->phys, CGPU_PAGE)) {
+		free(pg);
+		return NULL;
+	}
+	base = map_pages(CGPU_PAGE, 0);
+	if (!base) {
+		sim_phys_release(c->phys, CGPU_PAGE);
+		free(pg);
+		return NULL;
+	}
+	pg->ctx = c;
+	pg->base = base;
+	pg->next = small_pages;
+	small_pages = pg;
+	return pg;
+}
+
+static uintptr_t small_alloc(struct CUctx_st *c, uint64_t bytes)
+{
+	uint64_t n = cgpu_granules(bytes), at = GRANULES;
+	struct small_page *pg;
+
+	pthread_mutex_lock(&small_lock);
+	for (pg = small_pages; pg; pg = pg->next)
+		if (pg->ctx == c && pg->live + n <= GRANULES &&
+		    (at = find_run(pg, n)) < GRANULES)
+			break;
+	if (!pg && (pg = new_page(c)))
+		at = 0;
+	if (pg)
+		mark(pg, at, n, 1);
+	pthread_mutex_unlock(&small_lock);
+	return pg ? pg->base + at * CGPU_GRANULE : 0;
+}
+
+static void small_free(uintptr_t p, uint64_t bytes, int phys)
+{
+	struct small_page **link, *pg;
+
+	pthread_mutex_lock(&small_lock);
+	for (link = &small_pages; (pg = *link); link = &pg->next)
+		if (pg->base == cgpu_page_of(p))
+			break;
+	if (pg) {
+		mark(pg, (p - pg->base) / CGPU_GRANULE, cgpu_granules(bytes), 0);
+		if (!pg->live) {
+			*link = pg->next;
+			munmap((void *)pg->base, CGPU_PAGE);
+			sim_phys_release(phys, CGPU_PAGE);
+			free(pg);
+		}
+	}
+	pthread_mutex_unlock(&small_lock);
+}
+
+/* A fork child holds no device memory (cuda_device.c). */
+void sim_small_after_fork_child(void)
+{
+	pthread_mutex_init(&small_lock, NULL);
+	small_pages = NULL;
+}
+
 static void release_entry(uint64_t key, const struct ptrmap_val *v, void *arg)
 {
 	(void)arg;
 	switch (v->kind) {
+	case SIM_SMALL:
+		small_free((uintptr_t)key, v->bytes, (int)v->slot);
+		break;
+	case SIM_LOW:
+		munmap((void *)(uintptr_t)key, cgpu_round_page(v->bytes));
+		sim_phys_release((int)v->slot, cgpu_round_page(v->bytes));
+		break;
 	case SIM_LINEAR:
 	case SIM_MANAGED:
 		munmap((void *)(uintptr_t)key, v->bytes);
-		sim_phys_release((int)v->slot, sim_round_page(v->bytes));
+		sim_phys_release((int)v->slot, cgpu_round_page(v->bytes));
 		break;
 	case SIM_ARRAY:
 		free(v->aux);
-		sim_phys_release((int)v->slot, sim_round_page(v->bytes));
+		sim_phys_release((int)v->slot, cgpu_round_page(v->bytes));
 		break;
 	case SIM_POOLED:
 		sim_pool_put_back(v->aux);
@@ -46,17 +186,31 @@ static CUresult map_linear(struct CUctx_st *c, CUdeviceptr *dptr, size_t bytes,
 				.kind = kind, .ctx = c };
 	void *p;
 
-	if (sim_phys_reserve(c->phys, sim_round_page(bytes)))
+	if (kind == SIM_LINEAR && cgpu_is_small(bytes)) {
+		uintptr_t s = small_alloc(c, bytes);
+
+		if (!s)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		v.kind = SIM_SMALL;
+		/* Outside small_lock: the map's lock is taken first elsewhere. */
+		if (ptrmap_put(&g_sim_mem, s, &v)) {
+			small_free(s, bytes, c->phys);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		*dptr = s;
+		return CUDA_SUCCESS;
+	}
+	if (sim_phys_reserve(c->phys, cgpu_round_page(bytes)))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
-		sim_phys_release(c->phys, sim_round_page(bytes));
+		sim_phys_release(c->phys, cgpu_round_page(bytes));
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	if (ptrmap_put(&g_sim_mem, (uintptr_t)p, &v)) {
 		munmap(p, bytes);
-		sim_phys_release(c->phys, sim_round_page(bytes));
+		sim_phys_release(c->phys, cgpu_round_page(bytes));
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	*dptr = (uintptr_t)p;
@@ -95,6 +249,66 @@ SIM_API CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
 	if (r == CUDA_SUCCESS)
 		*pPitch = pitch;
 	return r;
+}
+
+/*
+ * The entry points before CUDA 3.2 hand out 32-bit device pointers. The
+ * simulator maps such memory below 2 GiB (MAP_32BIT: about 1 GiB of
+ * address space) and packs nothing there: each allocation has whole pages
+ * of its own, which the page rule libcgpu charges by also describes.
+ */
+static CUresult map_low(CUdeviceptr_v1 *dptr, uint64_t bytes)
+{
+	struct CUctx_st *c;
+	struct ptrmap_val v = { .bytes = bytes, .kind = SIM_LOW };
+	uintptr_t p;
+	CUresult r = sim_current(&c);
+
+	if (r)
+		return r;
+	if (!dptr || !bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	v.slot = (uint32_t)c->phys;
+	v.ctx = c;
+	if (sim_phys_reserve(c->phys, cgpu_round_page(bytes)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	p = map_pages(cgpu_round_page(bytes), MAP_32BIT);
+	if (!p || p > UINT32_MAX - cgpu_round_page(bytes) ||
+	    ptrmap_put(&g_sim_mem, p, &v)) {
+		if (p)
+			munmap((void *)p, cgpu_round_page(bytes));
+		sim_phys_release(c->phys, cgpu_round_page(bytes));
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*dptr = (CUdeviceptr_v1)p;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
+{
+	return map_low(dptr, bytesize);
+}
+
+SIM_API CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch,
+				 unsigned int WidthInBytes, unsigned int Height,
+				 unsigned int ElementSizeBytes)
+{
+	uint64_t pitch = ((uint64_t)WidthInBytes + 511) & ~511ULL;
+	CUresult r;
+
+	if (!pPitch || !WidthInBytes || !Height ||
+	    (ElementSizeBytes != 4 && ElementSizeBytes != 8 &&
+	     ElementSizeBytes != 16) || pitch > UINT32_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = map_low(dptr, pitch * Height);
+	if (r == CUDA_SUCCESS)
+		*pPitch = (unsigned int)pitch;
+	return r;
+}
+
+SIM_API CUresult cuMemFree(CUdeviceptr_v1 dptr)
+{
+	return cuMemFree_v2(dptr);
 }
 
 SIM_API CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,

@@ -194,9 +194,9 @@ static CUresult pool_alloc(struct CUmemPoolHandle_st *p, CUdeviceptr *dptr,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (valid_pool(p))
 		return CUDA_ERROR_INVALID_VALUE;
-	c = reuse_chunk(p, sim_round_page(bytes));
+	c = reuse_chunk(p, cgpu_round_page(bytes));
 	if (!c)
-		r = grow(p, sim_round_page(bytes), &c);
+		r = grow(p, cgpu_round_page(bytes), &c);
 	if (r)
 		return r;
 	account_use(p, c, bytes);

@@ -56,7 +56,7 @@ SIM_API CUresult cuMemGetAllocationGranularity(
 		return CUDA_ERROR_INVALID_VALUE;
 	r = check_prop(prop, &phys);
 	if (r == CUDA_SUCCESS)
-		*granularity = SIM_PAGE;
+		*granularity = CGPU_PAGE;
 	return r;
 }
 
@@ -70,7 +70,7 @@ SIM_API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 
 	if (r)
 		return r;
-	if (!handle || !size || size % SIM_PAGE || flags)
+	if (!handle || !size || size % CGPU_PAGE || flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	r = check_prop(prop, &phys);
 	if (r)
@@ -161,14 +161,14 @@ SIM_API CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size,
 				     size_t alignment, CUdeviceptr addr,
 				     unsigned long long flags)
 {
-	size_t align = alignment ? alignment : SIM_PAGE;
+	size_t align = alignment ? alignment : CGPU_PAGE;
 	uintptr_t base, start;
 	void *p;
 	CUresult r = sim_check_init();
 
 	if (r)
 		return r;
-	if (!ptr || !size || size % SIM_PAGE || flags ||
+	if (!ptr || !size || size % CGPU_PAGE || flags ||
 	    (align & (align - 1)))
 		return CUDA_ERROR_INVALID_VALUE;
 	p = mmap((void *)(uintptr_t)addr, size + align, PROT_NONE,
@@ -220,7 +220,7 @@ SIM_API CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 
 	if (r)
 		return r;
-	if (!size || size % SIM_PAGE || offset % SIM_PAGE || flags)
+	if (!size || size % CGPU_PAGE || offset % CGPU_PAGE || flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&vmm_lock);
 	a = alloc_of(handle);

@@ -51,11 +51,6 @@ uint64_t sim_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t sim_round_page(uint64_t bytes)
-{
-	return (bytes + SIM_PAGE - 1) & ~(SIM_PAGE - 1);
-}
-
 static unsigned long env_ulong(const char *name, unsigned long def,
 			       unsigned long min, unsigned long max)
 {

@@ -10,13 +10,13 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "memsize.h"
+
 #define SIM_MAX_GPUS 16
 #define SIM_MAX_SLOTS 1024
 #define SIM_DEFAULT_GPUS 4
 #define SIM_DEFAULT_MEM_MIB 15109
 #define SIM_DEFAULT_STATE "/run/cgpu-sim/state"
-/* Physical memory is handed out in 2 MiB pages, as on NVIDIA GPUs. */
-#define SIM_PAGE (2ULL << 20)
 
 struct sim_gpu {
 	uint64_t total;		/* bytes */
@@ -58,6 +58,5 @@ void sim_phys_release(int phys, uint64_t bytes);
 void sim_reap_dead_locked(void);
 
 uint64_t sim_now_ns(void);
-uint64_t sim_round_page(uint64_t bytes);
 
 #endif

@@ -166,6 +166,20 @@ static void test_memory(void)
 	OK(cuMemFree_v2(m));
 	CHECK(cuMemFree_v2(a) == CUDA_ERROR_INVALID_VALUE);
 	CHECK(nvml_used(1) == 0);
+	/* Up to 1 MiB is packed into shared 2 MiB pages (cutil/memsize.h);
+	 * more takes whole pages alone. */
+	OK(cuMemAlloc_v2(&a, 1));
+	OK(cuMemAlloc_v2(&b, MiB));
+	OK(cuMemAlloc_v2(&p, 2 * MiB + 1));
+	CHECK(a >> 21 == b >> 21 && nvml_used(1) == 6 * MiB);
+	OK(cuMemAlloc_v2(&m, MiB));
+	CHECK(m >> 21 != a >> 21 && nvml_used(1) == 8 * MiB);
+	OK(cuMemFree_v2(a));
+	OK(cuMemFree_v2(p));
+	CHECK(nvml_used(1) == 4 * MiB);
+	OK(cuMemFree_v2(b));
+	OK(cuMemFree_v2(m));
+	CHECK(nvml_used(1) == 0);
 	/* Destroying a context, or resetting a primary one, frees its memory. */
 	OK(cuCtxCreate_v2(&ctx, 0, 1));
 	OK(cuMemAlloc_v2(&b, 64 * MiB));

@@ -110,7 +110,18 @@ B=$((1 << 30))
 for g in paths pools handles ctx fork; do
 	hook CGPU_MEM_LIMIT_BYTES=$B "$HOOK/hook-test" $g $B
 done
-# To the byte, with a budget and sizes that are no multiple of a page.
+# 2 MiB + 1 and 1 MiB allocations in a loop stop at the budget of pages the
+# simulated GPU really holds (cutil/memsize.h).
+G2=$((2 << 30))
+hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" pages $G2
+# VMM memory released while still mapped stays charged.
+hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" vmm $G2
+# More pools than a fixed table would hold: all charged.
+hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" many-pools $G2
+# The entry points before CUDA 3.2 / 11.0 (32-bit pointers: the simulator
+# has about 1 GiB of address space for them).
+hook CGPU_MEM_LIMIT_BYTES=$((512 << 20)) "$HOOK/hook-test" v1 $((512 << 20))
+# To the page, with a budget and sizes that are no multiple of a page.
 E=$(((1 << 30) + 4097))
 hook CGPU_MEM_LIMIT_BYTES=$E "$HOOK/hook-test" edge $E
 hook CGPU_MEM_LIMIT_BYTES=$((48 << 20)) "$HOOK/hook-test" threads $((48 << 20))
