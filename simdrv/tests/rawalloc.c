@@ -242,6 +242,7 @@ static void check(void)
 
 	/* Closing the file frees every client it made. */
 	c = client_on_gpu0();
+	um->attr = 0;
 	um->size = 5 * MiB;
 	h = 0x2000;
 	CHECK(alloc(3, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, um) == SD_NV_OK);
