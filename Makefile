@@ -4,14 +4,17 @@ GO ?= go
 BIN := bin
 export CGO_ENABLED := 1
 
-.PHONY: all go kmod libcgpu sim check demo deps clean
-all: go kmod sim libcgpu
+.PHONY: all go kmod simdrv libcgpu sim check demo deps clean
+all: go kmod simdrv sim libcgpu
 
 go:
 	$(GO) build -o $(BIN)/ ./cli-plugins/docker-cgpu ./cmd/...
 
 kmod:
 	$(MAKE) -C kmod
+
+simdrv:
+	$(MAKE) -C simdrv
 
 sim:
 	$(MAKE) -C sim
@@ -31,5 +34,6 @@ demo: deps
 clean:
 	rm -rf $(BIN)
 	$(MAKE) -C kmod clean
+	$(MAKE) -C simdrv clean
 	$(MAKE) -C sim clean
 	$(MAKE) -C libcgpu clean
