@@ -175,6 +175,7 @@ static void check(void)
 	h = 0x2002;
 	CHECK(alloc(2, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, um) == SD_NV_OK);
 	/* Unaligned class parameters are read as they lie. */
+	um->attr = 0;
 	memmove(buf + 3, um, sizeof(*um));
 	((struct sd_memory_alloc *)(buf + 3))->size = 7 * MiB;
 	h = 0;
