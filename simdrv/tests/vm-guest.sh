@@ -31,8 +31,9 @@ for ver in 535.261.03 550.163.01; do
 	mkfifo "$fifo"
 	"$raw" hold 300 >"$fifo" &
 	pid=$!
-	read -r line <"$fifo"
-	[ "$line" = held ]
+	# start() reports the version first; the holder is ready at "held".
+	while read -r line && [ "$line" != held ]; do echo "$line"; done <"$fifo"
+	[ "$line" = held ] || { echo "the holder did not get its memory" >&2; exit 1; }
 	[ "$(used)" = $((300 << 20)) ] || { echo "held $(used), want 300 MiB" >&2; exit 1; }
 	echo "holder $pid holds $(( $(used) >> 20 )) MiB; SIGKILL"
 	kill -KILL "$pid"
