@@ -6,8 +6,8 @@ BIN := bin
 export CGO_ENABLED := 1
 include kmod/version.mk
 
-.PHONY: all go kmod libcgpu sim check bench demo deps clean
-all: go kmod sim libcgpu
+.PHONY: all go kmod simdrv libcgpu sim check bench demo deps clean
+all: go kmod simdrv sim libcgpu
 
 go:
 	$(GO) build -ldflags "-X github.com/cgpu-project/cgpu/pkg/version.Version=$(CGPU_VERSION)" \
@@ -15,6 +15,9 @@ go:
 
 kmod:
 	$(MAKE) -C kmod
+
+simdrv:
+	$(MAKE) -C simdrv
 
 sim:
 	$(MAKE) -C sim
@@ -37,5 +40,6 @@ demo: deps
 clean:
 	rm -rf $(BIN)
 	$(MAKE) -C kmod clean
+	$(MAKE) -C simdrv clean
 	$(MAKE) -C sim clean
 	$(MAKE) -C libcgpu clean

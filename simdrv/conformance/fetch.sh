@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Fetches NVIDIA's open kernel module headers as Debian ships them, in the two layouts
+# the stand-in serves: 535.261.03 (bookworm contrib, before 545) and 550.163.01 (trixie
+# contrib, after), into simdrv/.cache/nvidia-src/VERSION (git-ignored). Downloaded with
+# apt-get through a private apt state (its own sources list with deb and deb-src lines of
+# both suites; the system's apt state is not touched), unpacked, never installed.
+#
+# The RM's ABI headers (nvos.h, nv_escape.h, class/*.h) are only in the source package
+# nvidia-open-gpu-kernel-modules (its upstream tarball); the binary package
+# nvidia-open-kernel-source carries only the kernel-open half (nv-ioctl.h,
+# nv-ioctl-numbers.h, nvstatuscodes.h, nv.c). The source package is taken where the
+# archive serves it; otherwise the binary package, and VERSION/.kind says "kernel-open"
+# so that run.sh says which checks it could not make. Idempotent; prints the cache folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cache=$PWD/.cache/nvidia-src
+want=(535.261.03 550.163.01)
+missing=()
+for v in "${want[@]}"; do [ -f "$cache/$v/.kind" ] || missing+=("$v"); done
+[ ${#missing[@]} -gt 0 ] || { echo "$cache"; exit 0; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/state/lists/partial" "$tmp/cache/archives/partial" "$tmp/etc/sources.list.d" "$tmp/dl"
+# apt's sandbox user must be able to write the download folder.
+chmod 711 "$tmp"
+chmod 777 "$tmp/dl"
+key=/usr/share/keyrings/debian-archive-keyring.gpg
+for suite in bookworm trixie; do
+	for t in deb deb-src; do
+		printf '%s [signed-by=%s] http://deb.debian.org/debian %s contrib\n' "$t" "$key" "$suite"
+	done
+done >"$tmp/etc/sources.list"
+opts=(-o "Dir::State=$tmp/state" -o "Dir::Cache=$tmp/cache"
+	-o "Dir::Etc::SourceList=$tmp/etc/sources.list"
+	-o "Dir::Etc::SourceParts=$tmp/etc/sources.list.d" -o "Dir::State::status=/dev/null")
+apt-get -q "${opts[@]}" update >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+
+# The files the checks read, by their place in the upstream tree.
+headers=(src/common/sdk/nvidia/inc src/nvidia/arch/nvalloc/unix/include kernel-open/common/inc
+	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c)
+
+for v in "${missing[@]}"; do
+	out=$cache/$v
+	rm -rf "$out" "$tmp/x"
+	mkdir -p "$out" "$tmp/x"
+	full=$(apt-cache "${opts[@]}" showsrc nvidia-open-gpu-kernel-modules |
+		awk -v v="$v" '$1 == "Version:" && index($2, v "-") == 1 {print $2; exit}')
+	orig=$tmp/dl/nvidia-open-gpu-kernel-modules_$v.orig.tar.xz
+	if [ -n "$full" ]; then
+		# apt checks what it fetches against the signed Sources index; the Debian
+		# packaging tarball is not needed (some mirrors lack it), so success is judged
+		# by the upstream tarball's arrival.
+		(cd "$tmp/dl" && apt-get -q "${opts[@]}" source --download-only \
+			"nvidia-open-gpu-kernel-modules=$full" >/dev/null 2>&1) || true
+	fi
+	if [ -s "$orig" ]; then
+		tar -xJf "$orig" -C "$tmp/x" --strip-components=1 "${headers[@]/#/NVIDIA-kernel-module-source-$v/}"
+		for h in "${headers[@]}"; do mkdir -p "$out/$(dirname "$h")"; cp -r "$tmp/x/$h" "$out/$h"; done
+		echo source >"$out/.kind"
+		continue
+	fi
+	full=$(apt-cache "${opts[@]}" madison nvidia-open-kernel-source |
+		awk -v v="$v" '$3 ~ "^" v "-" {print $3; exit}')
+	[ -n "$full" ] || { echo "fetch.sh: nvidia-open-kernel-source $v is in neither bookworm nor trixie contrib" >&2; exit 1; }
+	(cd "$tmp/dl" && apt-get -q "${opts[@]}" download "nvidia-open-kernel-source=$full" >/dev/null)
+	dpkg-deb -x "$tmp"/dl/nvidia-open-kernel-source_*.deb "$tmp/deb"
+	tar -xJf "$(find "$tmp/deb" -name '*.tar.xz' | head -1)" -C "$tmp/x" \
+		modules/nvidia-open-kernel/common/inc modules/nvidia-open-kernel/nvidia/nv.c \
+		modules/nvidia-open-kernel/nvidia/nv-frontend.c 2>/dev/null ||
+		tar -xJf "$(find "$tmp/deb" -name '*.tar.xz' | head -1)" -C "$tmp/x" \
+			modules/nvidia-open-kernel/common/inc modules/nvidia-open-kernel/nvidia/nv.c
+	mkdir -p "$out/kernel-open/nvidia"
+	cp -r "$tmp/x/modules/nvidia-open-kernel/common" "$out/kernel-open/"
+	cp "$tmp/x/modules/nvidia-open-kernel/nvidia/"nv*.c "$out/kernel-open/nvidia/"
+	rm -rf "$tmp/deb" "$tmp"/dl/*.deb
+	echo kernel-open >"$out/.kind"
+done
+echo "$cache"

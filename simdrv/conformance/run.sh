@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# ABI conformance of the stand-in driver: compiles check.c against NVIDIA's headers of
+# each release fetch.sh downloads (535.261.03 and 550.163.01), so any number, size or
+# offset of lib/abi.h that differs from NVIDIA's fails the build; and checks that the
+# module's ioctl entry carries the release's name. Exits non-zero on any mismatch.
+# Where Debian's archive gives only the kernel-open half of a release (fetch.sh), the
+# RM-side checks of that release cannot be made: said on stderr, not hidden.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cache=$(conformance/fetch.sh)
+cc=${CC:-cc}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+
+# define_of NAME...: the first "#define NAME VALUE" among kernel-open's headers.
+define_of() {
+	local n v
+	for n in "$@"; do
+		v=$(grep -rhE "^#define[[:space:]]+$n[[:space:]]" "$inc" | awk '{print $3; exit}')
+		[ -n "$v" ] && { echo "$v"; return; }
+	done
+	echo "run.sh: $ver: none of $* in $inc" >&2
+	return 1
+}
+
+for ver in 535.261.03 550.163.01; do
+	src=$cache/$ver
+	inc=$src/kernel-open/common/inc
+	kind=$(cat "$src/.kind")
+	major=${ver%%.*}
+	{
+		echo "#define NVREF_MAJOR $(define_of NV_MAJOR_DEVICE_NUMBER)"
+		echo "#define NVREF_CTL_MINOR $(define_of NV_CONTROL_DEVICE_MINOR NV_MINOR_DEVICE_NUMBER_CONTROL_DEVICE)"
+		echo "#define NVREF_MAX_IOCTL_SIZE $(define_of NV_ABSOLUTE_MAX_IOCTL_SIZE)"
+	} >"$out/nvref.h"
+	flags=(-std=gnu11 -Wall -Werror -fsyntax-only -DSD_REF_MAJOR="$major" -I"$out" -Ilib)
+	if [ "$kind" = source ]; then
+		flags+=(-DSD_REF_RM -I"$src/src/common/sdk/nvidia/inc" -I"$src/src/nvidia/arch/nvalloc/unix/include")
+	fi
+	flags+=(-I"$inc")
+	if "$cc" "${flags[@]}" conformance/check.c; then
+		echo "conformance $ver: $kind headers agree with lib/abi.h"
+	else
+		echo "conformance $ver: MISMATCH with NVIDIA's headers (above)" >&2
+		fail=1
+	fi
+	[ "$kind" = source ] ||
+		echo "conformance $ver: NOTE: only kernel-open's headers (the archive lacks the source package): RM structs, classes and RM escapes checked against 535 only" >&2
+
+	# The entry the real /dev/nvidia* file_operations name, against main.c's choice.
+	theirs=$(grep -hoE '\.unlocked_ioctl[[:space:]]*=[[:space:]]*[a-z_]+' "$src"/kernel-open/nvidia/nv*.c | awk '{print $NF}' | head -1)
+	if [ "$major" -ge 545 ]; then ours=nvidia_unlocked_ioctl; else ours=nvidia_frontend_unlocked_ioctl; fi
+	if [ "$theirs" = "$ours" ] && grep -q "^noinline long $ours(" main.c; then
+		echo "conformance $ver: ioctl entry $ours"
+	else
+		echo "conformance $ver: the real entry is '$theirs', main.c serves '$ours'" >&2
+		fail=1
+	fi
+done
+exit "$fail"

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The subset of NVIDIA's kernel driver ABI the stand-in serves, written from NVIDIA's
+ * public headers (open-gpu-kernel-modules: nv-ioctl-numbers.h, nv-ioctl.h, nv_escape.h,
+ * nvos.h, class/cl0000.h cl0040.h cl0080.h cl2080.h, nvstatuscodes.h) in our own names.
+ * Every number, size and offset here is compiled against NVIDIA's own headers of
+ * 535.261.03 and 550.163.01 by conformance/check.c: change one and CI fails.
+ * Fixed-width members only, so the layout is the same in the kernel and in user space.
+ */
+#ifndef SIMDRV_ABI_H
+#define SIMDRV_ABI_H
+
+#include "types.h"
+
+/* Escapes: the ioctl's _IOC_NR; the driver ignores _IOC_TYPE and _IOC_DIR. */
+#define SD_IOCTL_MAGIC		'F'
+#define SD_ESC_RM_FREE		0x29
+#define SD_ESC_RM_ALLOC		0x2B
+#define SD_ESC_CARD_INFO	200
+#define SD_ESC_CHECK_VERSION_STR 210
+#define SD_ESC_IOCTL_XFER_CMD	211
+#define SD_ESC_ATTACH_GPUS_TO_FD 212
+/* Largest parameter block NV_ESC_IOCTL_XFER_CMD carries (NV_ABSOLUTE_MAX_IOCTL_SIZE). */
+#define SD_MAX_IOCTL_SIZE	16384
+
+#define SD_MAJOR		195
+#define SD_CTL_MINOR		255
+#define SD_MAX_DEVICES		32	/* NV_MAX_DEVICES */
+
+/* Classes */
+#define SD_NV01_ROOT		0x0
+#define SD_NV01_ROOT_NON_PRIV	0x1
+#define SD_NV01_ROOT_CLIENT	0x41
+#define SD_NV01_MEMORY_LOCAL_USER 0x40
+#define SD_NV01_DEVICE_0	0x80
+#define SD_NV20_SUBDEVICE_0	0x2080
+
+/* Status codes (the params' status; the ioctl returns 0 when one is set) */
+#define SD_NV_OK			0x00
+#define SD_NV_ERR_INSERT_DUPLICATE_NAME	0x19
+#define SD_NV_ERR_INSUFFICIENT_RESOURCES	0x1A
+#define SD_NV_ERR_INSUFFICIENT_PERMISSIONS 0x1B
+#define SD_NV_ERR_INVALID_ADDRESS	0x1E
+#define SD_NV_ERR_INVALID_ARGUMENT	0x1F
+#define SD_NV_ERR_INVALID_CLASS		0x22
+#define SD_NV_ERR_INVALID_CLIENT	0x23
+#define SD_NV_ERR_INVALID_OBJECT_HANDLE	0x33
+#define SD_NV_ERR_INVALID_OBJECT_PARENT	0x36
+#define SD_NV_ERR_INVALID_OWNER		0x39
+#define SD_NV_ERR_NO_MEMORY		0x51
+#define SD_NV_ERR_OBJECT_NOT_FOUND	0x57
+
+/* NVOS21_PARAMETERS: NV_ESC_RM_ALLOC of 32 bytes */
+struct sd_nvos21 {
+	sd_u32 hRoot;
+	sd_u32 hObjectParent;
+	sd_u32 hObjectNew;
+	sd_u32 hClass;
+	sd_u64 pAllocParms;
+	sd_u32 paramsSize;
+	sd_u32 status;
+};
+
+/* NVOS64_PARAMETERS: NV_ESC_RM_ALLOC of 48 bytes (with rights) */
+struct sd_nvos64 {
+	sd_u32 hRoot;
+	sd_u32 hObjectParent;
+	sd_u32 hObjectNew;
+	sd_u32 hClass;
+	sd_u64 pAllocParms;
+	sd_u64 pRightsRequested;
+	sd_u32 paramsSize;
+	sd_u32 flags;
+	sd_u32 status;
+	sd_u32 pad;
+};
+
+/* NVOS00_PARAMETERS: NV_ESC_RM_FREE */
+struct sd_nvos00 {
+	sd_u32 hRoot;
+	sd_u32 hObjectParent;
+	sd_u32 hObjectOld;
+	sd_u32 status;
+};
+
+/* nv_ioctl_xfer_t */
+struct sd_xfer {
+	sd_u32 cmd;
+	sd_u32 size;
+	sd_u64 ptr;
+};
+
+/* nv_ioctl_card_info_t (with nv_pci_info_t inline) */
+struct sd_card_info {
+	sd_u8 valid;
+	sd_u8 pad0[3];
+	sd_u32 domain;
+	sd_u8 bus;
+	sd_u8 slot;
+	sd_u8 function;
+	sd_u8 pad1;
+	sd_u16 vendor_id;
+	sd_u16 device_id;
+	sd_u32 gpu_id;
+	sd_u16 interrupt_line;
+	sd_u8 pad2[2];
+	sd_u64 reg_address;
+	sd_u64 reg_size;
+	sd_u64 fb_address;
+	sd_u64 fb_size;
+	sd_u32 minor_number;
+	sd_u8 dev_name[10];
+	sd_u8 pad3[2];
+};
+
+/* nv_ioctl_rm_api_version_t: NV_ESC_CHECK_VERSION_STR */
+#define SD_VERSION_STRING_LENGTH	64
+#define SD_VERSION_CMD_STRICT		0
+#define SD_VERSION_CMD_RELAXED		'1'
+#define SD_VERSION_CMD_QUERY		'2'
+#define SD_VERSION_REPLY_RECOGNIZED	1
+struct sd_rm_api_version {
+	sd_u32 cmd;
+	sd_u32 reply;
+	char versionString[SD_VERSION_STRING_LENGTH];
+};
+
+/* NV0080_ALLOC_PARAMETERS */
+struct sd_nv0080_alloc {
+	sd_u32 deviceId;
+	sd_u32 hClientShare;
+	sd_u32 hTargetClient;
+	sd_u32 hTargetDevice;
+	sd_u32 flags;
+	sd_u32 pad;
+	sd_u64 vaSpaceSize;
+	sd_u64 vaStartInternal;
+	sd_u64 vaLimitInternal;
+	sd_u32 vaMode;
+	sd_u32 pad2;
+};
+
+/* NV2080_ALLOC_PARAMETERS */
+struct sd_nv2080_alloc {
+	sd_u32 subDeviceId;
+};
+
+/*
+ * NV_MEMORY_ALLOCATION_PARAMS. 545.23.06 appended numaNode: the driver copies
+ * SD_MEMPARAMS_SIZE_OLD bytes before it and SD_MEMPARAMS_SIZE_NEW from it.
+ */
+#define SD_MEMPARAMS_SIZE_OLD	120
+#define SD_MEMPARAMS_SIZE_NEW	128
+struct sd_memory_alloc {
+	sd_u32 owner;
+	sd_u32 type;
+	sd_u32 flags;
+	sd_u32 width;
+	sd_u32 height;
+	sd_s32 pitch;
+	sd_u32 attr;
+	sd_u32 attr2;
+	sd_u32 format;
+	sd_u32 comprCovg;
+	sd_u32 zcullCovg;
+	sd_u32 pad0;
+	sd_u64 rangeLo;
+	sd_u64 rangeHi;
+	sd_u64 size;
+	sd_u64 alignment;
+	sd_u64 offset;
+	sd_u64 limit;
+	sd_u64 address;
+	sd_u32 ctagOffset;
+	sd_u32 hVASpace;
+	sd_u32 internalflags;
+	sd_u32 tag;
+	sd_s32 numaNode;	/* 545.23.06 on */
+	sd_u32 pad1;
+};
+
+/* NVOS32 attribute fields (DRF ranges hi:lo) the memory class reads */
+#define SD_ATTR_PAGE_SIZE_SHIFT		23	/* NVOS32_ATTR_PAGE_SIZE 24:23 */
+#define SD_ATTR_PAGE_SIZE_MASK		0x3u
+#define SD_ATTR_PAGE_SIZE_DEFAULT	0
+#define SD_ATTR_PAGE_SIZE_4KB		1
+#define SD_ATTR_PAGE_SIZE_BIG		2
+#define SD_ATTR_PAGE_SIZE_HUGE		3
+#define SD_ATTR_LOCATION_SHIFT		25	/* NVOS32_ATTR_LOCATION 26:25 */
+#define SD_ATTR_LOCATION_MASK		0x3u
+#define SD_ATTR_LOCATION_VIDMEM		0
+#define SD_ATTR2_PAGE_SIZE_HUGE_SHIFT	20	/* NVOS32_ATTR2_PAGE_SIZE_HUGE 21:20 */
+#define SD_ATTR2_PAGE_SIZE_HUGE_MASK	0x3u
+#define SD_ATTR2_PAGE_SIZE_HUGE_512MB	2
+#define SD_ALLOC_FLAGS_USE_BEGIN_END	0x00020000u
+#define SD_ALLOC_FLAGS_VIRTUAL		0x00080000u
+
+#endif

@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The rules follow NVIDIA's open kernel source (kernel-open/nvidia/nv.c: nvidia_ioctl;
+ * src/nvidia/arch/nvalloc/unix/src/escape.c: RmIoctl; the resource server and the
+ * memory classes); docs/sim.md lists what is and is not modelled.
+ */
+#include "rm.h"
+
+#define PCI_VENDOR_NVIDIA	0x10de
+#define PCI_DEVICE_T4		0x1eb8
+
+static int is_ctl(const struct sd_file *f)
+{
+	return f->minor == SD_CTL_MINOR;
+}
+
+/* Parses "N.N[.N]" into three numbers; -1 if anything else. */
+static int parse_version(const char *s, sd_u32 v[3])
+{
+	int i = 0, digits = 0;
+
+	v[0] = v[1] = v[2] = 0;
+	for (; *s; s++) {
+		if (*s >= '0' && *s <= '9') {
+			if (v[i] > 99999)
+				return -1;
+			v[i] = v[i] * 10 + (sd_u32)(*s - '0');
+			digits++;
+		} else if (*s == '.' && digits && i < 2) {
+			i++;
+			digits = 0;
+		} else {
+			return -1;
+		}
+	}
+	return digits && i >= 1 ? 0 : -1;
+}
+
+int sd_version_at_least(const char *a, sd_u32 major, sd_u32 minor, sd_u32 patch)
+{
+	sd_u32 v[3];
+
+	if (parse_version(a, v))
+		return 0;
+	if (v[0] != major)
+		return v[0] > major;
+	if (v[1] != minor)
+		return v[1] > minor;
+	return v[2] >= patch;
+}
+
+sd_u32 sd_gpu_id(sd_u32 gpu)
+{
+	return (0x10 + gpu) << 8;
+}
+
+enum sd_rc sd_node_init(struct sd_node *n, sd_u32 ngpus, sd_u64 mem_bytes, const char *version)
+{
+	sd_u32 v[3], i;
+	unsigned long len = 0;
+
+	while (version[len] && len < SD_VERSION_STRING_LENGTH)
+		len++;
+	if (ngpus < 1 || ngpus > SD_MAX_GPUS || mem_bytes == 0 ||
+	    len >= SD_VERSION_STRING_LENGTH || parse_version(version, v))
+		return SD_RC_INVAL;
+	__builtin_memset(n, 0, sizeof(*n));
+	n->ngpus = ngpus;
+	for (i = 0; i < ngpus; i++)
+		n->total[i] = mem_bytes;
+	__builtin_memcpy(n->version, version, len);
+	/* numaNode was appended to NV_MEMORY_ALLOCATION_PARAMS in 545.23.06. */
+	n->memparams_size = sd_version_at_least(version, 545, 23, 6) ?
+		SD_MEMPARAMS_SIZE_NEW : SD_MEMPARAMS_SIZE_OLD;
+	return SD_OK;
+}
+
+void sd_file_init(struct sd_file *f, struct sd_node *n, sd_u32 minor)
+{
+	__builtin_memset(f, 0, sizeof(*f));
+	f->node = n;
+	f->minor = minor;
+}
+
+static struct sd_client *find_client(const struct sd_node *n, sd_u32 h)
+{
+	struct sd_client *c;
+
+	for (c = n->clients; c; c = c->next)
+		if (c->handle == h)
+			return c;
+	return 0;
+}
+
+static struct sd_obj *find_obj(const struct sd_client *c, sd_u32 h)
+{
+	struct sd_obj *o;
+
+	for (o = c->objs; o; o = o->next)
+		if (o->handle == h)
+			return o;
+	return 0;
+}
+
+/* Frees root and everything under it, giving back the physical memory it held. */
+static void free_subtree(struct sd_node *n, struct sd_client *c, struct sd_obj *root)
+{
+	struct sd_obj **pp, *o, *a;
+
+	/* Marked first: the ancestor walks need every parent still allocated. */
+	for (o = c->objs; o; o = o->next) {
+		for (a = o; a && a != root; a = a->parent)
+			;
+		o->doomed = a == root;
+	}
+	pp = &c->objs;
+	while ((o = *pp)) {
+		if (!o->doomed) {
+			pp = &o->next;
+			continue;
+		}
+		*pp = o->next;
+		n->used[o->gpu] -= o->bytes;
+		sd_free(o);
+	}
+}
+
+static void free_client(struct sd_node *n, struct sd_client *c)
+{
+	struct sd_client **pp;
+	struct sd_obj *o;
+
+	while ((o = c->objs)) {
+		c->objs = o->next;
+		n->used[o->gpu] -= o->bytes;
+		sd_free(o);
+	}
+	for (pp = &n->clients; *pp != c; pp = &(*pp)->next)
+		;
+	*pp = c->next;
+	sd_free(c);
+}
+
+void sd_file_release(struct sd_file *f)
+{
+	struct sd_node *n = f->node;
+	struct sd_client *c, *next;
+
+	for (c = n->clients; c; c = next) {
+		next = c->next;
+		if (c->file == f)
+			free_client(n, c);
+	}
+	sd_free(f->attached);
+	f->attached = 0;
+	f->nattached = 0;
+}
+
+/*
+ * The page size RM picks from the attributes: what is asked for, else 2 MiB pages
+ * for an allocation of 2 MiB or more, 64 KiB pages for 64 KiB or more, else 4 KiB.
+ */
+static sd_u64 page_size(const struct sd_memory_alloc *m, sd_u32 *field)
+{
+	sd_u32 ps = (m->attr >> SD_ATTR_PAGE_SIZE_SHIFT) & SD_ATTR_PAGE_SIZE_MASK;
+
+	if (ps == SD_ATTR_PAGE_SIZE_DEFAULT)
+		ps = m->size >= SD_PAGE_HUGE ? SD_ATTR_PAGE_SIZE_HUGE :
+			m->size >= SD_PAGE_BIG ? SD_ATTR_PAGE_SIZE_BIG : SD_ATTR_PAGE_SIZE_4KB;
+	*field = ps;
+	if (ps == SD_ATTR_PAGE_SIZE_4KB)
+		return SD_PAGE_4K;
+	if (ps == SD_ATTR_PAGE_SIZE_BIG)
+		return SD_PAGE_BIG;
+	return ((m->attr2 >> SD_ATTR2_PAGE_SIZE_HUGE_SHIFT) & SD_ATTR2_PAGE_SIZE_HUGE_MASK) ==
+		SD_ATTR2_PAGE_SIZE_HUGE_512MB ? SD_PAGE_512M : SD_PAGE_HUGE;
+}
+
+/*
+ * The checks of stdmemValidateParams and vidmemConstruct that need no state, then the
+ * size in whole pages; on success m holds what the driver hands back.
+ */
+static sd_u32 check_memory(struct sd_memory_alloc *m)
+{
+	sd_u32 field;
+	sd_u64 pg;
+
+	if (m->internalflags != 0)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	if (m->owner == 0 || m->owner == 0xffffffffu)
+		return SD_NV_ERR_INVALID_OWNER;
+	if (!(m->flags & SD_ALLOC_FLAGS_USE_BEGIN_END) && (m->rangeLo || m->rangeHi))
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	if (((m->attr >> SD_ATTR_LOCATION_SHIFT) & SD_ATTR_LOCATION_MASK) != SD_ATTR_LOCATION_VIDMEM ||
+	    (m->flags & SD_ALLOC_FLAGS_VIRTUAL))
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	if (m->size == 0)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	pg = page_size(m, &field);
+	/* Rounding up must not wrap. */
+	if (m->size > ~0ULL - (pg - 1))
+		return SD_NV_ERR_NO_MEMORY;
+	m->size = (m->size + pg - 1) & ~(pg - 1);
+	m->limit = m->size - 1;
+	m->address = 0;
+	m->attr = (m->attr & ~(SD_ATTR_PAGE_SIZE_MASK << SD_ATTR_PAGE_SIZE_SHIFT)) |
+		(field << SD_ATTR_PAGE_SIZE_SHIFT);
+	return SD_NV_OK;
+}
+
+static sd_u32 new_client_handle(struct sd_node *n, sd_u32 *h)
+{
+	sd_u32 i;
+
+	for (i = 0; i < SD_CLIENT_HANDLE_RANGE; i++) {
+		sd_u32 cand = SD_CLIENT_HANDLE_BASE + (n->client_seq++ % SD_CLIENT_HANDLE_RANGE);
+
+		if (!find_client(n, cand)) {
+			*h = cand;
+			return SD_NV_OK;
+		}
+	}
+	return SD_NV_ERR_INSUFFICIENT_RESOURCES;
+}
+
+static sd_u32 new_obj_handle(struct sd_node *n, const struct sd_client *c, sd_u32 *h)
+{
+	sd_u32 i;
+
+	for (i = 0; i < SD_OBJ_HANDLE_RANGE; i++) {
+		sd_u32 cand = SD_OBJ_HANDLE_BASE + (n->obj_seq++ % SD_OBJ_HANDLE_RANGE);
+
+		if (cand != c->handle && !find_obj(c, cand)) {
+			*h = cand;
+			return SD_NV_OK;
+		}
+	}
+	return SD_NV_ERR_INSUFFICIENT_RESOURCES;
+}
+
+static sd_u32 alloc_client(struct sd_file *f, sd_u32 *hnew)
+{
+	struct sd_node *n = f->node;
+	struct sd_client *c;
+	sd_u32 h = *hnew, st;
+
+	if (h == 0) {
+		st = new_client_handle(n, &h);
+		if (st != SD_NV_OK)
+			return st;
+	} else if (find_client(n, h)) {
+		return SD_NV_ERR_INSERT_DUPLICATE_NAME;
+	}
+	c = sd_zalloc(sizeof(*c));
+	if (!c)
+		return SD_NV_ERR_NO_MEMORY;
+	c->handle = h;
+	c->file = f;
+	c->next = n->clients;
+	n->clients = c;
+	*hnew = h;
+	return SD_NV_OK;
+}
+
+union sd_class_params {
+	struct sd_nv0080_alloc dev;
+	struct sd_nv2080_alloc sub;
+	struct sd_memory_alloc mem;
+};
+
+/* What one RM_ALLOC of a non-client class asks for, fetched and checked before the lock. */
+struct sd_alloc_req {
+	sd_u32 hRoot, hParent, hNew, cls;
+	union sd_class_params p;
+	int gpu_open;		/* for NV01_DEVICE_0: the caller holds /dev/nvidia<deviceId> */
+};
+
+/* Under the node's lock. */
+static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
+{
+	struct sd_node *n = f->node;
+	struct sd_client *c = find_client(n, r->hRoot);
+	struct sd_obj *parent = 0, *o;
+	sd_u32 h = r->hNew, gpu, st;
+	sd_u64 bytes = 0;
+
+	/* Another file's client is as unknown as a missing one. */
+	if (!c || c->file != f)
+		return SD_NV_ERR_INVALID_CLIENT;
+	if (r->hParent != c->handle) {
+		parent = find_obj(c, r->hParent);
+		if (!parent)
+			return SD_NV_ERR_INVALID_OBJECT_PARENT;
+	}
+	if (h == 0) {
+		st = new_obj_handle(n, c, &h);
+		if (st != SD_NV_OK)
+			return st;
+	} else if (h == c->handle) {
+		return SD_NV_ERR_INVALID_OBJECT_HANDLE;
+	} else if (find_obj(c, h)) {
+		return SD_NV_ERR_INSERT_DUPLICATE_NAME;
+	}
+	switch (r->cls) {
+	case SD_NV01_DEVICE_0:
+		if (parent)
+			return SD_NV_ERR_INVALID_OBJECT_PARENT;
+		if (r->p.dev.deviceId >= n->ngpus)
+			return SD_NV_ERR_INVALID_ARGUMENT;
+		if (!r->gpu_open)
+			return SD_NV_ERR_INSUFFICIENT_PERMISSIONS;
+		gpu = r->p.dev.deviceId;
+		break;
+	case SD_NV20_SUBDEVICE_0:
+		if (!parent || parent->cls != SD_NV01_DEVICE_0)
+			return SD_NV_ERR_INVALID_OBJECT_PARENT;
+		/* One GPU per device: subdevice 0 only. */
+		if (r->p.sub.subDeviceId != 0)
+			return SD_NV_ERR_INVALID_ARGUMENT;
+		gpu = parent->gpu;
+		break;
+	default: /* SD_NV01_MEMORY_LOCAL_USER, sized and checked by check_memory */
+		if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0))
+			return SD_NV_ERR_INVALID_OBJECT_PARENT;
+		gpu = parent->gpu;
+		bytes = r->p.mem.size;
+		if (bytes > n->total[gpu] - n->used[gpu])
+			return SD_NV_ERR_NO_MEMORY;
+		break;
+	}
+	o = sd_zalloc(sizeof(*o));
+	if (!o)
+		return SD_NV_ERR_NO_MEMORY;
+	o->handle = h;
+	o->cls = r->cls;
+	o->gpu = gpu;
+	o->parent = parent;
+	o->bytes = bytes;
+	o->next = c->objs;
+	c->objs = o;
+	n->used[gpu] += bytes;
+	r->hNew = h;
+	return SD_NV_OK;
+}
+
+/* NV_ESC_RM_ALLOC on the kernel copy of an NVOS21 or NVOS64 block. */
+static enum sd_rc rm_alloc(struct sd_file *f, const struct sd_env *env, void *arg, sd_u32 size)
+{
+	/* The two layouts share every field up to pAllocParms; status sits apart. */
+	struct sd_nvos21 *p = arg;
+	sd_u32 *status = size == sizeof(struct sd_nvos64) ?
+		&((struct sd_nvos64 *)arg)->status : &p->status;
+	struct sd_alloc_req r;
+	sd_u32 psize, st;
+
+	if (size != sizeof(struct sd_nvos21) && size != sizeof(struct sd_nvos64))
+		return SD_RC_INVAL;
+	if (!is_ctl(f))
+		return SD_RC_INVAL;
+	__builtin_memset(&r, 0, sizeof(r));
+	r.hRoot = p->hRoot;
+	r.hParent = p->hObjectParent;
+	r.hNew = p->hObjectNew;
+	r.cls = p->hClass;
+	switch (r.cls) {
+	case SD_NV01_ROOT:
+	case SD_NV01_ROOT_NON_PRIV:
+	case SD_NV01_ROOT_CLIENT:
+		/* User space always gets the _CLIENT class, written back as RM does. */
+		p->hClass = SD_NV01_ROOT_CLIENT;
+		env->lock(env->ctx);
+		st = alloc_client(f, &r.hNew);
+		env->unlock(env->ctx);
+		if (st == SD_NV_OK)
+			p->hObjectNew = r.hNew;
+		*status = st;
+		return SD_OK;
+	case SD_NV01_DEVICE_0:
+		psize = sizeof(struct sd_nv0080_alloc);
+		break;
+	case SD_NV20_SUBDEVICE_0:
+		psize = sizeof(struct sd_nv2080_alloc);
+		break;
+	case SD_NV01_MEMORY_LOCAL_USER:
+		psize = f->node->memparams_size;
+		break;
+	default:
+		*status = SD_NV_ERR_INVALID_CLASS;
+		return SD_OK;
+	}
+	/* The class's own size, whatever paramsSize says; fetched once. */
+	if (p->pAllocParms == 0) {
+		*status = SD_NV_ERR_INVALID_ARGUMENT;
+		return SD_OK;
+	}
+	if (env->copy_in(env->ctx, &r.p, p->pAllocParms, psize)) {
+		*status = SD_NV_ERR_INVALID_ADDRESS;
+		return SD_OK;
+	}
+	if (r.cls == SD_NV01_MEMORY_LOCAL_USER) {
+		st = check_memory(&r.p.mem);
+		if (st != SD_NV_OK) {
+			*status = st;
+			return SD_OK;
+		}
+		/*
+		 * Handed back before the allocation so that no user copy happens under
+		 * the lock; a later failure leaves the would-be size there.
+		 */
+		if (env->copy_out(env->ctx, p->pAllocParms, &r.p, psize)) {
+			*status = SD_NV_ERR_INVALID_ADDRESS;
+			return SD_OK;
+		}
+	}
+	if (r.cls == SD_NV01_DEVICE_0 && r.p.dev.deviceId < f->node->ngpus)
+		r.gpu_open = env->gpu_open(env->ctx, r.p.dev.deviceId);
+	env->lock(env->ctx);
+	st = alloc_object(f, &r);
+	env->unlock(env->ctx);
+	if (st == SD_NV_OK)
+		p->hObjectNew = r.hNew;
+	*status = st;
+	return SD_OK;
+}
+
+/* NV_ESC_RM_FREE: a client with all it holds, or an object with its subtree. */
+static enum sd_rc rm_free(struct sd_file *f, const struct sd_env *env, void *arg, sd_u32 size)
+{
+	struct sd_nvos00 *p = arg;
+	struct sd_node *n = f->node;
+	struct sd_client *c;
+	struct sd_obj *o;
+
+	if (!is_ctl(f))
+		return SD_RC_INVAL;
+	if (size != sizeof(*p))
+		return SD_RC_INVAL;
+	env->lock(env->ctx);
+	c = find_client(n, p->hRoot);
+	if (!c || c->file != f) {
+		p->status = SD_NV_ERR_INVALID_CLIENT;
+	} else if (p->hObjectOld == c->handle) {
+		free_client(n, c);
+		p->status = SD_NV_OK;
+	} else if (!(o = find_obj(c, p->hObjectOld))) {
+		p->status = SD_NV_ERR_OBJECT_NOT_FOUND;
+	} else {
+		free_subtree(n, c, o);
+		p->status = SD_NV_OK;
+	}
+	env->unlock(env->ctx);
+	return SD_OK;
+}
+
+/* rm_perform_version_check: strict, relaxed (up to the first '.') or a query. */
+static enum sd_rc check_version(struct sd_file *f, void *arg, sd_u32 size)
+{
+	struct sd_rm_api_version *p = arg;
+	const char *ours = f->node->version;
+	int relaxed;
+	sd_u32 i;
+
+	if (!is_ctl(f) || size != sizeof(*p))
+		return SD_RC_INVAL;
+	p->reply = SD_VERSION_REPLY_RECOGNIZED;
+	if (p->cmd != SD_VERSION_CMD_QUERY) {
+		relaxed = p->cmd == SD_VERSION_CMD_RELAXED;
+		for (i = 0; i < SD_VERSION_STRING_LENGTH; i++) {
+			if (p->versionString[i] != ours[i])
+				break;
+			if ((relaxed && ours[i] == '.') || ours[i] == '\0')
+				return SD_OK;
+		}
+	}
+	__builtin_memset(p->versionString, 0, sizeof(p->versionString));
+	for (i = 0; ours[i]; i++)
+		p->versionString[i] = ours[i];
+	return p->cmd == SD_VERSION_CMD_QUERY ? SD_OK : SD_RC_INVAL;
+}
+
+/* nvidia_read_card_info: one entry per GPU; too small an array is -EINVAL. */
+static enum sd_rc card_info(struct sd_file *f, void *arg, sd_u32 size)
+{
+	struct sd_card_info *ci = arg;
+	sd_u32 n = size / sizeof(*ci), i;
+
+	if (!is_ctl(f))
+		return SD_RC_INVAL;
+	__builtin_memset(ci, 0, (unsigned long)n * sizeof(*ci));
+	if (n < f->node->ngpus)
+		return SD_RC_INVAL;
+	for (i = 0; i < f->node->ngpus; i++) {
+		ci[i].valid = 1;
+		ci[i].bus = (sd_u8)(0x10 + i);
+		ci[i].vendor_id = PCI_VENDOR_NVIDIA;
+		ci[i].device_id = PCI_DEVICE_T4;
+		ci[i].gpu_id = sd_gpu_id(i);
+		ci[i].fb_size = f->node->total[i];
+		ci[i].minor_number = i;
+	}
+	return SD_OK;
+}
+
+static int is_gpu_id(const struct sd_node *n, sd_u32 id)
+{
+	sd_u32 i;
+
+	for (i = 0; i < n->ngpus; i++)
+		if (sd_gpu_id(i) == id)
+			return 1;
+	return 0;
+}
+
+/* NV_ESC_ATTACH_GPUS_TO_FD: once per file, every non-zero id a GPU of the node. */
+static enum sd_rc attach_gpus(struct sd_file *f, const struct sd_env *env, void *arg, sd_u32 size)
+{
+	const sd_u32 *ids = arg;
+	sd_u32 n = size / sizeof(sd_u32), i;
+	sd_u32 *copy;
+	enum sd_rc rc = SD_OK;
+
+	if (!is_ctl(f) || n == 0 || size % sizeof(sd_u32))
+		return SD_RC_INVAL;
+	for (i = 0; i < n; i++)
+		if (ids[i] != 0 && !is_gpu_id(f->node, ids[i]))
+			return SD_RC_INVAL;
+	copy = sd_zalloc(size);
+	if (!copy)
+		return SD_RC_NOMEM;
+	__builtin_memcpy(copy, ids, size);
+	env->lock(env->ctx);
+	if (f->nattached) {
+		rc = SD_RC_INVAL;
+	} else {
+		f->attached = copy;
+		f->nattached = n;
+		copy = 0;
+	}
+	env->unlock(env->ctx);
+	sd_free(copy);
+	return rc;
+}
+
+static enum sd_rc dispatch(struct sd_file *f, const struct sd_env *env, sd_u32 nr, void *arg, sd_u32 size)
+{
+	switch (nr) {
+	case SD_ESC_RM_ALLOC:
+		return rm_alloc(f, env, arg, size);
+	case SD_ESC_RM_FREE:
+		return rm_free(f, env, arg, size);
+	case SD_ESC_CHECK_VERSION_STR:
+		return check_version(f, arg, size);
+	case SD_ESC_CARD_INFO:
+		return card_info(f, arg, size);
+	case SD_ESC_ATTACH_GPUS_TO_FD:
+		return attach_gpus(f, env, arg, size);
+	default:
+		/* What RmIoctl answers an escape it does not know. */
+		return SD_RC_INVAL;
+	}
+}
+
+enum sd_rc sd_entry(struct sd_file *f, const struct sd_env *env, sd_u32 nr, sd_u32 size, sd_u64 uarg)
+{
+	struct sd_xfer x;
+	enum sd_rc rc;
+	void *arg;
+
+	if (nr == SD_ESC_IOCTL_XFER_CMD) {
+		if (size != sizeof(x))
+			return SD_RC_INVAL;
+		if (env->copy_in(env->ctx, &x, uarg, sizeof(x)))
+			return SD_RC_FAULT;
+		/* An XFER inside an XFER is an unknown escape: no recursion. */
+		nr = x.cmd;
+		size = x.size;
+		uarg = x.ptr;
+		if (size > SD_MAX_IOCTL_SIZE)
+			return SD_RC_INVAL;
+	}
+	/* One byte more than asked: a size of 0 still gets a buffer. */
+	arg = sd_zalloc((unsigned long)size + 1);
+	if (!arg)
+		return SD_RC_NOMEM;
+	if (env->copy_in(env->ctx, arg, uarg, size)) {
+		sd_free(arg);
+		return SD_RC_FAULT;
+	}
+	rc = dispatch(f, env, nr, arg, size);
+	/* Copied back whatever the outcome, as nvidia_ioctl does. */
+	if (env->copy_out(env->ctx, uarg, arg, size))
+		rc = SD_RC_FAULT;
+	sd_free(arg);
+	return rc;
+}

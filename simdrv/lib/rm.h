@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The stand-in driver's pure logic: the ioctl entry from the escape number on, the RM
+ * object tree (clients, devices, subdevices, video memory), handle rules and the
+ * physical memory of each GPU. It touches user memory, the lock and the caller's open
+ * files only through struct sd_env, so the kernel glue (main.c), the unit test and the
+ * fuzz target run the very same code.
+ */
+#ifndef SIMDRV_RM_H
+#define SIMDRV_RM_H
+
+#include "abi.h"
+
+#define SD_MAX_GPUS		16	/* docs/contracts.md section 4 */
+#define SD_PAGE_4K		0x1000ULL
+#define SD_PAGE_BIG		0x10000ULL	/* 64 KiB, the big page of Turing on */
+#define SD_PAGE_HUGE		0x200000ULL
+#define SD_PAGE_512M		0x20000000ULL
+/* Handle generators of RM's resource server. */
+#define SD_CLIENT_HANDLE_BASE	0xc1d00000u
+#define SD_CLIENT_HANDLE_RANGE	0x00100000u
+#define SD_OBJ_HANDLE_BASE	0xcaf00000u
+#define SD_OBJ_HANDLE_RANGE	0x00080000u
+
+/* What an entry call returns, mapped to errno by the caller. */
+enum sd_rc {
+	SD_OK = 0,
+	SD_RC_INVAL,	/* the real driver's -EINVAL: bad size, wrong node, unknown escape */
+	SD_RC_NOMEM,	/* no kernel memory for the parameter copy */
+	SD_RC_FAULT,	/* a parameter block that cannot be read or written */
+};
+
+struct sd_env {
+	void *ctx;
+	/* Nonzero when the user range cannot be read/written. */
+	int (*copy_in)(void *ctx, void *dst, sd_u64 uaddr, sd_u32 len);
+	int (*copy_out)(void *ctx, sd_u64 uaddr, const void *src, sd_u32 len);
+	/* Whether the calling process holds /dev/nvidia<gpu> open. */
+	int (*gpu_open)(void *ctx, sd_u32 gpu);
+	/* The node's one lock; never held across copy_in/copy_out. */
+	void (*lock)(void *ctx);
+	void (*unlock)(void *ctx);
+};
+
+/* Provided by the build: kzalloc(GFP_KERNEL_ACCOUNT) in the module, calloc in tests. */
+void *sd_zalloc(unsigned long size);
+void sd_free(void *p);
+
+struct sd_obj {
+	struct sd_obj *next;	/* the client's objects */
+	struct sd_obj *parent;	/* NULL: a child of the client itself */
+	sd_u32 handle;
+	sd_u32 cls;
+	sd_u32 gpu;
+	int doomed;		/* marked for a subtree free */
+	sd_u64 bytes;		/* physical memory held, whole pages */
+};
+
+struct sd_file;
+
+struct sd_client {
+	struct sd_client *next;	/* the node's clients */
+	const struct sd_file *file;	/* the file that made it: only it may use it */
+	sd_u32 handle;
+	struct sd_obj *objs;
+};
+
+struct sd_node {
+	sd_u32 ngpus;
+	sd_u64 total[SD_MAX_GPUS];
+	sd_u64 used[SD_MAX_GPUS];
+	char version[SD_VERSION_STRING_LENGTH];
+	sd_u32 memparams_size;	/* NV_MEMORY_ALLOCATION_PARAMS of this version */
+	struct sd_client *clients;
+	sd_u32 client_seq;
+	sd_u32 obj_seq;
+};
+
+struct sd_file {
+	struct sd_node *node;
+	sd_u32 minor;		/* SD_CTL_MINOR or a GPU index */
+	sd_u32 *attached;	/* NV_ESC_ATTACH_GPUS_TO_FD */
+	sd_u32 nattached;
+};
+
+/* ngpus 1..SD_MAX_GPUS, mem_bytes per GPU, version "MAJOR.MINOR[.PATCH]". */
+enum sd_rc sd_node_init(struct sd_node *n, sd_u32 ngpus, sd_u64 mem_bytes, const char *version);
+void sd_file_init(struct sd_file *f, struct sd_node *n, sd_u32 minor);
+/* Frees every client the file made; the caller holds the node's lock. */
+void sd_file_release(struct sd_file *f);
+/*
+ * One ioctl: nr and size from the command, uarg the user's argument. Statuses of RM
+ * calls go into the parameter block, which is copied back as the real driver does.
+ */
+enum sd_rc sd_entry(struct sd_file *f, const struct sd_env *env, sd_u32 nr, sd_u32 size, sd_u64 uarg);
+/* The PCI identity of GPU i (docs/contracts.md section 4): bus 0x10 + i. */
+sd_u32 sd_gpu_id(sd_u32 gpu);
+/* Whether version a is at least b; both "MAJOR.MINOR[.PATCH]". */
+int sd_version_at_least(const char *a, sd_u32 major, sd_u32 minor, sd_u32 patch);
+
+#endif

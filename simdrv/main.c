@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The stand-in for NVIDIA's kernel driver (docs/sim.md, "The stand-in driver"): a module
+ * named nvidia that owns character major 195 as the real one does, /dev/nvidia0..N-1
+ * and /dev/nvidiactl, and answers the escapes of lib/rm.c with NVIDIA's layouts. The
+ * ioctl entry carries the real driver's name for the version served, so code that finds
+ * the real entry by symbol finds this one.
+ */
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/fdtable.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/proc_fs.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/version.h>
+#include "lib/rm.h"
+
+static unsigned int gpus = 4;
+module_param(gpus, uint, 0444);
+MODULE_PARM_DESC(gpus, "GPUs on the simulated node, 1..16 (/dev/nvidia0..N-1)");
+static unsigned long mem_mib = 15109;
+module_param(mem_mib, ulong, 0444);
+MODULE_PARM_DESC(mem_mib, "memory of each GPU in MiB (default: a Tesla T4's 15109)");
+static char *version = "535.261.03";
+module_param(version, charp, 0444);
+MODULE_PARM_DESC(version, "driver version served; 545.23.06 and later get that release's layouts and entry name");
+
+static struct sd_node node;
+/* The one lock of the node: every object tree, ledger and file's attachment. */
+static DEFINE_MUTEX(node_lock);
+static struct cdev cdev;
+static struct class *cls;
+static struct proc_dir_entry *proc_root;
+
+void *sd_zalloc(unsigned long size)
+{
+	/* Charged to the caller's memory cgroup: user space chooses how many objects. */
+	return kzalloc(size, GFP_KERNEL_ACCOUNT);
+}
+
+void sd_free(void *p)
+{
+	kfree(p);
+}
+
+static int env_copy_in(void *ctx, void *dst, sd_u64 uaddr, sd_u32 len)
+{
+	return copy_from_user(dst, u64_to_user_ptr(uaddr), len) ? -1 : 0;
+}
+
+static int env_copy_out(void *ctx, sd_u64 uaddr, const void *src, sd_u32 len)
+{
+	return copy_to_user(u64_to_user_ptr(uaddr), src, len) ? -1 : 0;
+}
+
+static const struct file_operations fops_535, fops_545;
+
+static int match_gpu_file(const void *gpu, struct file *filp, unsigned int fd)
+{
+	const struct sd_file *f = filp->private_data;
+
+	return (filp->f_op == &fops_535 || filp->f_op == &fops_545) && f &&
+		f->minor == (sd_u32)(unsigned long)gpu;
+}
+
+/* nv_is_gpu_accessible: any of the caller's descriptors on /dev/nvidia<gpu>. */
+static int env_gpu_open(void *ctx, sd_u32 gpu)
+{
+	return iterate_fd(current->files, 0, match_gpu_file, (void *)(unsigned long)gpu) != 0;
+}
+
+static void env_lock(void *ctx)
+{
+	mutex_lock(&node_lock);
+}
+
+static void env_unlock(void *ctx)
+{
+	mutex_unlock(&node_lock);
+}
+
+static const struct sd_env env = {
+	.copy_in = env_copy_in,
+	.copy_out = env_copy_out,
+	.gpu_open = env_gpu_open,
+	.lock = env_lock,
+	.unlock = env_unlock,
+};
+
+static long simdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	switch (sd_entry(filp->private_data, &env, _IOC_NR(cmd), _IOC_SIZE(cmd), arg)) {
+	case SD_OK:
+		return 0;
+	case SD_RC_NOMEM:
+		return -ENOMEM;
+	case SD_RC_FAULT:
+		return -EFAULT;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The entry of /dev/nvidia* in 535 (kernel-open/nvidia/nv-frontend.c). */
+long nvidia_frontend_unlocked_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
+noinline long nvidia_frontend_unlocked_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	return simdrv_ioctl(filp, cmd, arg);
+}
+
+/* The entry from 545 on, where nv-frontend is gone (kernel-open/nvidia/nv.c). */
+long nvidia_unlocked_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);
+noinline long nvidia_unlocked_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	return simdrv_ioctl(filp, cmd, arg);
+}
+
+static int simdrv_open(struct inode *inode, struct file *filp)
+{
+	unsigned int minor = iminor(inode);
+	struct sd_file *f;
+
+	if (minor != SD_CTL_MINOR && minor >= node.ngpus)
+		return -ENODEV;
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	if (!f)
+		return -ENOMEM;
+	sd_file_init(f, &node, minor);
+	filp->private_data = f;
+	return 0;
+}
+
+static int simdrv_release(struct inode *inode, struct file *filp)
+{
+	struct sd_file *f = filp->private_data;
+
+	mutex_lock(&node_lock);
+	sd_file_release(f);
+	mutex_unlock(&node_lock);
+	kfree(f);
+	return 0;
+}
+
+static const struct file_operations fops_535 = {
+	.owner = THIS_MODULE,
+	.open = simdrv_open,
+	.release = simdrv_release,
+	.unlocked_ioctl = nvidia_frontend_unlocked_ioctl,
+	.compat_ioctl = nvidia_frontend_unlocked_ioctl,
+	.llseek = noop_llseek,
+};
+
+static const struct file_operations fops_545 = {
+	.owner = THIS_MODULE,
+	.open = simdrv_open,
+	.release = simdrv_release,
+	.unlocked_ioctl = nvidia_unlocked_ioctl,
+	.compat_ioctl = nvidia_unlocked_ioctl,
+	.llseek = noop_llseek,
+};
+
+static int show_used(struct seq_file *m, void *v)
+{
+	unsigned long gpu = (unsigned long)m->private;
+	sd_u64 used;
+
+	mutex_lock(&node_lock);
+	used = node.used[gpu];
+	mutex_unlock(&node_lock);
+	seq_printf(m, "%llu\n", used);
+	return 0;
+}
+
+static int show_total(struct seq_file *m, void *v)
+{
+	seq_printf(m, "%llu\n", node.total[(unsigned long)m->private]);
+	return 0;
+}
+
+static int show_version(struct seq_file *m, void *v)
+{
+	seq_printf(m, "%s\n", node.version);
+	return 0;
+}
+
+/* /proc/driver/nvidia-sim/{version,gpus/N/used,gpus/N/total} */
+static int make_proc(void)
+{
+	struct proc_dir_entry *gdir, *d;
+	unsigned long i;
+	char name[8];
+
+	proc_root = proc_mkdir("driver/nvidia-sim", NULL);
+	if (!proc_root || !proc_create_single("version", 0444, proc_root, show_version))
+		return -ENOMEM;
+	gdir = proc_mkdir("gpus", proc_root);
+	if (!gdir)
+		return -ENOMEM;
+	for (i = 0; i < node.ngpus; i++) {
+		snprintf(name, sizeof(name), "%lu", i);
+		d = proc_mkdir(name, gdir);
+		if (!d || !proc_create_single_data("used", 0444, d, show_used, (void *)i) ||
+		    !proc_create_single_data("total", 0444, d, show_total, (void *)i))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+static char *simdrv_devnode(const struct device *dev, umode_t *mode)
+#else
+static char *simdrv_devnode(struct device *dev, umode_t *mode)
+#endif
+{
+	/* World read-write, as nvidia-modprobe makes the real nodes. */
+	if (mode)
+		*mode = 0666;
+	return NULL;
+}
+
+static int real_gpu_present(void)
+{
+	struct pci_dev *pdev = NULL;
+
+	for_each_pci_dev(pdev) {
+		if (pdev->vendor == PCI_VENDOR_ID_NVIDIA && (pdev->class >> 16) == PCI_BASE_CLASS_DISPLAY) {
+			pci_dev_put(pdev);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void destroy_nodes(void)
+{
+	unsigned int i;
+
+	device_destroy(cls, MKDEV(SD_MAJOR, SD_CTL_MINOR));
+	for (i = 0; i < node.ngpus; i++)
+		device_destroy(cls, MKDEV(SD_MAJOR, i));
+}
+
+static int __init simdrv_init(void)
+{
+	const struct file_operations *fops;
+	unsigned int i;
+	int rc;
+
+	/* The stand-in must never shadow real hardware (and a loaded nvidia.ko already
+	 * holds this module's name, so the kernel refuses the second one itself). */
+	if (real_gpu_present()) {
+		pr_err("nvidia (cgpu stand-in): an NVIDIA GPU is present; load NVIDIA's driver instead\n");
+		return -EEXIST;
+	}
+	if (mem_mib == 0 || mem_mib > (~0ULL >> 20) ||
+	    sd_node_init(&node, gpus, (sd_u64)mem_mib << 20, version) != SD_OK) {
+		pr_err("nvidia (cgpu stand-in): bad parameters gpus=%u mem_mib=%lu version=%s\n",
+		       gpus, mem_mib, version);
+		return -EINVAL;
+	}
+	fops = sd_version_at_least(node.version, 545, 0, 0) ? &fops_545 : &fops_535;
+	rc = register_chrdev_region(MKDEV(SD_MAJOR, 0), SD_CTL_MINOR + 1, "nvidia-frontend");
+	if (rc) {
+		pr_err("nvidia (cgpu stand-in): major %d is taken (%d)\n", SD_MAJOR, rc);
+		return rc;
+	}
+	cdev_init(&cdev, fops);
+	cdev.owner = THIS_MODULE;
+	rc = cdev_add(&cdev, MKDEV(SD_MAJOR, 0), SD_CTL_MINOR + 1);
+	if (rc)
+		goto unregister;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	cls = class_create("nvidia-sim");
+#else
+	cls = class_create(THIS_MODULE, "nvidia-sim");
+#endif
+	if (IS_ERR(cls)) {
+		rc = PTR_ERR(cls);
+		goto del_cdev;
+	}
+	cls->devnode = simdrv_devnode;
+	for (i = 0; i < node.ngpus; i++) {
+		struct device *d = device_create(cls, NULL, MKDEV(SD_MAJOR, i), NULL, "nvidia%u", i);
+
+		if (IS_ERR(d)) {
+			rc = PTR_ERR(d);
+			goto nodes;
+		}
+	}
+	{
+		struct device *d = device_create(cls, NULL, MKDEV(SD_MAJOR, SD_CTL_MINOR), NULL, "nvidiactl");
+
+		if (IS_ERR(d)) {
+			rc = PTR_ERR(d);
+			goto nodes;
+		}
+	}
+	rc = make_proc();
+	if (rc)
+		goto proc;
+	pr_info("nvidia (cgpu stand-in): %u GPUs of %lu MiB, version %s\n", node.ngpus, mem_mib, node.version);
+	return 0;
+proc:
+	proc_remove(proc_root);
+nodes:
+	/* device_destroy of a node never made finds nothing and does nothing. */
+	destroy_nodes();
+	class_destroy(cls);
+del_cdev:
+	cdev_del(&cdev);
+unregister:
+	unregister_chrdev_region(MKDEV(SD_MAJOR, 0), SD_CTL_MINOR + 1);
+	return rc;
+}
+
+static void __exit simdrv_exit(void)
+{
+	proc_remove(proc_root);
+	destroy_nodes();
+	class_destroy(cls);
+	cdev_del(&cdev);
+	unregister_chrdev_region(MKDEV(SD_MAJOR, 0), SD_CTL_MINOR + 1);
+}
+
+module_init(simdrv_init);
+module_exit(simdrv_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("cgpu: a stand-in for NVIDIA's kernel driver on nodes without a GPU");

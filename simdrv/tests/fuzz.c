@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * libFuzzer target: random sequences of ioctls, closes and allocation failures on four
+ * open files (two of /dev/nvidiactl, /dev/nvidia0, /dev/nvidia1). After every step the
+ * physical memory used on each GPU equals the sum of the live objects, every object's
+ * parent lives in its client, and no user copy happened under the lock; once every file
+ * is closed nothing is used and nothing is left allocated.
+ */
+#include <stdint.h>
+#include "harness.h"
+
+#define NFILES	4
+
+struct input {
+	const uint8_t *d;
+	size_t n;
+};
+
+static uint8_t byte(struct input *in)
+{
+	uint8_t b = 0;
+
+	if (in->n) {
+		b = *in->d++;
+		in->n--;
+	}
+	return b;
+}
+
+static sd_u32 u32(struct input *in)
+{
+	sd_u32 v = byte(in);
+
+	return v | (sd_u32)byte(in) << 8 | (sd_u32)byte(in) << 16 | (sd_u32)byte(in) << 24;
+}
+
+/* Few handles, so that duplicates, cross-client and freed handles come up often. */
+static sd_u32 handle(struct input *in)
+{
+	static const sd_u32 pool[] = { 0, 0x10, 0x11, 0x1000, 0x1001, 0x2000, 0x2001,
+		SD_CLIENT_HANDLE_BASE, SD_OBJ_HANDLE_BASE, SD_OBJ_HANDLE_BASE + 1 };
+	uint8_t b = byte(in);
+
+	return b < 240 ? pool[b % (sizeof(pool) / sizeof(pool[0]))] : u32(in);
+}
+
+/* Valid, unaligned, NULL, straddling the end, or wild. */
+static sd_u64 pointer(struct input *in, sd_u64 good)
+{
+	switch (byte(in) % 8) {
+	case 0: return 0;
+	case 1: return good + 1;
+	case 2: return UBASE + USIZE - 64;
+	case 3: return ~0ULL - 7;
+	default: return good;
+	}
+}
+
+static sd_u32 size_of(struct input *in, sd_u32 natural)
+{
+	switch (byte(in) % 8) {
+	case 0: return byte(in);
+	case 1: return natural + 1;
+	default: return natural;
+	}
+}
+
+static void check_tree(const struct sd_node *n, struct sd_file files[NFILES])
+{
+	const struct sd_client *c;
+	const struct sd_obj *o, *p;
+	int i, owned;
+
+	check_ledger(n);
+	REQUIRE(!locked);
+	for (c = n->clients; c; c = c->next) {
+		for (owned = 0, i = 0; i < NFILES; i++)
+			owned |= c->file == &files[i];
+		REQUIRE(owned);
+		for (o = c->objs; o; o = o->next) {
+			if (!o->parent)
+				continue;
+			for (p = c->objs; p && p != o->parent; p = p->next)
+				;
+			REQUIRE(p);
+		}
+	}
+}
+
+static void one_call(struct sd_file *f, struct input *in)
+{
+	sd_u8 block[SD_MAX_IOCTL_SIZE];
+	sd_u32 nr, size, cls, k;
+	static const sd_u32 classes[] = { SD_NV01_ROOT, SD_NV01_ROOT_NON_PRIV, SD_NV01_ROOT_CLIENT,
+		SD_NV01_DEVICE_0, SD_NV20_SUBDEVICE_0, SD_NV01_MEMORY_LOCAL_USER };
+	struct sd_memory_alloc m;
+	struct sd_nvos64 p;
+	struct sd_nvos00 fr;
+	int wrap = byte(in) % 4 == 0;
+
+	memset(block, 0, sizeof(block));
+	switch (byte(in) % 8) {
+	case 0: case 1: case 2: /* RM_ALLOC */
+		nr = SD_ESC_RM_ALLOC;
+		k = byte(in);
+		cls = k < 250 ? classes[k % 6] : u32(in);
+		memset(&p, 0, sizeof(p));
+		p.hRoot = handle(in);
+		p.hObjectParent = handle(in);
+		p.hObjectNew = handle(in);
+		p.hClass = cls;
+		p.pAllocParms = pointer(in, UBASE + 4096);
+		p.paramsSize = u32(in);
+		/* Class parameters: a device id, or a memory request of some size. */
+		memset(&m, 0, sizeof(m));
+		m.owner = byte(in) % 4 ? 0xcafe : byte(in);
+		m.size = (sd_u64)u32(in) << (byte(in) % 24);
+		m.attr = byte(in) % 4 ? 0 : u32(in);
+		m.attr2 = byte(in) % 4 ? 0 : u32(in);
+		m.flags = byte(in) % 8 ? 0 : u32(in);
+		if (cls == SD_NV01_DEVICE_0 || cls == SD_NV20_SUBDEVICE_0)
+			*(sd_u32 *)&m = byte(in) % 5;
+		if (p.pAllocParms == UBASE + 4096 + 1)
+			memcpy(umem + 4096 + 1, &m, sizeof(m) - 1);
+		else
+			memcpy(umem + 4096, &m, sizeof(m));
+		if (byte(in) % 2) {
+			size = size_of(in, sizeof(p));
+			memcpy(block, &p, sizeof(p));
+		} else {
+			struct sd_nvos21 q = { .hRoot = p.hRoot, .hObjectParent = p.hObjectParent,
+				.hObjectNew = p.hObjectNew, .hClass = p.hClass,
+				.pAllocParms = p.pAllocParms, .paramsSize = p.paramsSize };
+			size = size_of(in, sizeof(q));
+			memcpy(block, &q, sizeof(q));
+		}
+		break;
+	case 3: case 4: /* RM_FREE */
+		nr = SD_ESC_RM_FREE;
+		fr = (struct sd_nvos00){ .hRoot = handle(in), .hObjectParent = handle(in), .hObjectOld = handle(in) };
+		size = size_of(in, sizeof(fr));
+		memcpy(block, &fr, sizeof(fr));
+		break;
+	case 5: /* the small escapes, with whatever bytes follow */
+		k = byte(in) % 3;
+		nr = k == 0 ? SD_ESC_CHECK_VERSION_STR : k == 1 ? SD_ESC_CARD_INFO : SD_ESC_ATTACH_GPUS_TO_FD;
+		size = byte(in) | (sd_u32)(byte(in) % 2) << 8;
+		for (k = 0; k < size; k++)
+			block[k] = byte(in);
+		if (nr == SD_ESC_ATTACH_GPUS_TO_FD && size >= 4 && byte(in) % 2)
+			*(sd_u32 *)block = sd_gpu_id(byte(in) % 6);
+		break;
+	default: /* anything */
+		nr = byte(in);
+		size = byte(in) | (sd_u32)byte(in) << 8;
+		size %= SD_MAX_IOCTL_SIZE + 2;
+		for (k = 0; k < 64 && k < size; k++)
+			block[k] = byte(in);
+		break;
+	}
+	if (size > SD_MAX_IOCTL_SIZE)
+		size = SD_MAX_IOCTL_SIZE;
+	if (wrap) {
+		struct sd_xfer x = { .cmd = nr, .size = size, .ptr = pointer(in, UBASE + 8192) };
+
+		if (byte(in) % 8 == 0)
+			x.size = u32(in);
+		memcpy(umem, &x, sizeof(x));
+		memcpy(umem + 8192, block, size < USIZE - 8192 ? size : USIZE - 8192);
+		(void)sd_entry(f, &henv, SD_ESC_IOCTL_XFER_CMD, byte(in) % 8 ? sizeof(x) : byte(in), UBASE);
+	} else {
+		sd_u64 at = pointer(in, UBASE + 16384);
+
+		memcpy(umem + 16384, block, size < USIZE - 16384 ? size : USIZE - 16384);
+		if (size > 0x3fff)	/* _IOC_SIZE has 14 bits */
+			size &= 0x3fff;
+		(void)sd_entry(f, &henv, nr, size, at);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+{
+	static const sd_u32 minors[NFILES] = { SD_CTL_MINOR, SD_CTL_MINOR, 0, 1 };
+	struct input in = { data, len };
+	struct sd_node node;
+	struct sd_file files[NFILES];
+	int i, steps = 0;
+
+	REQUIRE(sd_node_init(&node, 2, 64ULL << 20, byte(&in) % 2 ? "535.261.03" : "550.163.01") == SD_OK);
+	for (i = 0; i < NFILES; i++)
+		sd_file_init(&files[i], &node, minors[i]);
+	gpu_open_mask = 3;
+	while (in.n && steps++ < 64) {
+		uint8_t op = byte(&in);
+		struct sd_file *f = &files[op % NFILES];
+
+		switch ((op >> 2) % 8) {
+		case 0: /* close and reopen */
+			sd_file_release(f);
+			sd_file_init(f, &node, minors[op % NFILES]);
+			break;
+		case 1:
+			gpu_open_mask = byte(&in) % 4;
+			break;
+		case 2:
+			fail_alloc_after = byte(&in) % 3;
+			one_call(f, &in);
+			fail_alloc_after = -1;
+			break;
+		default:
+			one_call(f, &in);
+			break;
+		}
+		check_tree(&node, files);
+	}
+	for (i = 0; i < NFILES; i++)
+		sd_file_release(&files[i]);
+	REQUIRE(node.clients == NULL);
+	for (i = 0; i < SD_MAX_GPUS; i++)
+		REQUIRE(node.used[i] == 0);
+	REQUIRE(live_allocs == 0);
+	return 0;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * A user address space for lib/rm.c in user space: addresses UBASE..UBASE+USIZE map
+ * to umem[], every other one faults, as copy_from_user would. The lock checks that no
+ * user copy happens under it and that it never nests.
+ */
+#ifndef SIMDRV_HARNESS_H
+#define SIMDRV_HARNESS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../lib/rm.h"
+
+#define UBASE	0x7f0000001000ULL
+#define USIZE	65536u
+
+static unsigned char umem[USIZE];
+static int locked;
+static unsigned int gpu_open_mask;	/* bit i: the caller holds /dev/nvidia<i> open */
+static long live_allocs;
+static int fail_alloc_after = -1;	/* >= 0: that many allocations succeed, then they fail */
+
+#define REQUIRE(c) do { if (!(c)) { fprintf(stderr, "%s:%d: violated: %s\n", __FILE__, __LINE__, #c); abort(); } } while (0)
+
+void *sd_zalloc(unsigned long size)
+{
+	void *p;
+
+	if (fail_alloc_after == 0)
+		return NULL;
+	if (fail_alloc_after > 0)
+		fail_alloc_after--;
+	p = calloc(1, size);
+	if (p)
+		live_allocs++;
+	return p;
+}
+
+void sd_free(void *p)
+{
+	if (p)
+		live_allocs--;
+	free(p);
+}
+
+static int in_user(sd_u64 a, sd_u32 len)
+{
+	return a >= UBASE && a - UBASE <= USIZE && len <= USIZE - (a - UBASE);
+}
+
+static int h_copy_in(void *ctx, void *dst, sd_u64 a, sd_u32 len)
+{
+	(void)ctx;
+	REQUIRE(!locked);
+	if (!in_user(a, len))
+		return -1;
+	memcpy(dst, umem + (a - UBASE), len);
+	return 0;
+}
+
+static int h_copy_out(void *ctx, sd_u64 a, const void *src, sd_u32 len)
+{
+	(void)ctx;
+	REQUIRE(!locked);
+	if (!in_user(a, len))
+		return -1;
+	memcpy(umem + (a - UBASE), src, len);
+	return 0;
+}
+
+static int h_gpu_open(void *ctx, sd_u32 gpu)
+{
+	(void)ctx;
+	REQUIRE(!locked);
+	return gpu < 32 && (gpu_open_mask >> gpu) & 1;
+}
+
+static void h_lock(void *ctx)
+{
+	(void)ctx;
+	REQUIRE(!locked);
+	locked = 1;
+}
+
+static void h_unlock(void *ctx)
+{
+	(void)ctx;
+	REQUIRE(locked);
+	locked = 0;
+}
+
+static const struct sd_env henv = {
+	.copy_in = h_copy_in, .copy_out = h_copy_out, .gpu_open = h_gpu_open,
+	.lock = h_lock, .unlock = h_unlock,
+};
+
+/* The ledger agrees with the live objects of every client. */
+static void check_ledger(const struct sd_node *n)
+{
+	sd_u64 sum[SD_MAX_GPUS] = {0};
+	const struct sd_client *c;
+	const struct sd_obj *o;
+	sd_u32 i;
+
+	for (c = n->clients; c; c = c->next)
+		for (o = c->objs; o; o = o->next) {
+			REQUIRE(o->gpu < n->ngpus);
+			sum[o->gpu] += o->bytes;
+		}
+	for (i = 0; i < SD_MAX_GPUS; i++) {
+		REQUIRE(sum[i] == n->used[i]);
+		REQUIRE(n->used[i] <= n->total[i]);
+	}
+}
+
+#endif

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * A CUDA process's memory path with nothing but the driver's public ABI: raw
+ * NV_ESC_RM_ALLOC/FREE ioctls on /dev/nvidiactl, built static (no libcuda). Used by the
+ * VM test (simdrv/tests/vm-guest.sh) against the loaded stand-in.
+ *   rawalloc check       every escape, both RM_ALLOC sizes, direct and XFER-wrapped,
+ *                        the driver's ledger in /proc, and each bad input's answer
+ *   rawalloc hold MIB    allocates MIB MiB on GPU 0, prints "held", waits to be killed
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include "../lib/abi.h"
+
+#define MiB (1ULL << 20)
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "rawalloc:%d: failed: %s (errno %d)\n", __LINE__, #c, errno); exit(1); } } while (0)
+
+static int ctl;
+static unsigned int memsize;	/* NV_MEMORY_ALLOCATION_PARAMS of the driver's version */
+
+static int esc(int fd, unsigned int nr, void *p, unsigned int size)
+{
+	return ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, SD_IOCTL_MAGIC, nr, size), p);
+}
+
+static int xfer(int fd, unsigned int nr, void *p, unsigned int size)
+{
+	struct sd_xfer x = { .cmd = nr, .size = size, .ptr = (unsigned long)p };
+
+	return esc(fd, SD_ESC_IOCTL_XFER_CMD, &x, sizeof(x));
+}
+
+/* RM_ALLOC: form 0 NVOS21, 1 NVOS64, 2 NVOS21 in XFER, 3 NVOS64 in XFER; the status. */
+static unsigned int alloc(int form, unsigned int root, unsigned int parent, unsigned int *h,
+			  unsigned int cls, void *params)
+{
+	if (form % 2 == 0) {
+		struct sd_nvos21 p = { .hRoot = root, .hObjectParent = parent, .hObjectNew = *h,
+			.hClass = cls, .pAllocParms = (unsigned long)params };
+		CHECK((form < 2 ? esc(ctl, SD_ESC_RM_ALLOC, &p, sizeof(p)) :
+			xfer(ctl, SD_ESC_RM_ALLOC, &p, sizeof(p))) == 0);
+		*h = p.hObjectNew;
+		return p.status;
+	} else {
+		struct sd_nvos64 p = { .hRoot = root, .hObjectParent = parent, .hObjectNew = *h,
+			.hClass = cls, .pAllocParms = (unsigned long)params };
+		CHECK((form < 2 ? esc(ctl, SD_ESC_RM_ALLOC, &p, sizeof(p)) :
+			xfer(ctl, SD_ESC_RM_ALLOC, &p, sizeof(p))) == 0);
+		*h = p.hObjectNew;
+		return p.status;
+	}
+}
+
+static unsigned int rmfree(unsigned int root, unsigned int obj)
+{
+	struct sd_nvos00 p = { .hRoot = root, .hObjectOld = obj };
+
+	CHECK(esc(ctl, SD_ESC_RM_FREE, &p, sizeof(p)) == 0);
+	return p.status;
+}
+
+static unsigned long long used(int gpu)
+{
+	char path[64];
+	unsigned long long v = ~0ULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/driver/nvidia-sim/gpus/%d/used", gpu);
+	f = fopen(path, "r");
+	CHECK(f && fscanf(f, "%llu", &v) == 1);
+	fclose(f);
+	return v;
+}
+
+/* Opens the nodes, checks the version and learns the memory parameters' size. */
+static void start(void)
+{
+	struct sd_rm_api_version v = { .cmd = SD_VERSION_CMD_QUERY };
+	char want[64] = "";
+	FILE *f;
+
+	ctl = open("/dev/nvidiactl", O_RDWR);
+	CHECK(ctl >= 0);
+	CHECK(esc(ctl, SD_ESC_CHECK_VERSION_STR, &v, sizeof(v)) == 0);
+	CHECK(v.reply == SD_VERSION_REPLY_RECOGNIZED);
+	f = fopen("/proc/driver/nvidia-sim/version", "r");
+	CHECK(f && fscanf(f, "%63s", want) == 1);
+	fclose(f);
+	CHECK(strcmp(v.versionString, want) == 0);
+	/* numaNode joined NV_MEMORY_ALLOCATION_PARAMS in 545.23.06. */
+	memsize = atoi(want) >= 545 ? SD_MEMPARAMS_SIZE_NEW : SD_MEMPARAMS_SIZE_OLD;
+	printf("rawalloc: driver %s, NV_MEMORY_ALLOCATION_PARAMS of %u bytes\n", want, memsize);
+}
+
+/* A client with device 0x1000 and subdevice 0x1001 on GPU 0; needs /dev/nvidia0 open. */
+static unsigned int client_on_gpu0(void)
+{
+	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	struct sd_nv2080_alloc s = { 0 };
+	unsigned int c = 0, h;
+
+	CHECK(alloc(0, 0, 0, &c, SD_NV01_ROOT, NULL) == SD_NV_OK && c != 0);
+	h = 0x1000;
+	CHECK(alloc(1, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK && h == 0x1000);
+	h = 0x1001;
+	CHECK(alloc(2, c, 0x1000, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
+	return c;
+}
+
+static void hold(unsigned long long mib)
+{
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
+	unsigned int c, h = 0x2000;
+	int gpu0 = open("/dev/nvidia0", O_RDWR);
+
+	CHECK(gpu0 >= 0);
+	start();
+	c = client_on_gpu0();
+	CHECK(alloc(3, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	printf("held\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static void check(void)
+{
+	struct sd_card_info ci[SD_MAX_DEVICES];
+	struct sd_memory_alloc m, *um;
+	struct sd_nv0080_alloc d = { .deviceId = 1 };
+	struct sd_nvos21 p21;
+	struct sd_xfer x;
+	unsigned long long base = used(0);
+	unsigned int c, c2, h;
+	int gpu0, ctl2, i, ngpus = 0;
+	char *buf;
+
+	start();
+	CHECK(base == 0);
+	CHECK(esc(ctl, SD_ESC_CARD_INFO, ci, sizeof(ci)) == 0);
+	for (i = 0; i < SD_MAX_DEVICES && ci[i].valid; i++, ngpus++)
+		CHECK(ci[i].vendor_id == 0x10de && ci[i].minor_number == (unsigned int)i && ci[i].bus == 0x10 + i);
+	CHECK(ngpus >= 2);
+	CHECK(esc(ctl, SD_ESC_CARD_INFO, ci, sizeof(ci[0])) == -1 && errno == EINVAL);
+
+	/* A device needs its /dev/nvidiaN open (here GPU 1 is not). */
+	gpu0 = open("/dev/nvidia0", O_RDWR);
+	CHECK(gpu0 >= 0);
+	c = client_on_gpu0();
+	h = 0x1100;
+	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_ERR_INSUFFICIENT_PERMISSIONS);
+
+	/* Video memory in every form: 100 MiB, 3 MiB (two 2 MiB pages), 1 MiB, 7 MiB. */
+	buf = malloc(4096 + 8);
+	CHECK(buf);
+	um = (struct sd_memory_alloc *)buf;
+	memset(buf, 0, 4096);
+	um->owner = 0x1234;
+	um->size = 100 * MiB;
+	h = 0x2000;
+	CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, um) == SD_NV_OK);
+	CHECK(um->size == 100 * MiB && um->limit == 100 * MiB - 1);
+	/* The driver handed back the page size it chose: ask for the default again. */
+	um->attr = 0;
+	um->size = 3 * MiB;
+	h = 0x2001;
+	CHECK(alloc(1, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, um) == SD_NV_OK);
+	CHECK(um->size == 4 * MiB);
+	um->attr = 0;
+	um->size = 1 * MiB;
+	h = 0x2002;
+	CHECK(alloc(2, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, um) == SD_NV_OK);
+	/* Unaligned class parameters are read as they lie. */
+	um->attr = 0;
+	memmove(buf + 3, um, sizeof(*um));
+	((struct sd_memory_alloc *)(buf + 3))->size = 7 * MiB;
+	h = 0;
+	CHECK(alloc(3, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, buf + 3) == SD_NV_OK && h != 0);
+	memset(buf, 0, 4096);
+	um->owner = 0x1234;
+	um->size = MiB;
+	CHECK(used(0) == (100 + 4 + 1 + 8) * MiB);
+	printf("rawalloc: %llu MiB held on GPU 0 as the driver counts it\n", used(0) / MiB);
+
+	/* Bad inputs and their documented answers. */
+	memset(&m, 0, sizeof(m));
+	m.owner = 0;
+	m.size = MiB;
+	h = 0x3000;
+	CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_ERR_INVALID_OWNER);
+	m.owner = 1;
+	m.size = ~0ULL;
+	CHECK(alloc(1, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_ERR_NO_MEMORY);
+	m.size = 2048 * MiB;
+	CHECK(alloc(1, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_ERR_NO_MEMORY);
+	m.size = MiB;
+	m.attr = 1u << SD_ATTR_LOCATION_SHIFT;
+	CHECK(alloc(1, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_ERR_INVALID_ARGUMENT);
+	CHECK(alloc(1, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, NULL) == SD_NV_ERR_INVALID_ARGUMENT);
+	CHECK(alloc(1, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, (void *)16) == SD_NV_ERR_INVALID_ADDRESS);
+	CHECK(alloc(1, c, 0x1000, &h, 0xc2, &m) == SD_NV_ERR_INVALID_CLASS);
+	h = 0x2000;
+	CHECK(alloc(1, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, um) == SD_NV_ERR_INSERT_DUPLICATE_NAME);
+	h = 0x3000;
+	CHECK(alloc(1, c, 0x7777, &h, SD_NV01_MEMORY_LOCAL_USER, um) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	CHECK(alloc(1, 0x5555, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, um) == SD_NV_ERR_INVALID_CLIENT);
+	memset(&p21, 0, sizeof(p21));
+	CHECK(esc(ctl, SD_ESC_RM_ALLOC, &p21, 40) == -1 && errno == EINVAL);
+	CHECK(esc(gpu0, SD_ESC_RM_ALLOC, &p21, sizeof(p21)) == -1 && errno == EINVAL);
+	CHECK(esc(ctl, SD_ESC_RM_ALLOC, NULL, sizeof(p21)) == -1 && errno == EFAULT);
+	CHECK(esc(ctl, 0x2A, &p21, sizeof(p21)) == -1 && errno == EINVAL);
+	x = (struct sd_xfer){ .cmd = SD_ESC_RM_ALLOC, .size = SD_MAX_IOCTL_SIZE + 1, .ptr = (unsigned long)&p21 };
+	CHECK(esc(ctl, SD_ESC_IOCTL_XFER_CMD, &x, sizeof(x)) == -1 && errno == EINVAL);
+	x.size = sizeof(p21);
+	x.ptr = 8;
+	CHECK(esc(ctl, SD_ESC_IOCTL_XFER_CMD, &x, sizeof(x)) == -1 && errno == EFAULT);
+	/* Another file's client is not this file's. */
+	ctl2 = open("/dev/nvidiactl", O_RDWR);
+	CHECK(ctl2 >= 0);
+	{
+		struct sd_nvos00 f = { .hRoot = c, .hObjectOld = 0x2000 };
+
+		CHECK(esc(ctl2, SD_ESC_RM_FREE, &f, sizeof(f)) == 0 && f.status == SD_NV_ERR_INVALID_CLIENT);
+	}
+	c2 = c;
+	{
+		struct sd_nvos21 q = { .hObjectNew = c2, .hClass = SD_NV01_ROOT_CLIENT };
+
+		CHECK(esc(ctl2, SD_ESC_RM_ALLOC, &q, sizeof(q)) == 0 && q.status == SD_NV_ERR_INSERT_DUPLICATE_NAME);
+	}
+	close(ctl2);
+
+	/* Freeing: one object, a double free, a parent with its children, the client. */
+	CHECK(rmfree(c, 0x2001) == SD_NV_OK && used(0) == (100 + 1 + 8) * MiB);
+	CHECK(rmfree(c, 0x2001) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	CHECK(rmfree(c, 0x1001) == SD_NV_OK && used(0) == 100 * MiB);
+	CHECK(rmfree(c, c) == SD_NV_OK && used(0) == 0);
+	CHECK(rmfree(c, c) == SD_NV_ERR_INVALID_CLIENT);
+
+	/* Closing the file frees every client it made. */
+	c = client_on_gpu0();
+	um->attr = 0;
+	um->size = 5 * MiB;
+	h = 0x2000;
+	CHECK(alloc(3, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, um) == SD_NV_OK);
+	CHECK(used(0) == 6 * MiB);
+	close(ctl);
+	CHECK(used(0) == 0);
+	free(buf);
+	printf("rawalloc: check passed\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "hold"))
+		hold(strtoull(argv[2], NULL, 10));
+	else if (argc == 2 && !strcmp(argv[1], "check"))
+		check();
+	else {
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB\n");
+		return 2;
+	}
+	return 0;
+}

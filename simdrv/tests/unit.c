@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* Unit tests of the stand-in driver's pure logic (lib/rm.c), one function per rule. */
+#include "harness.h"
+
+#define PARAMS	(UBASE + 4096)	/* where the class parameters live */
+#define MiB	(1ULL << 20)
+
+static struct sd_node node;
+
+/* One ioctl with the parameter block at UBASE; the block is read back into p. */
+static enum sd_rc ioc(struct sd_file *f, sd_u32 nr, sd_u32 size, void *p)
+{
+	enum sd_rc rc;
+
+	memcpy(umem, p, size);
+	rc = sd_entry(f, &henv, nr, size, UBASE);
+	memcpy(p, umem, size);
+	check_ledger(&node);
+	return rc;
+}
+
+/* The same call wrapped in NV_ESC_IOCTL_XFER_CMD, the block at UBASE + 8192. */
+static enum sd_rc xfer(struct sd_file *f, sd_u32 nr, sd_u32 size, void *p)
+{
+	struct sd_xfer x = { .cmd = nr, .size = size, .ptr = UBASE + 8192 };
+	enum sd_rc rc;
+
+	memcpy(umem, &x, sizeof(x));
+	memcpy(umem + 8192, p, size);
+	rc = sd_entry(f, &henv, SD_ESC_IOCTL_XFER_CMD, sizeof(x), UBASE);
+	memcpy(p, umem + 8192, size);
+	check_ledger(&node);
+	return rc;
+}
+
+/* RM_ALLOC as NVOS21 (wide = 0) or NVOS64 (wide = 1); returns the status. */
+static sd_u32 alloc(struct sd_file *f, int wide, sd_u32 root, sd_u32 parent, sd_u32 *h,
+		    sd_u32 cls, const void *cp, sd_u32 cpsize)
+{
+	if (cp)
+		memcpy(umem + 4096, cp, cpsize);
+	if (wide) {
+		struct sd_nvos64 p = { .hRoot = root, .hObjectParent = parent, .hObjectNew = *h,
+			.hClass = cls, .pAllocParms = cp ? PARAMS : 0, .paramsSize = cpsize };
+		REQUIRE(ioc(f, SD_ESC_RM_ALLOC, sizeof(p), &p) == SD_OK);
+		*h = p.hObjectNew;
+		return p.status;
+	} else {
+		struct sd_nvos21 p = { .hRoot = root, .hObjectParent = parent, .hObjectNew = *h,
+			.hClass = cls, .pAllocParms = cp ? PARAMS : 0, .paramsSize = cpsize };
+		REQUIRE(ioc(f, SD_ESC_RM_ALLOC, sizeof(p), &p) == SD_OK);
+		*h = p.hObjectNew;
+		return p.status;
+	}
+}
+
+static sd_u32 rmfree(struct sd_file *f, sd_u32 root, sd_u32 obj)
+{
+	struct sd_nvos00 p = { .hRoot = root, .hObjectOld = obj };
+
+	REQUIRE(ioc(f, SD_ESC_RM_FREE, sizeof(p), &p) == SD_OK);
+	return p.status;
+}
+
+static struct sd_memory_alloc vidmem(sd_u64 size)
+{
+	struct sd_memory_alloc m = { .owner = 0xcafe, .size = size };
+
+	return m;
+}
+
+/* A client with a device (and subdevice) on gpu: handles 0x1000.. chosen by the caller. */
+static sd_u32 setup(struct sd_file *f, sd_u32 client, sd_u32 gpu)
+{
+	struct sd_nv0080_alloc d = { .deviceId = gpu };
+	struct sd_nv2080_alloc s = { 0 };
+	sd_u32 h = client;
+
+	REQUIRE(alloc(f, 0, 0, 0, &h, SD_NV01_ROOT_CLIENT, NULL, 0) == SD_NV_OK && h == client);
+	h = 0x1000;
+	REQUIRE(alloc(f, 0, client, client, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	h = 0x1001;
+	REQUIRE(alloc(f, 1, client, 0x1000, &h, SD_NV20_SUBDEVICE_0, &s, sizeof(s)) == SD_NV_OK);
+	return client;
+}
+
+static void test_version(void)
+{
+	struct sd_file ctl, gpu;
+	struct sd_rm_api_version v = { .cmd = SD_VERSION_CMD_QUERY };
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	sd_file_init(&gpu, &node, 0);
+	REQUIRE(ioc(&ctl, SD_ESC_CHECK_VERSION_STR, sizeof(v), &v) == SD_OK);
+	REQUIRE(v.reply == SD_VERSION_REPLY_RECOGNIZED && !strcmp(v.versionString, "535.261.03"));
+	memset(&v, 0, sizeof(v));
+	strcpy(v.versionString, "535.261.03");
+	REQUIRE(ioc(&ctl, SD_ESC_CHECK_VERSION_STR, sizeof(v), &v) == SD_OK);
+	strcpy(v.versionString, "535.104.05");
+	REQUIRE(ioc(&ctl, SD_ESC_CHECK_VERSION_STR, sizeof(v), &v) == SD_RC_INVAL);
+	REQUIRE(!strcmp(v.versionString, "535.261.03"));
+	v.cmd = SD_VERSION_CMD_RELAXED;
+	strcpy(v.versionString, "535.104.05");
+	REQUIRE(ioc(&ctl, SD_ESC_CHECK_VERSION_STR, sizeof(v), &v) == SD_OK);
+	strcpy(v.versionString, "550.1");
+	REQUIRE(ioc(&ctl, SD_ESC_CHECK_VERSION_STR, sizeof(v), &v) == SD_RC_INVAL);
+	/* Only on the control node, only its own size. */
+	REQUIRE(ioc(&gpu, SD_ESC_CHECK_VERSION_STR, sizeof(v), &v) == SD_RC_INVAL);
+	REQUIRE(ioc(&ctl, SD_ESC_CHECK_VERSION_STR, sizeof(v) - 1, &v) == SD_RC_INVAL);
+	v.cmd = SD_VERSION_CMD_QUERY;
+	REQUIRE(xfer(&ctl, SD_ESC_CHECK_VERSION_STR, sizeof(v), &v) == SD_OK);
+}
+
+static void test_card_info_attach(void)
+{
+	struct sd_file ctl, gpu;
+	struct sd_card_info ci[SD_MAX_GPUS];
+	sd_u32 ids[3] = { sd_gpu_id(1), 0, sd_gpu_id(3) };
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	sd_file_init(&gpu, &node, 0);
+	memset(ci, 0xff, sizeof(ci));
+	REQUIRE(ioc(&ctl, SD_ESC_CARD_INFO, sizeof(ci[0]) * 4, ci) == SD_OK);
+	REQUIRE(ci[3].valid && ci[3].bus == 0x13 && ci[3].vendor_id == 0x10de && ci[3].minor_number == 3);
+	REQUIRE(ci[0].gpu_id == sd_gpu_id(0) && ci[0].fb_size == 15109 * MiB);
+	REQUIRE(ioc(&ctl, SD_ESC_CARD_INFO, sizeof(ci[0]) * 3, ci) == SD_RC_INVAL);
+	REQUIRE(ioc(&gpu, SD_ESC_CARD_INFO, sizeof(ci[0]) * 4, ci) == SD_RC_INVAL);
+	REQUIRE(xfer(&ctl, SD_ESC_CARD_INFO, sizeof(ci), ci) == SD_OK && ci[1].valid && !ci[4].valid);
+
+	REQUIRE(ioc(&ctl, SD_ESC_ATTACH_GPUS_TO_FD, 0, ids) == SD_RC_INVAL);
+	REQUIRE(ioc(&ctl, SD_ESC_ATTACH_GPUS_TO_FD, 5, ids) == SD_RC_INVAL);
+	ids[1] = 0x9900;
+	REQUIRE(ioc(&ctl, SD_ESC_ATTACH_GPUS_TO_FD, sizeof(ids), ids) == SD_RC_INVAL);
+	ids[1] = 0;
+	REQUIRE(ioc(&gpu, SD_ESC_ATTACH_GPUS_TO_FD, sizeof(ids), ids) == SD_RC_INVAL);
+	REQUIRE(ioc(&ctl, SD_ESC_ATTACH_GPUS_TO_FD, sizeof(ids), ids) == SD_OK && ctl.nattached == 3);
+	/* Once per file. */
+	REQUIRE(ioc(&ctl, SD_ESC_ATTACH_GPUS_TO_FD, sizeof(ids), ids) == SD_RC_INVAL);
+	sd_file_release(&ctl);
+}
+
+static void test_alloc_tree(void)
+{
+	struct sd_file ctl, ctl2;
+	struct sd_memory_alloc m = vidmem(3 * MiB), out;
+	struct sd_nv0080_alloc d = { .deviceId = 1 };
+	sd_u32 h;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	sd_file_init(&ctl2, &node, SD_CTL_MINOR);
+	gpu_open_mask = 1u << 1;
+	/* Handle 0: RM picks one; the class is written back as _CLIENT. */
+	h = 0;
+	REQUIRE(alloc(&ctl, 0, 0, 0, &h, SD_NV01_ROOT, NULL, 0) == SD_NV_OK);
+	REQUIRE(h >= SD_CLIENT_HANDLE_BASE && h < SD_CLIENT_HANDLE_BASE + SD_CLIENT_HANDLE_RANGE);
+	REQUIRE(rmfree(&ctl, h, h) == SD_NV_OK);
+	h = 0xc1e00001;
+	REQUIRE(alloc(&ctl, 1, 0, 0, &h, SD_NV01_ROOT_CLIENT, NULL, 0) == SD_NV_OK && h == 0xc1e00001);
+	/* Client handles are one namespace for the node. */
+	REQUIRE(alloc(&ctl2, 0, 0, 0, &h, SD_NV01_ROOT_CLIENT, NULL, 0) == SD_NV_ERR_INSERT_DUPLICATE_NAME);
+
+	h = 0;	/* a generated device handle */
+	REQUIRE(alloc(&ctl, 0, 0xc1e00001, 0xc1e00001, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	REQUIRE(h >= SD_OBJ_HANDLE_BASE && h < SD_OBJ_HANDLE_BASE + SD_OBJ_HANDLE_RANGE);
+	REQUIRE(rmfree(&ctl, 0xc1e00001, h) == SD_NV_OK);
+	h = 0x1000;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00001, 0xc1e00001, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	h = 0x2000;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00001, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	/* 3 MiB in 2 MiB pages; size, limit and page size handed back. */
+	memcpy(&out, umem + 4096, sizeof(out));
+	REQUIRE(out.size == 4 * MiB && out.limit == 4 * MiB - 1);
+	REQUIRE(((out.attr >> SD_ATTR_PAGE_SIZE_SHIFT) & 3) == SD_ATTR_PAGE_SIZE_HUGE);
+	REQUIRE(node.used[1] == 4 * MiB);
+	/* Duplicate handle, the client's own handle, unknown parent. */
+	REQUIRE(alloc(&ctl, 1, 0xc1e00001, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INSERT_DUPLICATE_NAME);
+	h = 0xc1e00001;
+	REQUIRE(alloc(&ctl, 1, 0xc1e00001, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_OBJECT_HANDLE);
+	h = 0x2001;
+	REQUIRE(alloc(&ctl, 1, 0xc1e00001, 0x7777, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	/* Memory under the client itself is refused: its parent is a device. */
+	REQUIRE(alloc(&ctl, 1, 0xc1e00001, 0xc1e00001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	/* Another file cannot use the client, nor free in it. */
+	REQUIRE(alloc(&ctl2, 1, 0xc1e00001, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_CLIENT);
+	REQUIRE(rmfree(&ctl2, 0xc1e00001, 0x2000) == SD_NV_ERR_INVALID_CLIENT);
+	/* Freeing the device frees its memory; a second free finds nothing. */
+	REQUIRE(rmfree(&ctl, 0xc1e00001, 0x1000) == SD_NV_OK && node.used[1] == 0);
+	REQUIRE(rmfree(&ctl, 0xc1e00001, 0x2000) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	REQUIRE(rmfree(&ctl, 0xc1e00001, 0x1000) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	REQUIRE(rmfree(&ctl, 0xc1e00001, 0xc1e00001) == SD_NV_OK);
+	REQUIRE(rmfree(&ctl, 0xc1e00001, 0xc1e00001) == SD_NV_ERR_INVALID_CLIENT);
+	REQUIRE(node.clients == NULL);
+}
+
+static void test_device_rules(void)
+{
+	struct sd_file ctl;
+	struct sd_nv0080_alloc d = { .deviceId = 2 };
+	struct sd_nv2080_alloc s = { .subDeviceId = 1 };
+	sd_u32 h;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	h = 0x10;
+	REQUIRE(alloc(&ctl, 0, 0, 0, &h, SD_NV01_ROOT_CLIENT, NULL, 0) == SD_NV_OK);
+	/* Only with /dev/nvidia2 open. */
+	gpu_open_mask = 0;
+	h = 0x1000;
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x10, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_ERR_INSUFFICIENT_PERMISSIONS);
+	d.deviceId = 4;
+	gpu_open_mask = ~0u;
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x10, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_ERR_INVALID_ARGUMENT);
+	d.deviceId = 2;
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x10, &h, SD_NV01_DEVICE_0, NULL, 0) == SD_NV_ERR_INVALID_ARGUMENT);
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x10, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	/* A device's parent is the client. */
+	h = 0x1001;
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x1000, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x10, &h, SD_NV20_SUBDEVICE_0, &s, sizeof(s)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x1000, &h, SD_NV20_SUBDEVICE_0, &s, sizeof(s)) == SD_NV_ERR_INVALID_ARGUMENT);
+	s.subDeviceId = 0;
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x1000, &h, SD_NV20_SUBDEVICE_0, &s, sizeof(s)) == SD_NV_OK);
+	/* Unknown classes. */
+	h = 0x1002;
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x1000, &h, 0xc2, &s, sizeof(s)) == SD_NV_ERR_INVALID_CLASS);
+	REQUIRE(alloc(&ctl, 1, 0x10, 0x1000, &h, 0xdeadbeef, NULL, 0) == SD_NV_ERR_INVALID_CLASS);
+	sd_file_release(&ctl);
+	REQUIRE(node.clients == NULL);
+}
+
+static void test_memory_rules(void)
+{
+	struct sd_file ctl;
+	struct sd_memory_alloc m;
+	sd_u32 h = 0x3000;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	gpu_open_mask = 1;
+	setup(&ctl, 0x20, 0);
+	m = vidmem(MiB);
+	m.owner = 0;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_OWNER);
+	m.owner = 0xffffffff;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_OWNER);
+	m = vidmem(MiB);
+	m.attr = 1u << SD_ATTR_LOCATION_SHIFT;	/* PCI: system memory */
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_ARGUMENT);
+	m = vidmem(MiB);
+	m.flags = SD_ALLOC_FLAGS_VIRTUAL;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_ARGUMENT);
+	m = vidmem(MiB);
+	m.internalflags = 1;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_ARGUMENT);
+	m = vidmem(MiB);
+	m.rangeHi = 1;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_ARGUMENT);
+	m = vidmem(0);
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_ARGUMENT);
+	/* 64-bit overflow of the rounding, and more than the GPU. */
+	m = vidmem(~0ULL);
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_NO_MEMORY);
+	m = vidmem(15109 * MiB + 1);
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_NO_MEMORY);
+	REQUIRE(node.used[0] == 0);
+	/* The whole GPU in one piece (15109 MiB is not a multiple of 2 MiB: 4 KiB pages). */
+	m = vidmem(15109 * MiB);
+	m.attr = SD_ATTR_PAGE_SIZE_4KB << SD_ATTR_PAGE_SIZE_SHIFT;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	REQUIRE(node.used[0] == 15109 * MiB);
+	m = vidmem(1);
+	h = 0x3001;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_NO_MEMORY);
+	REQUIRE(rmfree(&ctl, 0x20, 0x3000) == SD_NV_OK && node.used[0] == 0);
+	/* Page sizes: small allocations in 4 KiB and 64 KiB pages, huge 512 MiB on request. */
+	m = vidmem(100);
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	REQUIRE(node.used[0] == 4096);
+	m = vidmem(65537);
+	h = 0x3002;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	REQUIRE(node.used[0] == 4096 + 2 * 65536);
+	m = vidmem(1);
+	m.attr = SD_ATTR_PAGE_SIZE_HUGE << SD_ATTR_PAGE_SIZE_SHIFT;
+	m.attr2 = SD_ATTR2_PAGE_SIZE_HUGE_512MB << SD_ATTR2_PAGE_SIZE_HUGE_SHIFT;
+	h = 0x3003;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	REQUIRE(node.used[0] == 4096 + 2 * 65536 + 512 * MiB);
+	/* Freeing the subdevice frees the memory under it, and only that. */
+	h = 0x3004;
+	m = vidmem(2 * MiB);
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	REQUIRE(rmfree(&ctl, 0x20, 0x1001) == SD_NV_OK && node.used[0] == 2 * MiB);
+	sd_file_release(&ctl);
+	REQUIRE(node.used[0] == 0 && node.clients == NULL);
+}
+
+static void test_bad_input(void)
+{
+	struct sd_file ctl, gpu;
+	struct sd_memory_alloc m = vidmem(MiB);
+	struct sd_nvos21 p = { 0 };
+	struct sd_xfer x;
+	sd_u32 h = 0x4000;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	sd_file_init(&gpu, &node, 0);
+	gpu_open_mask = 1;
+	setup(&ctl, 0x30, 0);
+	/* Sizes other than NVOS21 and NVOS64; RM on a GPU node; unknown escapes. */
+	REQUIRE(ioc(&ctl, SD_ESC_RM_ALLOC, 40, &p) == SD_RC_INVAL);
+	REQUIRE(ioc(&ctl, SD_ESC_RM_ALLOC, 0, &p) == SD_RC_INVAL);
+	REQUIRE(ioc(&gpu, SD_ESC_RM_ALLOC, sizeof(p), &p) == SD_RC_INVAL);
+	REQUIRE(ioc(&ctl, SD_ESC_RM_FREE, 12, &p) == SD_RC_INVAL);
+	REQUIRE(ioc(&gpu, SD_ESC_RM_FREE, 16, &p) == SD_RC_INVAL);
+	REQUIRE(ioc(&ctl, 0x2A, 32, &p) == SD_RC_INVAL);
+	REQUIRE(ioc(&ctl, 0, 0, &p) == SD_RC_INVAL);
+	/* A parameter block that faults, NULL or past the address space. */
+	REQUIRE(sd_entry(&ctl, &henv, SD_ESC_RM_ALLOC, 32, 0) == SD_RC_FAULT);
+	REQUIRE(sd_entry(&ctl, &henv, SD_ESC_RM_ALLOC, 32, UBASE + USIZE - 16) == SD_RC_FAULT);
+	REQUIRE(sd_entry(&ctl, &henv, SD_ESC_RM_ALLOC, 32, ~0ULL - 8) == SD_RC_FAULT);
+	/* Class parameters that fault: the status says so, nothing is allocated. */
+	p = (struct sd_nvos21){ .hRoot = 0x30, .hObjectParent = 0x1000, .hObjectNew = h,
+		.hClass = SD_NV01_MEMORY_LOCAL_USER, .pAllocParms = UBASE + USIZE - 64 };
+	memcpy(umem + USIZE - 64, &m, 64);
+	REQUIRE(ioc(&ctl, SD_ESC_RM_ALLOC, sizeof(p), &p) == SD_OK && p.status == SD_NV_ERR_INVALID_ADDRESS);
+	p.pAllocParms = 0;
+	REQUIRE(ioc(&ctl, SD_ESC_RM_ALLOC, sizeof(p), &p) == SD_OK && p.status == SD_NV_ERR_INVALID_ARGUMENT);
+	/* Unaligned parameters are read as bytes, as copy_from_user does. */
+	memcpy(umem + 4096 + 3, &m, sizeof(m));
+	p.pAllocParms = PARAMS + 3;
+	REQUIRE(ioc(&ctl, SD_ESC_RM_ALLOC, sizeof(p), &p) == SD_OK && p.status == SD_NV_OK);
+	REQUIRE(node.used[0] == MiB);	/* 1 MiB in 64 KiB pages */
+	/* The class's own size is copied, whatever paramsSize says. */
+	memcpy(umem + 4096, &m, sizeof(m));
+	p.pAllocParms = PARAMS;
+	p.paramsSize = 0xffffffff;
+	p.hObjectNew = 0x4001;
+	REQUIRE(ioc(&ctl, SD_ESC_RM_ALLOC, sizeof(p), &p) == SD_OK && p.status == SD_NV_OK);
+	/* The 535 layout is 120 bytes: the last ones of the page are enough. */
+	memcpy(umem + USIZE - SD_MEMPARAMS_SIZE_OLD, &m, SD_MEMPARAMS_SIZE_OLD);
+	p.pAllocParms = UBASE + USIZE - SD_MEMPARAMS_SIZE_OLD;
+	p.hObjectNew = 0x4002;
+	REQUIRE(ioc(&ctl, SD_ESC_RM_ALLOC, sizeof(p), &p) == SD_OK && p.status == SD_NV_OK);
+	/* XFER: its own size, its payload's limit, a faulting payload, no nesting. */
+	REQUIRE(sd_entry(&ctl, &henv, SD_ESC_IOCTL_XFER_CMD, 24, UBASE) == SD_RC_INVAL);
+	x = (struct sd_xfer){ .cmd = SD_ESC_RM_FREE, .size = SD_MAX_IOCTL_SIZE + 1, .ptr = UBASE + 64 };
+	memcpy(umem, &x, sizeof(x));
+	REQUIRE(sd_entry(&ctl, &henv, SD_ESC_IOCTL_XFER_CMD, sizeof(x), UBASE) == SD_RC_INVAL);
+	x.size = 16;
+	x.ptr = 8;
+	memcpy(umem, &x, sizeof(x));
+	REQUIRE(sd_entry(&ctl, &henv, SD_ESC_IOCTL_XFER_CMD, sizeof(x), UBASE) == SD_RC_FAULT);
+	x = (struct sd_xfer){ .cmd = SD_ESC_IOCTL_XFER_CMD, .size = 16, .ptr = UBASE };
+	memcpy(umem, &x, sizeof(x));
+	REQUIRE(sd_entry(&ctl, &henv, SD_ESC_IOCTL_XFER_CMD, sizeof(x), UBASE) == SD_RC_INVAL);
+	REQUIRE(sd_entry(&ctl, &henv, SD_ESC_IOCTL_XFER_CMD, sizeof(x), 0) == SD_RC_FAULT);
+	/* No kernel memory: -ENOMEM for the copy, NV_ERR_NO_MEMORY for an object. */
+	fail_alloc_after = 0;
+	REQUIRE(ioc(&ctl, SD_ESC_RM_ALLOC, sizeof(p), &p) == SD_RC_NOMEM);
+	fail_alloc_after = 1;
+	p.hObjectNew = 0x4003;
+	p.pAllocParms = PARAMS;
+	REQUIRE(ioc(&ctl, SD_ESC_RM_ALLOC, sizeof(p), &p) == SD_OK && p.status == SD_NV_ERR_NO_MEMORY);
+	fail_alloc_after = -1;
+	sd_file_release(&ctl);
+	REQUIRE(node.used[0] == 0 && node.clients == NULL);
+}
+
+/* Both layouts and the XFER path allocate the same way; 545+ copies 128 bytes. */
+static void test_layouts(void)
+{
+	struct sd_node n550;
+	struct sd_file ctl;
+	struct sd_memory_alloc m = vidmem(2 * MiB);
+	struct sd_nvos64 p;
+	struct sd_rm_api_version v = { .cmd = SD_VERSION_CMD_QUERY };
+
+	REQUIRE(node.memparams_size == 120);
+	REQUIRE(sd_node_init(&n550, 2, 1024 * MiB, "550.163.01") == SD_OK && n550.memparams_size == 128);
+	REQUIRE(sd_node_init(&n550, 2, 1024 * MiB, "545.23.06") == SD_OK && n550.memparams_size == 128);
+	REQUIRE(sd_node_init(&n550, 2, 1024 * MiB, "545.23.05") == SD_OK && n550.memparams_size == 120);
+	REQUIRE(sd_node_init(&n550, 2, 1024 * MiB, "535") != SD_OK);
+	REQUIRE(sd_node_init(&n550, 2, 1024 * MiB, "535.x") != SD_OK);
+	REQUIRE(sd_node_init(&n550, 0, 1024 * MiB, "535.1") != SD_OK);
+	REQUIRE(sd_node_init(&n550, 17, 1024 * MiB, "535.1") != SD_OK);
+	REQUIRE(sd_node_init(&n550, 2, 1024 * MiB, "550.163.01") == SD_OK);
+	sd_file_init(&ctl, &n550, SD_CTL_MINOR);
+	REQUIRE(sd_entry(&ctl, &henv, SD_ESC_CHECK_VERSION_STR, sizeof(v), (memcpy(umem, &v, sizeof(v)), UBASE)) == SD_OK);
+	REQUIRE(!strcmp(((struct sd_rm_api_version *)umem)->versionString, "550.163.01"));
+	gpu_open_mask = 2;
+	{
+		struct sd_nvos21 c = { .hClass = SD_NV01_ROOT_CLIENT, .hObjectNew = 0x50 };
+		struct sd_nv0080_alloc d = { .deviceId = 1 };
+		struct sd_xfer x = { .cmd = SD_ESC_RM_ALLOC, .size = sizeof(c), .ptr = UBASE + 8192 };
+
+		memcpy(umem, &x, sizeof(x));
+		memcpy(umem + 8192, &c, sizeof(c));
+		REQUIRE(sd_entry(&ctl, &henv, SD_ESC_IOCTL_XFER_CMD, sizeof(x), UBASE) == SD_OK);
+		REQUIRE(((struct sd_nvos21 *)(umem + 8192))->status == SD_NV_OK);
+		p = (struct sd_nvos64){ .hRoot = 0x50, .hObjectParent = 0x50, .hObjectNew = 0x1000,
+			.hClass = SD_NV01_DEVICE_0, .pAllocParms = PARAMS };
+		memcpy(umem + 4096, &d, sizeof(d));
+		memcpy(umem, &p, sizeof(p));
+		REQUIRE(sd_entry(&ctl, &henv, SD_ESC_RM_ALLOC, sizeof(p), UBASE) == SD_OK);
+		REQUIRE(((struct sd_nvos64 *)umem)->status == SD_NV_OK);
+	}
+	/* 128 bytes: the 120 last bytes of the space are not enough any more. */
+	memcpy(umem + USIZE - 120, &m, 120);
+	p = (struct sd_nvos64){ .hRoot = 0x50, .hObjectParent = 0x1000, .hObjectNew = 0x2000,
+		.hClass = SD_NV01_MEMORY_LOCAL_USER, .pAllocParms = UBASE + USIZE - 120 };
+	memcpy(umem, &p, sizeof(p));
+	REQUIRE(sd_entry(&ctl, &henv, SD_ESC_RM_ALLOC, sizeof(p), UBASE) == SD_OK);
+	REQUIRE(((struct sd_nvos64 *)umem)->status == SD_NV_ERR_INVALID_ADDRESS);
+	p.pAllocParms = PARAMS;
+	memcpy(umem + 4096, &m, sizeof(m));
+	memcpy(umem, &p, sizeof(p));
+	REQUIRE(sd_entry(&ctl, &henv, SD_ESC_RM_ALLOC, sizeof(p), UBASE) == SD_OK);
+	REQUIRE(((struct sd_nvos64 *)umem)->status == SD_NV_OK && n550.used[1] == 2 * MiB);
+	sd_file_release(&ctl);
+	REQUIRE(n550.used[1] == 0 && n550.clients == NULL);
+}
+
+int main(void)
+{
+	REQUIRE(sd_node_init(&node, 4, 15109 * MiB, "535.261.03") == SD_OK);
+	test_version();
+	test_card_info_attach();
+	test_alloc_tree();
+	test_device_rules();
+	test_memory_rules();
+	test_bad_input();
+	test_layouts();
+	REQUIRE(live_allocs == 0);
+	printf("simdrv unit: all passed\n");
+	return 0;
+}

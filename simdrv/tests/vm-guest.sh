@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Inside the test VM (test/suites/57-vm-simdrv.sh): loads the stand-in driver as built
+# on the host, checks its nodes, runs the raw-ABI program against it, kills a holder
+# with SIGKILL and expects every byte back, then does the same for the 545+ layout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ko=$PWD/nvidia.ko
+raw=$PWD/build/rawalloc
+used() { cat /proc/driver/nvidia-sim/gpus/0/used; }
+
+for ver in 535.261.03 550.163.01; do
+	echo "== stand-in driver $ver"
+	insmod "$ko" gpus=2 mem_mib=1024 version="$ver"
+	# The real driver's device numbers: major 195, nvidia0..N-1, nvidiactl at 255.
+	for n in nvidia0:0 nvidia1:1 nvidiactl:255; do
+		[ "$(stat -c '%F %t %T %a' "/dev/${n%%:*}")" = "character special file c3 $(printf '%x' "${n#*:}") 666" ] ||
+			{ echo "bad node /dev/${n%%:*}: $(stat -c '%F %t %T %a' "/dev/${n%%:*}")" >&2; exit 1; }
+	done
+	[ ! -e /dev/nvidia2 ] || { echo "/dev/nvidia2 exists with gpus=2" >&2; exit 1; }
+	# The entry is reachable by the name the real release gives it.
+	if [ "${ver%%.*}" -ge 545 ]; then entry=nvidia_unlocked_ioctl; else entry=nvidia_frontend_unlocked_ioctl; fi
+	grep -q " $entry	\[nvidia\]" /proc/kallsyms || { echo "no $entry in kallsyms" >&2; exit 1; }
+	# A second nvidia module: the kernel refuses the name.
+	if insmod "$ko" 2>/dev/null; then echo "a second nvidia module loaded" >&2; exit 1; fi
+
+	"$raw" check
+	[ "$(used)" = 0 ]
+
+	# SIGKILL of a holder returns every byte.
+	fifo=$(mktemp -u)
+	mkfifo "$fifo"
+	"$raw" hold 300 >"$fifo" &
+	pid=$!
+	# start() reports the version first; the holder is ready at "held".
+	while read -r line && [ "$line" != held ]; do echo "$line"; done <"$fifo"
+	[ "$line" = held ] || { echo "the holder did not get its memory" >&2; exit 1; }
+	[ "$(used)" = $((300 << 20)) ] || { echo "held $(used), want 300 MiB" >&2; exit 1; }
+	echo "holder $pid holds $(( $(used) >> 20 )) MiB; SIGKILL"
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	rm -f "$fifo"
+	[ "$(used)" = 0 ] || { echo "after SIGKILL $(used) bytes are still held" >&2; exit 1; }
+	rmmod nvidia
+	[ ! -e /dev/nvidiactl ] && [ ! -e /proc/driver/nvidia-sim ]
+done
+# Bad module parameters are refused.
+for bad in "gpus=0" "gpus=17" "version=abc" "mem_mib=0"; do
+	if insmod "$ko" $bad 2>/dev/null; then echo "loaded with $bad" >&2; exit 1; fi
+done
+echo "vm-guest: stand-in driver passed"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The stand-in NVIDIA driver on the host: the module builds, its pure logic's unit test
+# and a bounded fuzz run pass under ASan/UBSan, and its ABI equals NVIDIA's headers of
+# 535.261.03 and 550.163.01 (simdrv/conformance/run.sh, downloads them once).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+make -C simdrv
+make -C simdrv check FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
+simdrv/conformance/run.sh

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The stand-in NVIDIA driver in a real kernel (test/vm/run.sh): it loads, serves a
+# statically linked program that knows only the public ABI (raw NV_ESC_RM_ALLOC in
+# both sizes, direct and XFER-wrapped), its ledger shows the memory, SIGKILL returns
+# every byte, bad inputs get the documented errors, for the 535 and the 550 layout; the
+# kernel log stays clean (run.sh fails on any warning).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+make -C simdrv modules vmtest
+test/vm/run.sh --timeout 600 -- simdrv/tests/vm-guest.sh
