@@ -323,7 +323,7 @@ func TestRefusalsCreateNothing(t *testing.T) {
 		want string
 	}{
 		{[]string{"--gpu-mem", "16"}, "above the GPU's size"},
-		{[]string{"--gpu-mem", "abc"}, `"abc" is not a whole number`},
+		{[]string{"--gpu-mem", "abc"}, `ALIYUN_COM_GPU_MEM_CONTAINER="abc": item 1: not a whole number`},
 		{[]string{"--gpu-mem", "1.5"}, "not a whole number"},
 		{[]string{"--gpu-mem", "3,,4"}, "item 2: empty"},
 		{[]string{"--gpu-mem", "1,1,1", "--gpus", "0,1"}, "3 entries for 2 visible GPU(s)"},
