@@ -161,8 +161,8 @@ func (h simHolder) hold(t *testing.T, c container, gpu int, bytes uint64) int {
 
 func (simHolder) releaseAll() {}
 
-// ktHolder runs the kernel suite's kt in the container's cgroup (as Docker's systemd
-// driver names it): the module charges it to the container's instance.
+// ktHolder runs the kernel suite's kt in the container's own cgroup (its init's, which
+// the runtime bound the instance to): the module charges it to the container's instance.
 type ktHolder struct {
 	kt    string
 	procs []*exec.Cmd
@@ -170,10 +170,15 @@ type ktHolder struct {
 }
 
 func (h *ktHolder) hold(t *testing.T, c container, gpu int, bytes uint64) int {
-	cg := "/sys/fs/cgroup/system.slice/docker-" + c.ID + ".scope"
-	if err := os.MkdirAll(cg, 0o755); err != nil {
+	self, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", c.State.Pid))
+	if err != nil {
 		t.Fatal(err)
 	}
+	rel, ok := strings.CutPrefix(strings.TrimSpace(string(self)), "0::")
+	if !ok {
+		t.Fatalf("container %s: not on cgroup v2: %q", c.Name, self)
+	}
+	cg := "/sys/fs/cgroup" + rel
 	// Not t.TempDir: the hold outlives the test that set the fixture up.
 	f, err := os.CreateTemp("", "cgpu-statset-hold.")
 	if err != nil {
