@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -125,7 +126,12 @@ func runStat(ctx context.Context, dockerCLI command.Cli, o statOptions, args []s
 	if err != nil {
 		return cgpuStatusErr(err)
 	}
-	return cgpuStatusErr(statfmt.Write(dockerCLI.Out(), s, fo))
+	// One write for the whole table: docker's tabwriter writes each cell on its own.
+	out := bufio.NewWriter(dockerCLI.Out())
+	if err := statfmt.Write(out, s, fo); err != nil {
+		return cgpuStatusErr(err)
+	}
+	return cgpuStatusErr(out.Flush())
 }
 
 // openSource opens the node the cgpu configuration names (the same one the runtime uses)
