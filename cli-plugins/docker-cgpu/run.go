@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	_ "unsafe" // for go:linkname
 
 	"github.com/cgpu-project/cgpu/pkg/alloc"
 	"github.com/cgpu-project/cgpu/pkg/node"
 	"github.com/docker/cli/cli"
 	"github.com/docker/cli/cli/command"
-	"github.com/docker/cli/cli/command/commands"
+	// Its init registers docker's container commands, run among them, in dockerCommands.
+	_ "github.com/docker/cli/cli/command/container"
 	dockeropts "github.com/docker/cli/opts"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -52,15 +54,24 @@ anything is created.`,
 	return cmd
 }
 
+// dockerCommands is the docker CLI's registry of command constructors, filled by the
+// init of each command package linked in. The docker CLI's only public way to its run
+// command, commands.AddCommands, links and builds every docker command (stack, swarm,
+// compose schemas...): their package init and construction cost every start of this
+// plugin, docker-cli-plugin-metadata included, about 14 ms (docs/cli.md, "Where the time
+// goes"). Linking the container package alone keeps docker's own run command.
+//
+//go:linkname dockerCommands github.com/docker/cli/internal/commands.commands
+var dockerCommands []func(command.Cli) *cobra.Command
+
 // dockerRunCommand builds the docker CLI's own run command for this CLI instance.
 func dockerRunCommand(dockerCLI command.Cli) *cobra.Command {
-	root := &cobra.Command{Use: "docker"}
-	commands.AddCommands(root, dockerCLI)
-	run, _, err := root.Find([]string{"run"})
-	if err != nil || run == root {
-		panic("the docker CLI has no run command")
+	for _, newCommand := range dockerCommands {
+		if c := newCommand(dockerCLI); c.Name() == "run" {
+			return c
+		}
 	}
-	return run
+	panic("the docker CLI has no run command")
 }
 
 func runRun(cmd *cobra.Command, dockerRun *cobra.Command, o options, args []string) error {

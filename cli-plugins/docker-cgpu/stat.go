@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -125,7 +126,12 @@ func runStat(ctx context.Context, dockerCLI command.Cli, o statOptions, args []s
 	if err != nil {
 		return cgpuStatusErr(err)
 	}
-	return cgpuStatusErr(statfmt.Write(dockerCLI.Out(), s, fo))
+	// One write for the whole table: docker's tabwriter writes each cell on its own.
+	out := bufio.NewWriter(dockerCLI.Out())
+	if err := statfmt.Write(out, s, fo); err != nil {
+		return cgpuStatusErr(err)
+	}
+	return cgpuStatusErr(out.Flush())
 }
 
 // openSource opens the node the cgpu configuration names (the same one the runtime uses)
@@ -136,8 +142,22 @@ func openSource(dockerCLI command.Cli) (stat.Source, func(), error) {
 	if err != nil {
 		return stat.Source{}, nil, err
 	}
+	var lib nvml.Interface
+	if !cfg.Sim {
+		// Opened before the inventory, so that the inventory's own NVML session nests in
+		// this one (a reference count) instead of the driver starting up twice.
+		if l := nvml.New(); l.Init() == nvml.SUCCESS {
+			lib = l
+		}
+	}
+	closeNVML := func() {
+		if lib != nil {
+			lib.Shutdown()
+		}
+	}
 	n, err := node.Open(cfg)
 	if err != nil {
+		closeNVML()
 		return stat.Source{}, nil, err
 	}
 	src := stat.Source{Tree: n.Tree, GPUs: n.GPUs, Simulated: cfg.Sim, Now: time.Now,
@@ -146,17 +166,10 @@ func openSource(dockerCLI command.Cli) (stat.Source, func(), error) {
 		// Only the host's root may read the scheduler's figures (CAP_SYS_ADMIN).
 		src.OpenSched = func() (stat.SchedReader, error) { return schedstat.Open() }
 	}
-	if cfg.Sim {
-		return src, func() {}, nil
+	if lib != nil {
+		src.Util = stat.NVMLUtil{Lib: lib, Now: time.Now}.Read
 	}
-	lib := nvml.New()
-	if ret := lib.Init(); ret != nvml.SUCCESS {
-		// The inventory was read through NVML a moment ago; without it now, utilisation
-		// is simply not known.
-		return src, func() {}, nil
-	}
-	src.Util = stat.NVMLUtil{Lib: lib, Now: time.Now}.Read
-	return src, func() { lib.Shutdown() }, nil
+	return src, closeNVML, nil
 }
 
 // dockerContainers is every container Docker has, running or not.
