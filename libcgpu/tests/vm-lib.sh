@@ -15,15 +15,17 @@ eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
 
 # bind_ctr GPU ID: binds instance ID to the cgroup Docker's systemd driver would make for
 # it, by a process standing for the container's init there (started once per id, as
-# the runtime binds a container's init); the kernel takes that process's cgroup.
+# the runtime binds a container's init); the kernel takes that process's cgroup. The
+# stand-in is no job of the calling shell (setsid -f), so the scripts' bare `wait`s do
+# not wait for it.
 bind_ctr() {
 	local cg=$CG/system.slice/docker-$2.scope f=$W/init-$2 i
 	mkdir -p "$cg"
 	if ! [ -s "$f" ]; then
-		sh -c 'echo $$ >"$0/cgroup.procs" && exec sleep 100000' "$cg" </dev/null >/dev/null 2>&1 &
-		echo $! >"$f"
-		for i in $(seq 1 200); do
-			grep -qx "$(cat "$f")" "$cg/cgroup.procs" && break
+		setsid -f sh -c 'echo $$ >"$0/cgroup.procs" && echo $$ >"$1" && exec sleep 100000' \
+			"$cg" "$f" </dev/null >/dev/null 2>&1
+		for i in $(seq 1 500); do
+			[ -s "$f" ] && break
 			sleep 0.01
 		done
 	fi
