@@ -16,7 +16,7 @@ orc=${PIPESTATUS[0]}
 read -r lo hi err < <(awk '/^\(a\)/ { a = 1; next } a && /^target/ { exit }
 	a && $1 ~ /^[0-9]+$/ { r = $5 + 0; e = substr($6, 1, length($6) - 1) + 0; e = e < 0 ? -e : e
 		if (lo == "" || r < lo) lo = r; if (hi == "" || r > hi) hi = r; if (e > m) m = e }
-	END { print lo, hi, m }' "$out")
+	END { printf "%.3f %.3f %.2f\n", lo, hi, m }' "$out")
 figure "1:2 share ratio, batches 1..128 (scheduler model)" "2.0 +-2%" "$lo..$hi (max error ${err}%)" "$(le "$err" 2)"
 # Every "target max <= BOUND ms" line of table (b): the worst wait and its bound (one
 # slice, or the step the holder queued when longer: kernels cannot be taken back).
@@ -37,5 +37,5 @@ figure "GPU kept busy, all busy under policies 1, 2, 4, 5 (scheduler model)" ">=
 read -r m1 m128 s1 s128 < <(awk '$1 == "1" && NF >= 9 { a = $5; b = $8 } $1 == "128" && NF >= 9 { c = $5; d = $8 }
 	END { print a, c, b, d }' "$out.orig")
 figure "the original's 1:2 drift, its accounting modelled (scheduler model)" "SPEC's $s1..$s128 within 0.05" "$m1..$m128 at batch 1..128" "$([ "$orc" = 0 ] && echo 1 || echo 0)"
-figure "every other target of the simulator's tables" "all met (exit 0)" "exit $rc" "$([ "$rc" = 0 ] && echo 1 || echo 0)"
+figure "every other target of the scheduler model's tables" "all met (exit 0)" "exit $rc" "$([ "$rc" = 0 ] && echo 1 || echo 0)"
 bench_exit
