@@ -25,7 +25,7 @@ static struct local_slot {
 } local[CGPU_MAX_GPUS];
 static int nlocal;
 
-static int said_local, said_error, said_attach, said_ioctl;
+static int said_local, said_error, said_attach, said_ioctl, said_disable;
 
 static const char *get_env(const char *name)
 {
@@ -37,13 +37,21 @@ void ledger_init(void)
 	int err;
 
 	cgpu_config_parse(&cfg, get_env);
-	if (cfg.disabled) {
-		cgpu_mode = CGPU_OFF;
-		return;
-	}
+	/*
+	 * A registered container's limits are what the runtime registered, never a
+	 * variable its processes can set (docker exec -e): once attached,
+	 * CGPU_DISABLE is not looked at.
+	 */
 	err = link_attach();
 	if (err == 0) {
+		if (cfg.disabled)
+			cgpu_say_once(&said_disable,
+				      "cgpu: CGPU_DISABLE is ignored: this container's limits are cgpu_km's, set when it started");
 		cgpu_mode = CGPU_KERNEL;
+		return;
+	}
+	if (cfg.disabled) {
+		cgpu_mode = CGPU_OFF;
 		return;
 	}
 	if (err != -ENOENT && err != -ENXIO && err != -ENODEV)

@@ -53,6 +53,13 @@ for x in "$A $SIX" "$B $EIGHT"; do
 	echo "container $(cut -c1-12 <<<"$1"): $(val allocated "$W/loop") of $2 bytes"
 done
 
+echo "--- CGPU_DISABLE set in a registered container's process (docker exec -e) lifts nothing"
+in_ctr "$A" env CGPU_DISABLE=true "$SIM/cudaprobe" alloc-loop -c 64 >"$W/loop" 2>"$W/loop.err"
+eq "allocated with CGPU_DISABLE=true" "$(val allocated "$W/loop")" $((SIX / chunk * chunk))
+eq "stopped by" "$(val stop "$W/loop")" CUDA_ERROR_OUT_OF_MEMORY
+eq "said it is ignored" "$(grep -c 'CGPU_DISABLE is ignored' "$W/loop.err")" 1
+eq "released at exit" "$(meminfo_free "$A")" "$SIX"
+
 echo "--- cuMemGetInfo, cuDeviceTotalMem, NVML and nvidia-smi show the budget"
 for x in "$A $SIX 6043" "$B $EIGHT 8058"; do
 	set -- $x
