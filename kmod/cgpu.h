@@ -75,7 +75,7 @@ struct cgpu_node {
 
 /*
  * One host GPU. Its settings are kept twice, as procfs shows them (reg_lock) and
- * inside the scheduler (sched_lock); sched.c changes both in one step.
+ * inside the scheduler (sched_lock); slices.c changes both in one step.
  */
 struct cgpu_gpu {
 	unsigned int index;
@@ -285,7 +285,7 @@ static inline int cgpu_tree_writable(void)
 	return cgpu.state == CGPU_RUNNING ? 0 : -EBUSY;
 }
 
-/* sched.c: the scheduler of each GPU (docs/scheduler.md) */
+/* slices.c: the scheduler of each GPU (docs/scheduler.md) */
 int cgpu_sched_init(unsigned int ngpus);
 void cgpu_sched_exit(void);
 void cgpu_sched_gpu_init(struct cgpu_gpu *g);
@@ -303,7 +303,7 @@ long cgpu_sched_inst_stat(struct file *file, void __user *arg);
 int cgpu_sched_mmap(struct vm_area_struct *vma);
 void cgpu_sched_republish(void);		/* cgpu.state changed */
 
-/* ledger.c */
+/* memledger.c */
 int cgpu_ledger_link(struct cgpu_slot *s, pid_t pid, u64 start, struct cgpu_proc **spare);
 void cgpu_ledger_unlink(struct cgpu_slot *s);
 int cgpu_ledger_charge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize);

@@ -4,7 +4,7 @@
  * the file to the caller's own container, found from its cgroup, and every later call
  * acts on that container only. INST_STAT alone needs no attachment: it is the host
  * administrator's view of every instance (docker cgpu stat). Closing the file releases what it charged and its part
- * in the compute scheduler (sched.c), which also serves the status page's mmap.
+ * in the compute scheduler (slices.c), which also serves the status page's mmap.
  * During a hot update (upgrade.c) poll() tells attached processes to hand their
  * charges over (HANDOVER) and close, and no file opens until the update is over.
  */

@@ -2,7 +2,7 @@
 /*
  * The /proc/cgpu_km files (SPEC.md, docs/contracts.md): each one's reader and writer.
  * Values are checked by lib/rules.c under the lock that makes them current. A
- * scheduling setting is applied to the GPU's scheduler (sched.c) under the same
+ * scheduling setting is applied to the GPU's scheduler (slices.c) under the same
  * reg_lock before it is stored, so what procfs shows is what the scheduler uses.
  */
 #include <linux/seq_file.h>
