@@ -75,7 +75,7 @@ struct cgpu_node {
 
 /*
  * One host GPU. Its settings are kept twice, as procfs shows them (reg_lock) and
- * inside the scheduler (sched_lock); sched.c changes both in one step.
+ * inside the scheduler (sched_lock); slices.c changes both in one step.
  */
 struct cgpu_gpu {
 	unsigned int index;
@@ -179,6 +179,17 @@ struct cgpu_attachment {
 	} slots[CGPU_MAX_GPUS];
 };
 
+/* The attached container's slot on host GPU gpu, NULL if none. */
+static inline struct cgpu_slot *cgpu_slot_of(struct cgpu_attachment *att, u32 gpu)
+{
+	unsigned int i;
+
+	for (i = 0; i < att->n; i++)
+		if (att->slots[i].inst->gpu->index == gpu)
+			return &att->slots[i];
+	return NULL;
+}
+
 /*
  * Where the module stands in a hot update (upgrade.c). Running: everything works.
  * Frozen (the old module, `freeze`): nothing changes any more: no open, attach,
@@ -212,7 +223,7 @@ struct cgpu_km {
 	wait_queue_head_t upd_wq;		/* poll() on /dev/cgpu: the freeze */
 	struct delayed_work reclaim;		/* releases reservations not taken back */
 };
-extern struct cgpu_km cgpu;
+extern struct cgpu_km cgpu;	/* state.c */
 
 /*
  * Every object that outlives a call goes through these, so unload can prove that
@@ -259,14 +270,27 @@ static inline bool cgpu_host_admin(const struct file *file)
 	return file_ns_capable(file, &init_user_ns, CAP_SYS_ADMIN) && capable(CAP_SYS_ADMIN);
 }
 
+/*
+ * How the registry gives an instance its procfs directory and takes it away again:
+ * the tree is above the registry (docs/kmod.md, "Layers"), so main.c hands procfs.c's
+ * ops to the registry at init instead of the registry calling up into the tree.
+ */
+struct cgpu_inst_dir_ops {
+	int (*add)(struct cgpu_inst *inst);
+	void (*del)(struct cgpu_inst *inst);
+};
+
 /* registry.c */
 struct cgpu_cmd;
-int cgpu_registry_init(unsigned int ngpus);
+int cgpu_registry_init(unsigned int ngpus, const struct cgpu_inst_dir_ops *dir_ops);
 void cgpu_registry_exit(void);
 int cgpu_inst_ctl(const char *buf, size_t len);
 int cgpu_inst_add(const struct cgpu_cmd *cmd);		/* ctl_mutex held */
 int cgpu_inst_bind(const struct cgpu_cmd *cmd);		/* ctl_mutex held */
 struct cgpu_inst *cgpu_find(struct cgpu_gpu *g, const char *id);	/* reg_lock held */
+/* A GPU setting checked, applied to the scheduler and stored; reg_lock held. */
+enum cgpu_gpu_key { CGPU_KEY_MAX_INST, CGPU_KEY_POLICY, CGPU_KEY_PRIO_RATIO };
+int cgpu_gpu_setting(struct cgpu_gpu *g, enum cgpu_gpu_key key, u64 v);
 int cgpu_update_pin(void);				/* ctl_mutex held */
 int cgpu_attach(struct cgpu_attachment *att);
 void cgpu_detach(struct cgpu_attachment *att);
@@ -285,7 +309,7 @@ static inline int cgpu_tree_writable(void)
 	return cgpu.state == CGPU_RUNNING ? 0 : -EBUSY;
 }
 
-/* sched.c: the scheduler of each GPU (docs/scheduler.md) */
+/* slices.c: the scheduler of each GPU (docs/scheduler.md) */
 int cgpu_sched_init(unsigned int ngpus);
 void cgpu_sched_exit(void);
 void cgpu_sched_gpu_init(struct cgpu_gpu *g);
@@ -299,11 +323,12 @@ int cgpu_sched_set_weight(struct cgpu_inst *inst, u32 v);
 int cgpu_sched_set_highprio(struct cgpu_inst *inst, u32 v);
 void cgpu_sched_detach(struct cgpu_slot *s);		/* the file is closing */
 long cgpu_sched_ioctl(struct cgpu_attachment *att, unsigned int cmd, void __user *arg);
-long cgpu_sched_inst_stat(struct file *file, void __user *arg);
+/* reg_lock held */
+int cgpu_sched_inst_stat(struct cgpu_inst *inst, struct cgpu_inst_stat *a);
 int cgpu_sched_mmap(struct vm_area_struct *vma);
 void cgpu_sched_republish(void);		/* cgpu.state changed */
 
-/* ledger.c */
+/* memledger.c */
 int cgpu_ledger_link(struct cgpu_slot *s, pid_t pid, u64 start, struct cgpu_proc **spare);
 void cgpu_ledger_unlink(struct cgpu_slot *s);
 int cgpu_ledger_charge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize);
@@ -320,24 +345,16 @@ int cgpu_ledger_set_memsize(struct cgpu_inst *inst, u64 memsize);
 void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst);
 void cgpu_ledger_init(struct cgpu_inst *inst);
 
-/* chardev.c: the attached container's slot on host GPU gpu, NULL if none. */
-struct cgpu_slot *cgpu_slot_of(struct cgpu_attachment *att, u32 gpu);
-
 /* identity.c: which container a task is in (the cgroup it was bound by). */
 int cgpu_bind_task(struct pid *pid, struct cgpu_bind *b);
 void cgpu_bind_release(struct cgpu_bind *b);
 bool cgpu_bind_contains(const struct cgpu_bind *b, struct task_struct *t);
 const struct cgpu_inst *cgpu_caller_inst(void);		/* reg_lock held */
 
-/* nodes.c: a GPU setting checked, applied to the scheduler and stored; reg_lock held. */
-enum cgpu_gpu_key { CGPU_KEY_MAX_INST, CGPU_KEY_POLICY, CGPU_KEY_PRIO_RATIO };
-int cgpu_gpu_setting(struct cgpu_gpu *g, enum cgpu_gpu_key key, u64 v);
-
 /* procfs.c */
 int cgpu_procfs_init(void);
 void cgpu_procfs_exit(void);
-int cgpu_procfs_add_inst(struct cgpu_inst *inst);
-void cgpu_procfs_del_inst(struct cgpu_inst *inst);
+extern const struct cgpu_inst_dir_ops cgpu_procfs_inst_dir;
 
 /* chardev.c */
 int cgpu_chardev_init(unsigned int major);

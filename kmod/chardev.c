@@ -4,7 +4,7 @@
  * the file to the caller's own container, found from its cgroup, and every later call
  * acts on that container only. INST_STAT alone needs no attachment: it is the host
  * administrator's view of every instance (docker cgpu stat). Closing the file releases what it charged and its part
- * in the compute scheduler (sched.c), which also serves the status page's mmap.
+ * in the compute scheduler (slices.c), which also serves the status page's mmap.
  * During a hot update (upgrade.c) poll() tells attached processes to hand their
  * charges over (HANDOVER) and close, and no file opens until the update is over.
  */
@@ -18,6 +18,7 @@
 #include <linux/uaccess.h>
 #include "cgpu.h"
 #include "compat.h"
+#include "lib/instctl.h"
 
 struct cgpu_file {
 	struct mutex attach_lock;		/* serialises ATTACH on this file */
@@ -129,16 +130,6 @@ static long cgpu_ioc_query(struct cgpu_attachment *att, void __user *arg)
 	return copy_to_user(arg, &q, sizeof(q)) ? -EFAULT : 0;
 }
 
-struct cgpu_slot *cgpu_slot_of(struct cgpu_attachment *att, u32 gpu)
-{
-	unsigned int i;
-
-	for (i = 0; i < att->n; i++)
-		if (att->slots[i].inst->gpu->index == gpu)
-			return &att->slots[i];
-	return NULL;
-}
-
 static long cgpu_ioc_charge(struct cgpu_attachment *att, void __user *arg, bool charge)
 {
 	struct cgpu_charge c;
@@ -174,6 +165,41 @@ static long cgpu_ioc_charge(struct cgpu_attachment *att, void __user *arg, bool 
 }
 
 /*
+ * INST_STAT, for the host: the instance is looked up here under reg_lock, and its
+ * figures are the scheduler's (cgpu_sched_inst_stat).
+ */
+static long cgpu_ioc_inst_stat(struct file *file, void __user *arg)
+{
+	char id[CGPU_ID_LEN + 1];
+	struct cgpu_inst_stat a;
+	struct cgpu_inst *inst;
+	int err;
+
+	if (!cgpu_host_admin(file))
+		return -EPERM;
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	if (a.abi_version != CGPU_ABI_VERSION)
+		return -EINVAL;
+	if (a.gpu >= cgpu.ngpus)
+		return -ENODEV;
+	if (strnlen(a.id, sizeof(a.id)) != CGPU_ID_LEN ||
+	    cgpu_parse_container_id(a.id, CGPU_ID_LEN, id) != CGPU_OK)
+		return -EINVAL;
+	if (copy_to_user(arg, &a, sizeof(a)))
+		return -EFAULT;
+	memset(&a.sched, 0, sizeof(a.sched));
+	a.sched.abi_version = CGPU_ABI_VERSION;
+	mutex_lock(&cgpu.reg_lock);
+	inst = cgpu_find(&cgpu.gpus[a.gpu], id);
+	err = inst ? cgpu_sched_inst_stat(inst, &a) : -ENOENT;
+	mutex_unlock(&cgpu.reg_lock);
+	if (err)
+		return err;
+	return copy_to_user(arg, &a, sizeof(a)) ? -EFAULT : 0;
+}
+
+/*
  * Numbers of another type or function are not ours (ENOTTY); one of our functions
  * with another size or direction is a malformed call (EINVAL).
  */
@@ -197,7 +223,7 @@ static long cgpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (cmd == CGPU_IOC_ATTACH)
 		return cgpu_ioc_attach(f, uarg);
 	if (cmd == CGPU_IOC_INST_STAT)
-		return cgpu_sched_inst_stat(file, uarg);
+		return cgpu_ioc_inst_stat(file, uarg);
 	att = smp_load_acquire(&f->att);
 	if (!att)
 		return -ENOTCONN;

@@ -8,11 +8,6 @@
 #include <linux/moduleparam.h>
 #include "cgpu.h"
 
-struct cgpu_km cgpu = {
-	.ctl_mutex = __MUTEX_INITIALIZER(cgpu.ctl_mutex),
-	.reg_lock = __MUTEX_INITIALIZER(cgpu.reg_lock),
-};
-
 static unsigned int ngpus = 1;
 module_param(ngpus, uint, 0444);
 MODULE_PARM_DESC(ngpus, "number of GPUs on the node, 1.." __stringify(CGPU_MAX_GPUS));
@@ -44,7 +39,7 @@ static int __init cgpu_init(void)
 	err = cgpu_sched_init(ngpus);
 	if (err)
 		return err;
-	err = cgpu_registry_init(ngpus);
+	err = cgpu_registry_init(ngpus, &cgpu_procfs_inst_dir);
 	if (err)
 		goto sched;
 	err = cgpu_chardev_init(major);

@@ -2,8 +2,9 @@
 /*
  * The /proc/cgpu_km files (SPEC.md, docs/contracts.md): each one's reader and writer.
  * Values are checked by lib/rules.c under the lock that makes them current. A
- * scheduling setting is applied to the GPU's scheduler (sched.c) under the same
- * reg_lock before it is stored, so what procfs shows is what the scheduler uses.
+ * scheduling setting is applied to the GPU's scheduler (slices.c) under the same
+ * reg_lock before it is stored (registry.c, cgpu_gpu_setting), so what procfs shows
+ * is what the scheduler uses.
  */
 #include <linux/seq_file.h>
 #include <linux/stat.h>
@@ -112,36 +113,6 @@ static int major_get(void *obj, u64 *v)
 {
 	*v = cgpu.major;
 	return 0;
-}
-
-int cgpu_gpu_setting(struct cgpu_gpu *g, enum cgpu_gpu_key key, u64 v)
-{
-	int err;
-
-	lockdep_assert_held(&cgpu.reg_lock);
-	switch (key) {
-	case CGPU_KEY_MAX_INST:
-		err = cgpu_errno(cgpu_check_max_inst(v, g->ninst, g->weight_used));
-		if (!err)
-			err = cgpu_sched_set_max_inst(g, (u32)v);
-		if (!err)
-			g->max_inst = (u32)v;
-		return err;
-	case CGPU_KEY_POLICY:
-		err = cgpu_errno(cgpu_check_policy(v));
-		if (!err)
-			err = cgpu_sched_set_policy(g, (u32)v);
-		if (!err)
-			g->policy = (u32)v;
-		return err;
-	default:
-		err = cgpu_errno(cgpu_check_prio_ratio(v));
-		if (!err)
-			err = cgpu_sched_set_prio_ratio(g, (u32)v);
-		if (!err)
-			g->prio_ratio = (u32)v;
-		return err;
-	}
 }
 
 static int gpu_set(struct cgpu_gpu *g, enum cgpu_gpu_key key, u64 v)

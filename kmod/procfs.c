@@ -159,7 +159,7 @@ void cgpu_procfs_exit(void)
 	mutex_unlock(&cgpu.reg_lock);
 }
 
-int cgpu_procfs_add_inst(struct cgpu_inst *inst)
+static int cgpu_procfs_add_inst(struct cgpu_inst *inst)
 {
 	struct proc_dir_entry *dir;
 	int err;
@@ -176,8 +176,13 @@ int cgpu_procfs_add_inst(struct cgpu_inst *inst)
 	return 0;
 }
 
-void cgpu_procfs_del_inst(struct cgpu_inst *inst)
+static void cgpu_procfs_del_inst(struct cgpu_inst *inst)
 {
 	proc_remove(inst->dir);
 	inst->dir = NULL;
 }
+
+const struct cgpu_inst_dir_ops cgpu_procfs_inst_dir = {
+	.add = cgpu_procfs_add_inst,
+	.del = cgpu_procfs_del_inst,
+};

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The instance registry: inst_ctl add/del/bind, lookup for attach, lifetime, unload pin. */
+/*
+ * The instance registry: inst_ctl add/del/bind, lookup for attach, lifetime, unload
+ * pin, and the GPU settings (shared by the tree and the hot update's import).
+ */
 #include <linux/module.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
@@ -8,10 +11,13 @@
 #include "lib/instctl.h"
 #include "lib/rules.h"
 
-int cgpu_registry_init(unsigned int ngpus)
+static const struct cgpu_inst_dir_ops *inst_dir;
+
+int cgpu_registry_init(unsigned int ngpus, const struct cgpu_inst_dir_ops *dir_ops)
 {
 	unsigned int i;
 
+	inst_dir = dir_ops;
 	cgpu.gpus = cgpu_zalloc(ngpus * sizeof(*cgpu.gpus));
 	if (!cgpu.gpus)
 		return -ENOMEM;
@@ -56,6 +62,36 @@ struct cgpu_inst *cgpu_find(struct cgpu_gpu *g, const char *id)
 	return NULL;
 }
 
+int cgpu_gpu_setting(struct cgpu_gpu *g, enum cgpu_gpu_key key, u64 v)
+{
+	int err;
+
+	lockdep_assert_held(&cgpu.reg_lock);
+	switch (key) {
+	case CGPU_KEY_MAX_INST:
+		err = cgpu_errno(cgpu_check_max_inst(v, g->ninst, g->weight_used));
+		if (!err)
+			err = cgpu_sched_set_max_inst(g, (u32)v);
+		if (!err)
+			g->max_inst = (u32)v;
+		return err;
+	case CGPU_KEY_POLICY:
+		err = cgpu_errno(cgpu_check_policy(v));
+		if (!err)
+			err = cgpu_sched_set_policy(g, (u32)v);
+		if (!err)
+			g->policy = (u32)v;
+		return err;
+	default:
+		err = cgpu_errno(cgpu_check_prio_ratio(v));
+		if (!err)
+			err = cgpu_sched_set_prio_ratio(g, (u32)v);
+		if (!err)
+			g->prio_ratio = (u32)v;
+		return err;
+	}
+}
+
 /*
  * Instances hold one module reference between them, so rmmod says "in use" instead
  * of dropping every container's limits; `echo 1 > upgrade` lifts it for an unload
@@ -95,7 +131,7 @@ static void cgpu_unregister(struct cgpu_inst *inst)
 	cgpu.ninst--;
 	mutex_unlock(&cgpu.reg_lock);
 	/* Outside reg_lock: removal waits for node handlers, which take it. */
-	cgpu_procfs_del_inst(inst);
+	inst_dir->del(inst);
 	cgpu_inst_put(inst);
 }
 
@@ -156,7 +192,7 @@ int cgpu_inst_add(const struct cgpu_cmd *cmd)
 	}
 	err = cgpu_update_pin();
 	if (!err)
-		err = cgpu_procfs_add_inst(inst);
+		err = inst_dir->add(inst);
 	if (err) {
 		cgpu_unregister(inst);
 		cgpu_update_pin();

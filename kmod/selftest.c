@@ -2,11 +2,11 @@
 /* Runs the pure logic's self-test inside the kernel (module parameter selftest=1). */
 #include <linux/printk.h>
 #include "cgpu.h"
-#include "lib/selftest.h"
+#include "lib/testcases.h"
 
 static void cgpu_selftest_fail(void *ctx, const char *what, int line)
 {
-	pr_err("cgpu_km: self-test failed at lib/selftest.c:%d: %s\n", line, what);
+	pr_err("cgpu_km: self-test failed at lib/testcases.c:%d: %s\n", line, what);
 }
 
 int cgpu_selftest(void)

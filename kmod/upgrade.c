@@ -3,7 +3,7 @@
  * Hot update (docs/upgrade.md): the running module hands its state over to the next
  * one through /proc/cgpu_km/upgrade while containers keep running.
  *
- *   old module  `freeze`: nothing changes any more (chardev.c, ledger.c, sched.c and
+ *   old module  `freeze`: nothing changes any more (chardev.c, memledger.c, slices.c and
  *               the tree answer EAGAIN or EBUSY); attached processes are told (the
  *               status page, poll), hand their charges over as reservations
  *               (HANDOVER) and close. `cat upgrade` is then the state, in exactly
@@ -11,7 +11,7 @@
  *               `thaw` calls the update off instead.
  *   new module  loaded with handover=1 (importing: /dev/cgpu does not open); the old
  *               state is written in, one line per write; `commit`. Processes attach
- *               again and take their reservations back (ledger.c).
+ *               again and take their reservations back (memledger.c).
  * Reservations nobody takes back within reclaim_s of the commit (or thaw) belonged
  * to processes that died meanwhile, and are released.
  */
@@ -23,7 +23,7 @@
 #include <linux/seq_file.h>
 #include "cgpu.h"
 #include "lib/rules.h"
-#include "lib/upgrade.h"
+#include "lib/upgradecmd.h"
 
 static bool handover;
 module_param(handover, bool, 0444);

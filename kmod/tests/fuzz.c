@@ -9,7 +9,7 @@
 #include <string.h>
 #include "../lib/instctl.h"
 #include "../lib/num.h"
-#include "../lib/upgrade.h"
+#include "../lib/upgradecmd.h"
 
 #define REQUIRE(c) do { if (!(c)) { fprintf(stderr, "violated: %s\n", #c); abort(); } } while (0)
 

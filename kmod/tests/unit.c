@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* User-space run of the pure logic's self-test, built with ASan and UBSan. */
 #include <stdio.h>
-#include "../lib/selftest.h"
+#include "../lib/testcases.h"
 
 static void report(void *ctx, const char *what, int line)
 {
 	(void)ctx;
-	fprintf(stderr, "FAIL lib/selftest.c:%d: %s\n", line, what);
+	fprintf(stderr, "FAIL lib/testcases.c:%d: %s\n", line, what);
 }
 
 int main(void)

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ledger.h"
+#include "budget.h"
 
 #define MAX_DEV 64
 

@@ -4,7 +4,7 @@
 #ifndef CGPU_DEVMAP_H
 #define CGPU_DEVMAP_H
 
-#include "cgpu.h"
+#include "hook.h"
 
 /* -1: not one of the container's GPUs (or not limited). */
 int devmap_cuda(CUdevice dev);

@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "cgpu.h"
+#include "hook.h"
 #include "cgpu_ioctl.h"
 
 #define GATE_MAX_CTX 8

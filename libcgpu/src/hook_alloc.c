@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Linear device memory and managed memory. */
-#include "ledger.h"
+#include "budget.h"
 #include "memsize.h"
 #include "track.h"
 

@@ -5,7 +5,7 @@
  * that memory go back then.
  */
 #include "gate.h"
-#include "ledger.h"
+#include "budget.h"
 #include "track.h"
 
 #define MAX_DEV 64

@@ -10,7 +10,7 @@
 
 #include "arraysize.h"
 #include "devmap.h"
-#include "ledger.h"
+#include "budget.h"
 #include "memsize.h"
 #include "track.h"
 

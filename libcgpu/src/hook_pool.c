@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "devmap.h"
-#include "ledger.h"
+#include "budget.h"
 #include "memsize.h"
 #include "track.h"
 

@@ -4,7 +4,7 @@
  * finds every driver function. The driver answers; a function libcgpu
  * handles comes back as libcgpu's.
  */
-#include "cgpu.h"
+#include "hook.h"
 
 CGPU_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn,
 				      int cudaVersion, cuuint64_t flags)

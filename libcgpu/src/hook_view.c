@@ -5,7 +5,7 @@
  * above what the GPU really has free).
  */
 #include "devmap.h"
-#include "ledger.h"
+#include "budget.h"
 #include "track.h"
 
 /* 0 with *total, *free_b and *used replaced when slot has a budget. */

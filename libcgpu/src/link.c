@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgpu.h"
+#include "hook.h"
 #include "gate.h"
 
 /* How long a call waits for the process to be attached again. */

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgpu.h"
-#include "ledger.h"
+#include "hook.h"
+#include "budget.h"
 #include "track.h"
 
 enum { LIB_CUDA, LIB_NVML };

@@ -2,7 +2,7 @@
 #include "track.h"
 
 #include "devmap.h"
-#include "ledger.h"
+#include "budget.h"
 #include "memsize.h"
 
 struct ptrmap track_dptr = PTRMAP_INIT;

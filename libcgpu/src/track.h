@@ -6,7 +6,7 @@
 #ifndef CGPU_TRACK_H
 #define CGPU_TRACK_H
 
-#include "cgpu.h"
+#include "hook.h"
 #include "ptrmap.h"
 
 enum track_kind { T_LINEAR = 1, T_SMALL, T_POOLED, T_ARRAY, T_VMM };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cgpu.h"
+#include "hook.h"
 
 /*
  * The cgpu release this library was built from (libcgpu/Makefile stamps it from

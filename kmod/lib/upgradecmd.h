@@ -18,8 +18,8 @@
  * module is what the tool writes into the new one. Ranges that need no kernel state
  * are checked here; the module checks the rest.
  */
-#ifndef CGPU_LIB_UPGRADE_H
-#define CGPU_LIB_UPGRADE_H
+#ifndef CGPU_LIB_UPGRADECMD_H
+#define CGPU_LIB_UPGRADECMD_H
 #include "instctl.h"
 
 enum cgpu_upd_op {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-#include "selftest.h"
+#include "testcases.h"
 #include "instctl.h"
 #include "num.h"
 #include "rules.h"
-#include "upgrade.h"
+#include "upgradecmd.h"
 
 struct st {
 	void (*fail)(void *ctx, const char *what, int line);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-#include "upgrade.h"
+#include "upgradecmd.h"
 #include "num.h"
 #include "rules.h"
 

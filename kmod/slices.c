@@ -22,7 +22,6 @@
 #include <linux/wait.h>
 #include "cgpu.h"
 #include "compat.h"
-#include "lib/instctl.h"
 
 static unsigned int quantum_us = CGS_DEF_QUANTUM_NS / 1000;
 module_param(quantum_us, uint, 0444);
@@ -563,53 +562,27 @@ static int cgpu_sched_stat(struct cgpu_slot *s, struct cgpu_sched_stat *a)
 }
 
 /*
- * INST_STAT, for the host. Under reg_lock a listed instance keeps its slot (it
+ * INST_STAT's figures of inst; reg_lock held: a listed instance keeps its slot (it
  * leaves the scheduler and the list together), and reg_lock comes before sched_lock.
  */
-long cgpu_sched_inst_stat(struct file *file, void __user *arg)
+int cgpu_sched_inst_stat(struct cgpu_inst *inst, struct cgpu_inst_stat *a)
 {
-	char id[CGPU_ID_LEN + 1];
-	struct cgpu_inst_stat a;
-	struct cgpu_inst *inst;
-	struct cgpu_gpu *g;
+	struct cgpu_gpu *g = inst->gpu;
 	unsigned long flags;
 	int err = -ENOENT;
 	u64 now;
 
-	if (!cgpu_host_admin(file))
-		return -EPERM;
-	if (copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	if (a.abi_version != CGPU_ABI_VERSION)
-		return -EINVAL;
-	if (a.gpu >= cgpu.ngpus)
-		return -ENODEV;
-	if (strnlen(a.id, sizeof(a.id)) != CGPU_ID_LEN ||
-	    cgpu_parse_container_id(a.id, CGPU_ID_LEN, id) != CGPU_OK)
-		return -EINVAL;
-	if (copy_to_user(arg, &a, sizeof(a)))
-		return -EFAULT;
-	g = &cgpu.gpus[a.gpu];
-	memset(&a.sched, 0, sizeof(a.sched));
-	a.sched.abi_version = CGPU_ABI_VERSION;
-	mutex_lock(&cgpu.reg_lock);
-	inst = cgpu_find(g, id);
-	if (inst) {
-		spin_lock_irqsave(&g->sched_lock, flags);
-		if (inst->sched_slot >= 0) {
-			now = ktime_get_ns();
-			cgpu_sched_fill(g, inst, &a.sched);
-			a.last_second_used_ns = cgs_last_second_used(&g->sched,
-								     inst->sched_slot, now);
-			a.age_ns = now - g->slots[inst->sched_slot].joined_at;
-			err = 0;
-		}
-		spin_unlock_irqrestore(&g->sched_lock, flags);
+	lockdep_assert_held(&cgpu.reg_lock);
+	spin_lock_irqsave(&g->sched_lock, flags);
+	if (inst->sched_slot >= 0) {
+		now = ktime_get_ns();
+		cgpu_sched_fill(g, inst, &a->sched);
+		a->last_second_used_ns = cgs_last_second_used(&g->sched, inst->sched_slot, now);
+		a->age_ns = now - g->slots[inst->sched_slot].joined_at;
+		err = 0;
 	}
-	mutex_unlock(&cgpu.reg_lock);
-	if (err)
-		return err;
-	return copy_to_user(arg, &a, sizeof(a)) ? -EFAULT : 0;
+	spin_unlock_irqrestore(&g->sched_lock, flags);
+	return err;
 }
 
 /* The answer is proven writable before anything changes, as for CHARGE. */

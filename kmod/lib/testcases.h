@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
-#ifndef CGPU_LIB_SELFTEST_H
-#define CGPU_LIB_SELFTEST_H
+#ifndef CGPU_LIB_TESTCASES_H
+#define CGPU_LIB_TESTCASES_H
 
 /*
  * Runs every case of the pure logic; calls fail(ctx, what, line) for each failure and

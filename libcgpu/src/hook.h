@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What libcgpu's parts share. */
-#ifndef CGPU_H
-#define CGPU_H
+#ifndef CGPU_HOOK_H
+#define CGPU_HOOK_H
 
 #include "cgpu_cuda.h"
 #include "cgpu_nvml.h"

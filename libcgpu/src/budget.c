@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 #define _GNU_SOURCE
-#include "ledger.h"
+#include "budget.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgpu.h"
+#include "hook.h"
 #include "config.h"
 #include "gate.h"
 #include "link.h"

@@ -10,8 +10,8 @@
  * A slot is one of the container's GPUs: the kernel's query slot, or in
  * local mode one entry per GPU UUID seen.
  */
-#ifndef CGPU_LEDGER_H
-#define CGPU_LEDGER_H
+#ifndef CGPU_BUDGET_H
+#define CGPU_BUDGET_H
 
 #include <stdint.h>
 
