@@ -6,9 +6,9 @@
  * allocations are charged to its ledger before the driver runs, whether or not the
  * process cooperates (libcgpu, static binaries, raw ioctls alike).
  *
- * How: the entry's address comes from a kprobe registered on the symbol and removed at
- * once (kallsyms_lookup_name is not exported; the kprobe lookup is the standard way to
- * resolve a non-exported symbol, static ones included). The call is redirected with an
+ * How: the entry's address comes from kallsyms_lookup_name("nvidia:<name>"), itself
+ * found once at load by a kprobe registered on it and removed at once (it is not
+ * exported; the kprobe lookup is the standard way to resolve a non-exported symbol). The call is redirected with an
  * ftrace_ops on that one address, FTRACE_OPS_FL_IPMODIFY | SAVE_REGS, as livepatch
  * does: the callback sets regs->ip to our wrapper, which calls the original function
  * by its start address. That second call passes the same ftrace site again; the
@@ -470,30 +470,48 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 }
 
 /*
- * The start of the function name in module `nvidia`, 0 if none. A kprobe on a function
- * whose first instruction is ENDBR64 (kernels with IBT) is placed after it; the
- * function's callable start is 4 bytes earlier.
+ * kallsyms_lookup_name, which is not exported: its address from a kprobe registered on
+ * it and removed at once (the standard way to resolve a non-exported symbol), taken
+ * once at load. The kprobe goes on this rarely called function rather than on the
+ * driver's entry itself, so no probe ever sits on a hot path that calls run through
+ * (an early version probed the entry and crashed when a kprobe's and our ftrace_ops
+ * took turns on it under load, see docs/kmod.md).
  */
-static unsigned long nvh_resolve(const char *name)
-{
-	struct kprobe kp = { .symbol_name = name };
-	char sym[KSYM_SYMBOL_LEN], want[KSYM_NAME_LEN + 16];
-	unsigned long addr;
+typedef unsigned long (*nvh_lookup_fn)(const char *name);
+static nvh_lookup_fn nvh_lookup;
 
-	if (register_kprobe(&kp) < 0)
-		return 0;
-	addr = (unsigned long)kp.addr;
+static int nvh_find_lookup(void)
+{
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+	int err = register_kprobe(&kp);
+
+	if (err < 0)
+		return err;
+	nvh_lookup = (nvh_lookup_fn)kp.addr;
 	unregister_kprobe(&kp);
 #ifdef CONFIG_X86_64
 	{
+		/* With IBT a kprobe sits after the ENDBR64; the callable start is before it. */
 		static const u8 endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 		u8 b[4];
 
-		if (!copy_from_kernel_nofault(b, (void *)(addr - 4), 4) &&
-		    !memcmp(b, endbr64, 4))
-			addr -= 4;
+		if (!copy_from_kernel_nofault(b, (u8 *)nvh_lookup - 4, 4) && !memcmp(b, endbr64, 4))
+			nvh_lookup = (nvh_lookup_fn)((u8 *)nvh_lookup - 4);
 	}
 #endif
+	return 0;
+}
+
+/* The start of function name in module `nvidia` ("nvidia:name": that module only), 0 if none. */
+static unsigned long nvh_resolve(const char *name)
+{
+	char sym[KSYM_SYMBOL_LEN], want[KSYM_NAME_LEN + 16];
+	unsigned long addr;
+
+	snprintf(want, sizeof(want), "nvidia:%s", name);
+	addr = nvh_lookup(want);
+	if (!addr)
+		return 0;
 	/* Exactly that symbol, at its start, in the driver's module. */
 	sprint_symbol(sym, addr);
 	snprintf(want, sizeof(want), "%s+0x0/", name);
@@ -667,6 +685,11 @@ int cgpu_nvhook_init(void)
 	}
 	if (!enforce)
 		return 0;
+	err = nvh_find_lookup();
+	if (err) {
+		pr_err("cgpu_km: enforce=1: cannot find kallsyms_lookup_name (%d)\n", err);
+		return err;
+	}
 	err = init_srcu_struct(&nvh_srcu);
 	if (err)
 		return err;

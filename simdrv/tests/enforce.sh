@@ -131,6 +131,36 @@ for ver in 535.261.03 550.163.01; do
 	rmmod cgpu_km
 done
 
+# Calls in flight: three processes in the container allocate and free 96 MiB each
+# against a 256 MiB budget while cgpu_km is loaded and unloaded under them. None sees
+# a status but NV_OK or NV_ERR_NO_MEMORY, the driver never holds more than the budget
+# while enforcing, and nothing is left behind.
+insmod "$NV" gpus=1 mem_mib=1024 version=535.261.03
+for i in 1 2 3; do start r$i cg churn 96; done
+for round in 1 2 3 4 5; do
+	insmod "$KO" enforce=1 nv_version=535.261.03
+	container
+	for _ in 1 2 3 4 5; do
+		u=$(used)
+		# Objects allocated before the load are not charged (not tracked): at most
+		# the three churners' 96 MiB each on top of the budget in the first moments.
+		[ "$u" -le $(((256 + 3 * 96) * MiB)) ] || fail "round $round: driver holds $u"
+		sleep 0.2
+	done
+	[ "$(used)" -le $((256 * MiB)) ] || fail "round $round: driver holds $(used) after settling"
+	echo 1 >$P/upgrade
+	rmmod cgpu_km
+	sleep 0.3
+done
+for i in 1 2 3; do
+	kill -0 "$(cat "$W/r$i.pid")" || fail "churner r$i died: $(cat "$W/r$i")"
+	kill_it r$i
+done
+[ "$(used)" = 0 ] || fail "after the churners the driver holds $(used)"
+rmmod nvidia
+dmesg | grep -q "leaked" && fail "leak at unload"
+ok "5 loads and unloads of cgpu_km under three allocating processes"
+
 # Unknown version: off, said so; no version at all (the stand-in has no MODULE_VERSION).
 insmod "$NV" gpus=1 mem_mib=1024 version=550.163.01
 insmod "$KO" enforce=1 nv_version=999.1

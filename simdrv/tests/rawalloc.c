@@ -11,6 +11,9 @@
  *                        turns, until the status is not NV_OK; prints
  *                        "loop: N x MIB MiB, then status 0xS"; frees the last one and
  *                        allocates it again ("refill: 0xS"), prints "held", waits
+ *   rawalloc churn MIB   allocates and frees MIB MiB on GPU 0 over and over, NVOS21 and
+ *                        NVOS64 by turns, until killed; any status but NV_OK and
+ *                        NV_ERR_NO_MEMORY, or a failed free, ends it with exit 1
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -171,6 +174,27 @@ static void loop(unsigned long long mib)
 		pause();
 }
 
+static void churn(unsigned long long mib)
+{
+	struct sd_memory_alloc m;
+	unsigned int c, h, st, n;
+	int gpu0 = open("/dev/nvidia0", O_RDWR);
+
+	CHECK(gpu0 >= 0);
+	start();
+	c = client_on_gpu0();
+	printf("held\n");
+	fflush(stdout);
+	for (n = 0;; n++) {
+		h = 0x2000;
+		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
+		st = alloc(n % 2, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		CHECK(st == SD_NV_OK || st == SD_NV_ERR_NO_MEMORY);
+		if (st == SD_NV_OK)
+			CHECK(rmfree(c, h) == SD_NV_OK);
+	}
+}
+
 static void check(void)
 {
 	struct sd_card_info ci[SD_MAX_DEVICES];
@@ -302,12 +326,14 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "hold"))
 		hold(strtoull(argv[2], NULL, 10));
+	else if (argc == 3 && !strcmp(argv[1], "churn"))
+		churn(strtoull(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "loop"))
 		loop(strtoull(argv[2], NULL, 10));
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB | rawalloc churn MIB\n");
 		return 2;
 	}
 	return 0;
