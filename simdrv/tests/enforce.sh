@@ -131,10 +131,15 @@ for ver in 535.261.03 550.163.01; do
 	rmmod cgpu_km
 done
 
-# Calls in flight: three processes in the container allocate and free 96 MiB each
+# Calls in flight (ENFORCE_CHURN=1 only): three processes in the container allocate and
+# free 96 MiB each
 # against a 256 MiB budget while cgpu_km is loaded and unloaded under them. None sees
 # a status but NV_OK or NV_ERR_NO_MEMORY, the driver never holds more than the budget
 # while enforcing, and nothing is left behind.
+# Off by default: in the TCG test VM, patching the entry while processes run through it
+# hangs them at its first byte (soft lockup) with the kernel's own function tracer too,
+# without cgpu_km (simdrv/tests/ftrace-tcg.sh reproduces it); see docs/kmod.md.
+if [ "${ENFORCE_CHURN:-0}" = 1 ]; then
 insmod "$NV" gpus=1 mem_mib=1024 version=535.261.03
 for i in 1 2 3; do start r$i cg churn 96; done
 for round in 1 2 3 4 5; do
@@ -160,6 +165,7 @@ done
 rmmod nvidia
 dmesg | grep -q "leaked" && fail "leak at unload"
 ok "5 loads and unloads of cgpu_km under three allocating processes"
+fi
 
 # Unknown version: off, said so; no version at all (the stand-in has no MODULE_VERSION).
 insmod "$NV" gpus=1 mem_mib=1024 version=550.163.01
