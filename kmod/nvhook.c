@@ -473,9 +473,8 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
  * kallsyms_lookup_name, which is not exported: its address from a kprobe registered on
  * it and removed at once (the standard way to resolve a non-exported symbol), taken
  * once at load. The kprobe goes on this rarely called function rather than on the
- * driver's entry itself, so no probe ever sits on a hot path that calls run through
- * (an early version probed the entry and crashed when a kprobe's and our ftrace_ops
- * took turns on it under load, see docs/kmod.md).
+ * driver's entry itself: arming and disarming a probe there would patch the hot entry
+ * twice more (docs/kmod.md, "Open: patching a hot entry in the test VM").
  */
 typedef unsigned long (*nvh_lookup_fn)(const char *name);
 static nvh_lookup_fn nvh_lookup;
