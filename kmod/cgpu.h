@@ -362,6 +362,10 @@ int cgpu_chardev_publish(void);
 void cgpu_chardev_unpublish(void);
 void cgpu_chardev_exit(void);
 
+/* nvhook.c: enforce=1, the budget at the NVIDIA driver's ioctl entry */
+int cgpu_nvhook_init(void);
+void cgpu_nvhook_exit(void);
+
 /* selftest.c */
 int cgpu_selftest(void);
 

@@ -48,19 +48,24 @@ static int __init cgpu_init(void)
 	err = cgpu_procfs_init();
 	if (err)
 		goto chardev;
+	err = cgpu_nvhook_init();
+	if (err)
+		goto procfs;
 #ifdef CGPU_FAULT_INIT
 	/* make FAULT=init: a module that fails at the last step, for the update's tests. */
 	pr_err("cgpu_km %s: built with FAULT=init: failing the load on purpose\n", CGPU_KM_VERSION);
 	err = -EIO;
-	goto procfs;
+	goto nvhook;
 #endif
 	err = cgpu_chardev_publish();
 	if (err)
-		goto procfs;
+		goto nvhook;
 	pr_info("cgpu_km %s: %u GPU(s), /dev/cgpu major %u%s\n", CGPU_KM_VERSION, ngpus,
 		cgpu.major, cgpu.state == CGPU_IMPORTING ?
 		": loaded for a hot update, waiting for the old module's state" : "");
 	return 0;
+nvhook:
+	cgpu_nvhook_exit();
 procfs:
 	cgpu_procfs_exit();
 chardev:
@@ -81,6 +86,8 @@ static void __exit cgpu_exit(void)
 	mutex_lock(&cgpu.ctl_mutex);
 	cgpu.exiting = true;
 	mutex_unlock(&cgpu.ctl_mutex);
+	/* First: no driver call is charged once the tree and ledgers start going. */
+	cgpu_nvhook_exit();
 	cgpu_procfs_exit();
 	cgpu_chardev_unpublish();
 	cgpu_chardev_exit();

@@ -6,6 +6,14 @@
  *   rawalloc check       every escape, both RM_ALLOC sizes, direct and XFER-wrapped,
  *                        the driver's ledger in /proc, and each bad input's answer
  *   rawalloc hold MIB    allocates MIB MiB on GPU 0, prints "held", waits to be killed
+ *   rawalloc loop MIB    (cgpu_km enforce=1) a second client takes 2 x MIB and is freed
+ *                        whole; then allocations of MIB MiB on GPU 0, NVOS21 and NVOS64 by
+ *                        turns, until the status is not NV_OK; prints
+ *                        "loop: N x MIB MiB, then status 0xS"; frees the last one and
+ *                        allocates it again ("refill: 0xS"), prints "held", waits
+ *   rawalloc churn MIB   allocates and frees MIB MiB on GPU 0 over and over, NVOS21 and
+ *                        NVOS64 by turns, until killed; any status but NV_OK and
+ *                        NV_ERR_NO_MEMORY, or a failed free, ends it with exit 1
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -125,6 +133,66 @@ static void hold(unsigned long long mib)
 	fflush(stdout);
 	for (;;)
 		pause();
+}
+
+static void loop(unsigned long long mib)
+{
+	struct sd_memory_alloc m;
+	unsigned int c, c2, h, st, n = 0;
+	int gpu0 = open("/dev/nvidia0", O_RDWR);
+
+	CHECK(gpu0 >= 0);
+	start();
+	/* A client freed whole gives its memory back: the loop below gets it all. */
+	c2 = client_on_gpu0();
+	for (h = 0x3000; h < 0x3002; h++) {
+		unsigned int hh = h;
+
+		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
+		CHECK(alloc(1, c2, 0x1001, &hh, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	}
+	CHECK(rmfree(c2, c2) == SD_NV_OK);
+	c = client_on_gpu0();
+	for (;;) {
+		h = 0x2000 + n;
+		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
+		st = alloc(n % 2, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		if (st != SD_NV_OK)
+			break;
+		n++;
+	}
+	printf("loop: %u x %llu MiB, then status 0x%x\n", n, mib, st);
+	if (n) {
+		CHECK(rmfree(c, 0x2000 + n - 1) == SD_NV_OK);
+		h = 0x2000 + n - 1;
+		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
+		printf("refill: 0x%x\n", alloc(1, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m));
+	}
+	printf("held\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static void churn(unsigned long long mib)
+{
+	struct sd_memory_alloc m;
+	unsigned int c, h, st, n;
+	int gpu0 = open("/dev/nvidia0", O_RDWR);
+
+	CHECK(gpu0 >= 0);
+	start();
+	c = client_on_gpu0();
+	printf("held\n");
+	fflush(stdout);
+	for (n = 0;; n++) {
+		h = 0x2000;
+		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
+		st = alloc(n % 2, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		CHECK(st == SD_NV_OK || st == SD_NV_ERR_NO_MEMORY);
+		if (st == SD_NV_OK)
+			CHECK(rmfree(c, h) == SD_NV_OK);
+	}
 }
 
 static void check(void)
@@ -258,10 +326,14 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "hold"))
 		hold(strtoull(argv[2], NULL, 10));
+	else if (argc == 3 && !strcmp(argv[1], "churn"))
+		churn(strtoull(argv[2], NULL, 10));
+	else if (argc == 3 && !strcmp(argv[1], "loop"))
+		loop(strtoull(argv[2], NULL, 10));
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB | rawalloc churn MIB\n");
 		return 2;
 	}
 	return 0;

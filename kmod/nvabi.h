@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The few numbers and layouts of NVIDIA's driver ABI that enforce=1 reads (nvhook.c).
+ * They are the same as simdrv/lib/abi.h's, which simdrv/conformance/check.c compiles
+ * against NVIDIA's own headers of 535.261.03 and 550.163.01; kmod keeps its own copy
+ * because DKMS builds this directory alone. Change one there, change it here.
+ */
+#ifndef CGPU_NVABI_H
+#define CGPU_NVABI_H
+
+#include <linux/types.h>
+
+#define NVA_ESC_RM_FREE		0x29
+#define NVA_ESC_RM_ALLOC	0x2B
+#define NVA_ESC_IOCTL_XFER_CMD	211
+
+#define NVA_NV01_MEMORY_LOCAL_USER 0x40
+
+#define NVA_NV_OK			0x00
+#define NVA_ERR_INVALID_ADDRESS		0x1E
+#define NVA_ERR_INVALID_ARGUMENT	0x1F
+#define NVA_ERR_NO_MEMORY		0x51
+
+/* NVOS21_PARAMETERS (32 bytes) and NVOS64_PARAMETERS (48): the same first 24 bytes. */
+struct nva_nvos21 {
+	u32 hRoot;
+	u32 hObjectParent;
+	u32 hObjectNew;
+	u32 hClass;
+	u64 pAllocParms;
+	u32 paramsSize;
+	u32 status;
+};
+
+struct nva_nvos64 {
+	u32 hRoot;
+	u32 hObjectParent;
+	u32 hObjectNew;
+	u32 hClass;
+	u64 pAllocParms;
+	u64 pRightsRequested;
+	u32 paramsSize;
+	u32 flags;
+	u32 status;
+	u32 pad;
+};
+
+/* NVOS00_PARAMETERS: NV_ESC_RM_FREE */
+struct nva_nvos00 {
+	u32 hRoot;
+	u32 hObjectParent;
+	u32 hObjectOld;
+	u32 status;
+};
+
+/* NV_MEMORY_ALLOCATION_PARAMS: 120 bytes before 545.23.06, 128 from it; size at 64. */
+#define NVA_MEMPARAMS_SIZE_OLD	120
+#define NVA_MEMPARAMS_SIZE_NEW	128
+#define NVA_MEMPARAMS_SIZE_OFF	64
+
+static_assert(sizeof(struct nva_nvos21) == 32);
+static_assert(sizeof(struct nva_nvos64) == 48);
+static_assert(sizeof(struct nva_nvos00) == 16);
+static_assert(offsetof(struct nva_nvos21, status) == 28);
+static_assert(offsetof(struct nva_nvos64, status) == 40);
+
+#endif
