@@ -66,7 +66,7 @@ func TestUtilisationFromScheduler(t *testing.T) {
 	}
 	var clients []*exec.Cmd
 	for _, c := range []container{fx.web, fx.db} {
-		cmd := exec.Command(kt, "sched", "-c", "/sys/fs/cgroup/system.slice/docker-"+c.ID+".scope", "slice", "0", "6", "500")
+		cmd := exec.Command(kt, "sched", "-c", ownCgroup(t, c), "slice", "0", "6", "500")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

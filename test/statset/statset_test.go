@@ -170,15 +170,7 @@ type ktHolder struct {
 }
 
 func (h *ktHolder) hold(t *testing.T, c container, gpu int, bytes uint64) int {
-	self, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", c.State.Pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, ok := strings.CutPrefix(strings.TrimSpace(string(self)), "0::")
-	if !ok {
-		t.Fatalf("container %s: not on cgroup v2: %q", c.Name, self)
-	}
-	cg := "/sys/fs/cgroup" + rel
+	cg := ownCgroup(t, c)
 	// Not t.TempDir: the hold outlives the test that set the fixture up.
 	f, err := os.CreateTemp("", "cgpu-statset-hold.")
 	if err != nil {
@@ -207,6 +199,25 @@ func (h *ktHolder) hold(t *testing.T, c container, gpu int, bytes uint64) int {
 	}
 	t.Fatalf("kt did not get ready (charge %d on GPU %d for %s)", bytes, gpu, c.Name)
 	return 0
+}
+
+// ownCgroup is the container's own cgroup: its init's, the one the runtime bound the
+// container's instances to (a cgroup merely named like Docker's scope is no container).
+func ownCgroup(t *testing.T, c container) string {
+	// Its init now: a test may have restarted it since the fixture was made.
+	pid, err := exec.Command(dockerBin(), "inspect", "-f", "{{.State.Pid}}", c.ID).Output()
+	if err != nil {
+		t.Fatalf("docker inspect %s: %v", c.Name, err)
+	}
+	self, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, ok := strings.CutPrefix(strings.TrimSpace(string(self)), "0::")
+	if !ok {
+		t.Fatalf("container %s: not on cgroup v2: %q", c.Name, self)
+	}
+	return "/sys/fs/cgroup" + rel
 }
 
 func (h *ktHolder) releaseAll() {
