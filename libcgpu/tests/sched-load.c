@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "cgpu_cuda.h"
+#include "memsize.h"
 
 #define CK(call)                                                         \
 	do {                                                             \
@@ -275,6 +276,39 @@ static int run_calls(const char *dir)
 	return 0;
 }
 
+/*
+ * What the driver holds for the process (cutil/memsize.h): a large chunk its own
+ * pages; the small allocations (setup's two buffers, small chunks) the distinct
+ * pages they are packed into.
+ */
+static uint64_t held_bytes(const struct gpu *g, const CUdeviceptr *live, int ring, size_t chunk)
+{
+	uint64_t *page = calloc((size_t)ring + 2, sizeof(*page)), held = 0;
+	int n = 0;
+
+	if (!page)
+		exit(2);
+	page[n++] = cgpu_page_of(g->a);
+	page[n++] = cgpu_page_of(g->b);
+	for (int k = 0; k < ring; k++) {
+		if (!live[k])
+			continue;
+		if (cgpu_is_small(chunk))
+			page[n++] = cgpu_page_of(live[k]);
+		else
+			held += cgpu_round_page(chunk);
+	}
+	for (int i = 0; i < n; i++) {
+		int seen = 0;
+
+		for (int j = 0; j < i; j++)
+			seen |= page[j] == page[i];
+		held += seen ? 0 : CGPU_PAGE;
+	}
+	free(page);
+	return held;
+}
+
 /* One churn step's result that is not success or out of memory ends the run. */
 static int churn(double seconds, size_t chunk, int ring, const char *hold)
 {
@@ -312,9 +346,7 @@ static int churn(double seconds, size_t chunk, int ring, const char *hold)
 		}
 	}
 	CK(cuStreamSynchronize(NULL));
-	held = 8192;	/* setup's two 4 KiB buffers */
-	for (int k = 0; k < ring; k++)
-		held += live[k] ? chunk : 0;
+	held = held_bytes(&g, live, ring, chunk);
 	printf("iterations=%llu max_step_ms=%.1f slow=%llu refused=%llu errors=%llu\n", steps,
 	       (double)max_step / 1e6, slow, refused, errors);
 	printf("holding pid=%d bytes=%llu\n", getpid(), (unsigned long long)held);
