@@ -218,6 +218,9 @@ static struct nvh_file *nvh_file_for_caller(struct file *f, bool *refuse)
 		*refuse = nvh_caller_contained();
 		return NULL;
 	}
+	/* The host and unlimited containers pass with nothing allocated for them. */
+	if (!nvh_caller_contained())
+		return NULL;
 	rec = cgpu_zalloc(sizeof(*rec));
 	if (rec)
 		rec->att = cgpu_zalloc(sizeof(*rec->att));

@@ -13,16 +13,6 @@ import (
 	"github.com/cgpu-project/cgpu/pkg/uapi"
 )
 
-// The policies of SPEC.md, by their procfs number.
-const (
-	FairShare  = uapi.PolicyFair
-	Preemptive = uapi.PolicyPreempt
-	Weight     = uapi.PolicyWeight
-	Fixed      = uapi.PolicyFixed
-	Soft       = uapi.PolicySoft
-	Native     = uapi.PolicyNative
-)
-
 // Sized by the header, so a policy added there without a name here does not build.
 var names = [uapi.PolicyMax + 1]string{"fair-share", "preemptive", "weight", "fixed", "soft", "native"}
 
@@ -101,19 +91,19 @@ func Shares(g *procfs.GPUState) []Compute {
 		w := float64(in.Weight)
 		var share, limit float64
 		switch g.Policy {
-		case FairShare:
+		case uapi.PolicyFair:
 			share, limit = 1/float64(g.MaxInst), 1/float64(g.MaxInst)
-		case Preemptive:
+		case uapi.PolicyPreempt:
 			share, limit = 1/float64(n), 1
-		case Weight:
+		case uapi.PolicyWeight:
 			others := normalSum
 			if !in.HighPrio {
 				others -= in.Weight
 			}
 			share, limit = w/float64(sum), w/(w+float64(others))
-		case Fixed:
+		case uapi.PolicyFixed:
 			share, limit = w/float64(g.MaxInst), w/float64(g.MaxInst)
-		case Soft:
+		case uapi.PolicySoft:
 			share, limit = w/float64(sum), 1
 		default:
 			continue

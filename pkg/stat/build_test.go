@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
-	"github.com/cgpu-project/cgpu/pkg/policy"
 	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/stat/stattest"
 	"github.com/cgpu-project/cgpu/pkg/uapi"
@@ -91,7 +90,7 @@ func TestBuildSchedulerUtilisation(t *testing.T) {
 	in := stattest.Sample(t)
 	web, db := stat.MeminfoKey{GPU: 0, ID: stattest.IDWeb[:12]}, stat.MeminfoKey{GPU: 0, ID: stattest.IDDB[:12]}
 	fig := func(last, used uint64) uapi.InstStat {
-		return uapi.InstStat{Sched: uapi.SchedStat{Policy: policy.Weight, Used_ns: used, Charged_ns: used + 1000,
+		return uapi.InstStat{Sched: uapi.SchedStat{Policy: uapi.PolicyWeight, Used_ns: used, Charged_ns: used + 1000,
 			Grants: 7, Takebacks: 2}, Last_second_used_ns: last}
 	}
 	in.Sched[web], in.Sched[db] = fig(333333333, 12345678901), fig(600000000, 0)
@@ -126,7 +125,7 @@ func TestBuildSchedulerUtilisation(t *testing.T) {
 	// Native: nobody reports used time, so utilisation is not known.
 	in.Sched[web] = fig(500000000, 9)
 	st := in.Sched[web]
-	st.Sched.Policy = policy.Native
+	st.Sched.Policy = uapi.PolicyNative
 	in.Sched[web] = st
 	in.Sched[db] = st
 	g = stat.Build(in).GPUs[0]

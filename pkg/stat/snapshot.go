@@ -202,7 +202,7 @@ func Build(in Input) *Snapshot {
 					Grants: st.Sched.Grants, Takebacks: st.Sched.Takebacks}
 			}
 			switch {
-			case stKnown && st.Sched.Policy != policy.Native:
+			case stKnown && st.Sched.Policy != uapi.PolicyNative:
 				// Exact and per container: preferred to NVML's per-process samples.
 				u := math.Min(float64(st.Last_second_used_ns)/1e7, 100)
 				inst.Utilization, inst.UtilizationSource = percent(u), SourceScheduler

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/cgpu-project/cgpu/pkg/gpu"
-	"github.com/cgpu-project/cgpu/pkg/policy"
 	"github.com/cgpu-project/cgpu/pkg/procfs"
 	"github.com/cgpu-project/cgpu/pkg/stat"
 	"github.com/cgpu-project/cgpu/pkg/uapi"
@@ -34,10 +33,10 @@ func Sample(t testing.TB) stat.Input {
 			t.Fatal(err)
 		}
 	}
-	if err := st.SetGPU(0, procfs.KeyPolicy, policy.Weight); err != nil {
+	if err := st.SetGPU(0, procfs.KeyPolicy, uapi.PolicyWeight); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SetGPU(1, procfs.KeyPolicy, policy.Native); err != nil {
+	if err := st.SetGPU(1, procfs.KeyPolicy, uapi.PolicyNative); err != nil {
 		t.Fatal(err)
 	}
 	return stat.Input{
@@ -50,7 +49,7 @@ func Sample(t testing.TB) stat.Input {
 		Containers: []stat.Container{{ID: IDWeb, Name: "web", State: "running"}, {ID: IDDB, Name: "db", State: "exited"}},
 		Util:       map[int]stat.Utilization{0: {GPU: 80, PerPID: map[int]float64{100: 30, 101: 25.5, 999: 10}}},
 		Sched: map[stat.MeminfoKey]uapi.InstStat{
-			{GPU: 1, ID: IDGhost}: {Sched: uapi.SchedStat{Policy: policy.Native, Used_ns: 1500000000,
+			{GPU: 1, ID: IDGhost}: {Sched: uapi.SchedStat{Policy: uapi.PolicyNative, Used_ns: 1500000000,
 				Charged_ns: 2000000000, Grants: 500, Takebacks: 1}, Last_second_used_ns: 0},
 		},
 	}
