@@ -83,9 +83,9 @@ static void setup(void)
 	if (!init || !retain || !load || !get || init(0) || retain(&ctx, 0) ||
 	    real_cuCtxSetCurrent(ctx) || load(&mod, "x") || get(&fn, mod, "sleep_ns"))
 		exit(2);
-	w = status_page_fixture();
+	w = status_page_fixture(1);
 	w->gpu[0].go = 5ULL << 32 | 1;
-	g = gate_bind(ctx);
+	g = gate_bind(ctx, NULL);
 	if (!g)
 		exit(2);
 	__atomic_store_n(&g->go, w->gpu[0].go, __ATOMIC_SEQ_CST);

@@ -375,6 +375,128 @@ CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
 CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N,
 			       CUstream hStream);
 
+/*
+ * The other ways work reaches the GPU, which libcgpu's compute gate passes
+ * through untouched: their argument structures stay opaque here.
+ */
+typedef struct CUDA_MEMCPY2D_st CUDA_MEMCPY2D;
+typedef struct CUDA_MEMCPY2D_v1_st CUDA_MEMCPY2D_v1;
+typedef struct CUDA_MEMCPY3D_st CUDA_MEMCPY3D;
+typedef struct CUDA_MEMCPY3D_v1_st CUDA_MEMCPY3D_v1;
+typedef struct CUDA_MEMCPY3D_PEER_st CUDA_MEMCPY3D_PEER;
+typedef union CUstreamBatchMemOpParams_union CUstreamBatchMemOpParams;
+typedef void (*CUhostFn)(void *userData);
+
+CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx);
+CUresult cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx);
+CUresult cuLaunch(CUfunction f);
+CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height);
+CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height,
+			   CUstream hStream);
+CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);
+CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData);
+CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost,
+			   unsigned int ByteCount, CUstream hStream);
+CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice,
+			   unsigned int ByteCount, CUstream hStream);
+CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice,
+			   unsigned int ByteCount, CUstream hStream);
+CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+			   CUdeviceptr srcDevice, CUcontext srcContext,
+			   size_t ByteCount, CUstream hStream);
+CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext,
+				CUdeviceptr srcDevice, CUcontext srcContext,
+				size_t ByteCount, CUstream hStream);
+CUresult cuMemcpyHtoAAsync(CUarray dstArray, unsigned int dstOffset,
+			   const void *srcHost, unsigned int ByteCount,
+			   CUstream hStream);
+CUresult cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset,
+			      const void *srcHost, size_t ByteCount,
+			      CUstream hStream);
+CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOffset,
+				   const void *srcHost, size_t ByteCount,
+				   CUstream hStream);
+CUresult cuMemcpyAtoHAsync(void *dstHost, CUarray srcArray,
+			   unsigned int srcOffset, unsigned int ByteCount,
+			   CUstream hStream);
+CUresult cuMemcpyAtoHAsync_v2(void *dstHost, CUarray srcArray,
+			      size_t srcOffset, size_t ByteCount,
+			      CUstream hStream);
+CUresult cuMemcpyAtoHAsync_v2_ptsz(void *dstHost, CUarray srcArray,
+				   size_t srcOffset, size_t ByteCount,
+				   CUstream hStream);
+CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream);
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream);
+CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream);
+CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream);
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
+CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
+CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream);
+CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *pCopy,
+				  CUstream hStream);
+CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch,
+			unsigned char uc, size_t Width, size_t Height,
+			CUstream hStream);
+CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch,
+			unsigned char uc, size_t Width, size_t Height,
+			CUstream hStream);
+CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch,
+			unsigned short us, size_t Width, size_t Height,
+			CUstream hStream);
+CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch,
+			unsigned short us, size_t Width, size_t Height,
+			CUstream hStream);
+CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch,
+			unsigned int ui, size_t Width, size_t Height,
+			CUstream hStream);
+CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch,
+			unsigned int ui, size_t Width, size_t Height,
+			CUstream hStream);
+CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr,
+			cuuint32_t value, unsigned int flags);
+CUresult cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr addr,
+			cuuint32_t value, unsigned int flags);
+CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr,
+			cuuint32_t value, unsigned int flags);
+CUresult cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr addr,
+			cuuint32_t value, unsigned int flags);
+CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr,
+			cuuint64_t value, unsigned int flags);
+CUresult cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr addr,
+			cuuint64_t value, unsigned int flags);
+CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr,
+			cuuint64_t value, unsigned int flags);
+CUresult cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr addr,
+			cuuint64_t value, unsigned int flags);
+CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr,
+			cuuint32_t value, unsigned int flags);
+CUresult cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr addr,
+			cuuint32_t value, unsigned int flags);
+CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr,
+			cuuint32_t value, unsigned int flags);
+CUresult cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr addr,
+			cuuint32_t value, unsigned int flags);
+CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr,
+			cuuint64_t value, unsigned int flags);
+CUresult cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr addr,
+			cuuint64_t value, unsigned int flags);
+CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr,
+			cuuint64_t value, unsigned int flags);
+CUresult cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr addr,
+			cuuint64_t value, unsigned int flags);
+CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count,
+			CUstreamBatchMemOpParams *paramArray,
+			unsigned int flags);
+CUresult cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count,
+			CUstreamBatchMemOpParams *paramArray,
+			unsigned int flags);
+CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count,
+			CUstreamBatchMemOpParams *paramArray,
+			unsigned int flags);
+CUresult cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count,
+			CUstreamBatchMemOpParams *paramArray,
+			unsigned int flags);
+
 /* Stream-ordered allocator and pools. */
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev);
 CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev);

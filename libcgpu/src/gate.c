@@ -155,11 +155,32 @@ void gate_forget_ctx(CUcontext ctx)
 	__atomic_add_fetch(&gate_epoch, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * The context s belongs to, for a call made without a current one: the
+ * driver runs a stream's work in the stream's context. The default streams
+ * have no context of their own, and with no current one the driver refuses
+ * the call.
+ */
+static CUcontext stream_ctx(CUstream s, CUdevice *dev)
+{
+	CUcontext c = NULL, popped;
+
+	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ||
+	    REAL_CU(cuStreamGetCtx, s, &c) != CUDA_SUCCESS || !c ||
+	    REAL_CU(cuCtxPushCurrent_v2, c) != CUDA_SUCCESS)
+		return NULL;
+	if (REAL_CU(cuCtxGetDevice, dev) != CUDA_SUCCESS)
+		c = NULL;
+	REAL_CU(cuCtxPopCurrent_v2, &popped);
+	return c;
+}
+
 /* The slow part of binding: this thread's context changed, or the gates did. */
-struct gate *gate_bind(CUcontext ctx)
+struct gate *gate_bind(CUcontext ctx, CUstream s)
 {
 	unsigned epoch;
 	struct gate *g = NULL;
+	CUcontext sctx = NULL;
 	CUdevice dev;
 	int slot, two = 2;
 
@@ -169,15 +190,23 @@ struct gate *gate_bind(CUcontext ctx)
 					    __ATOMIC_ACQUIRE);
 	}
 	epoch = __atomic_load_n(&gate_epoch, __ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != 1 || !ctx ||
-	    REAL_CU(cuCtxGetDevice, &dev) != CUDA_SUCCESS)
+	if (__atomic_load_n(&gate_state, __ATOMIC_ACQUIRE) != 1)
 		return NULL;
+	if (!ctx) {
+		sctx = stream_ctx(s, &dev);
+		if (!sctx)
+			return NULL;
+	} else if (REAL_CU(cuCtxGetDevice, &dev) != CUDA_SUCCESS) {
+		return NULL;
+	}
 	slot = devmap_cuda(dev);
 	if (slot >= 0 && (unsigned)slot < ngates && !gates[slot].off) {
 		g = &gates[slot];
-		remember_ctx(g, ctx);
+		remember_ctx(g, ctx ? ctx : sctx);
 	}
-	gate_tls = (struct gate_tls){ ctx, epoch, g };
+	/* Not cached without a context: the next call may name another stream. */
+	if (ctx)
+		gate_tls = (struct gate_tls){ ctx, epoch, g };
 	return g;
 }
 

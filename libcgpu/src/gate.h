@@ -5,7 +5,7 @@
  * the cgpu_km scheduler, docs/scheduler.md). In local and off modes, and with
  * a module that does not publish slices, there is no gate.
  *
- *	struct gate *g = gate_begin();	   may wait for the slice
+ *	struct gate *g = gate_begin(stream);   may wait for the slice
  *	r = <the driver's call>;
  *	gate_end(g);
  *
@@ -68,10 +68,12 @@ void gate_relink(const struct cgpu_query *kq, unsigned kn);
 void gate_stop(void);
 /* The context is about to go: its work is no longer drained by the gate. */
 void gate_forget_ctx(CUcontext ctx);
-struct gate *gate_bind(CUcontext ctx);
+/* The gate of ctx's GPU; without a current context (ctx NULL), that of the
+ * GPU of s's context, where the driver runs the work, uncached. */
+struct gate *gate_bind(CUcontext ctx, CUstream s);
 struct gate *gate_slow(struct gate *g);
 
-static inline struct gate *gate_begin(void)
+static inline struct gate *gate_begin(CUstream s)
 {
 	int state = __atomic_load_n(&gate_state, __ATOMIC_ACQUIRE);
 	CUcontext ctx;
@@ -83,7 +85,7 @@ static inline struct gate *gate_begin(void)
 		   gate_tls.epoch == __atomic_load_n(&gate_epoch, __ATOMIC_ACQUIRE)))
 		g = gate_tls.g;
 	else
-		g = gate_bind(ctx);
+		g = gate_bind(ctx, s);
 	if (!g)
 		return NULL;
 	/* Counted before the check, so the end of a slice can wait for this call. */

@@ -42,10 +42,12 @@ void cgpu_say_once(int *said, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* The container has one GPU, host GPU 0, which is CUDA device 0. */
+/* The container's GPUs are host GPUs 0..n-1, which are CUDA devices 0..n-1. */
+static unsigned fixture_gpus;
+
 int devmap_cuda(CUdevice dev)
 {
-	return dev == 0 ? 0 : -1;
+	return dev >= 0 && (unsigned)dev < fixture_gpus ? dev : -1;
 }
 
 int link_ready(void)
@@ -54,13 +56,13 @@ int link_ready(void)
 }
 
 /*
- * The status page of a container with one GPU: a memfd mapped read-only, as
+ * The status page of a container with n GPUs: a memfd mapped read-only, as
  * libcgpu maps /dev/cgpu's, and the gate set up on it as ATTACH does. Returns
  * the page writable, as the kernel writes it.
  */
-static struct cgpu_status_page *status_page_fixture(void)
+static struct cgpu_status_page *status_page_fixture(unsigned n)
 {
-	struct cgpu_query kq = { .gpu = 0, .sched_id = 1 };
+	struct cgpu_query kq[CGPU_MAX_GPUS];
 	struct cgpu_status_page *w;
 	const struct cgpu_status_page *ro;
 	int fd = memfd_create("cgpu-status-fixture", MFD_CLOEXEC);
@@ -72,8 +74,11 @@ static struct cgpu_status_page *status_page_fixture(void)
 	if (w == MAP_FAILED || ro == MAP_FAILED)
 		exit(2);
 	w->abi_version = CGPU_ABI_VERSION;
-	w->ngpus = 1;
-	gate_init(ro, &kq, 1);
+	w->ngpus = n;
+	for (unsigned i = 0; i < n; i++)
+		kq[i] = (struct cgpu_query){ .gpu = i, .sched_id = 1 + i };
+	fixture_gpus = n;
+	gate_init(ro, kq, n);
 	if (gate_state != 1)
 		exit(2);
 	return w;

@@ -320,6 +320,22 @@ SIM_API CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	return CUDA_SUCCESS;
 }
 
+/* Which context a stream's work runs in, with or without a current one
+ * (libcgpu's gate asks it for calls made without one). */
+SIM_API CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
+	struct CUctx_st *c;
+	uint64_t *tail;
+	CUresult r = stream_resolve(hStream, &c, &tail);
+
+	if (r)
+		return r;
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pctx = c;
+	return CUDA_SUCCESS;
+}
+
 SIM_API CUresult cuStreamDestroy_v2(CUstream hStream)
 {
 	CUresult r = sim_check_init();
@@ -497,6 +513,8 @@ SIM_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *, CUfunction,
 	__attribute__((alias("cuLaunchKernelEx")));
 SIM_API CUresult cuStreamSynchronize_ptsz(CUstream)
 	__attribute__((alias("cuStreamSynchronize")));
+SIM_API CUresult cuStreamGetCtx_ptsz(CUstream, CUcontext *)
+	__attribute__((alias("cuStreamGetCtx")));
 SIM_API CUresult cuStreamQuery_ptsz(CUstream)
 	__attribute__((alias("cuStreamQuery")));
 SIM_API CUresult cuStreamWaitEvent_ptsz(CUstream, CUevent, unsigned int)

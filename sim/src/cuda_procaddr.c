@@ -126,6 +126,8 @@ static const struct entry table[] = {
 	E(cuGraphDestroy, 10000, cuGraphDestroy),
 	E(cuStreamCreate, 2000, cuStreamCreate),
 	E(cuStreamDestroy, 4000, cuStreamDestroy_v2),
+	E(cuStreamGetCtx, 9020, cuStreamGetCtx),
+	P(cuStreamGetCtx, 9020, cuStreamGetCtx_ptsz),
 	E(cuStreamSynchronize, 2000, cuStreamSynchronize),
 	P(cuStreamSynchronize, 7000, cuStreamSynchronize_ptsz),
 	E(cuStreamQuery, 2000, cuStreamQuery),
