@@ -71,8 +71,21 @@ void ledger_init(void)
 		      CGPU_DEVICE_PATH);
 }
 
-void ledger_after_fork_child(void)
+/*
+ * The lock is held over fork so that the child's copy of the table it guards
+ * is whole: a leaf lock (nothing is taken under it), it comes last in fork's
+ * order and cannot deadlock the forking thread.
+ */
+void ledger_fork(enum track_fork_phase phase)
 {
+	if (phase == TRACK_FORK_PREPARE) {
+		pthread_mutex_lock(&lock);
+		return;
+	}
+	if (phase == TRACK_FORK_PARENT) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
 	pthread_mutex_init(&lock, NULL);
 	/* The parent's charges stay on the parent's file. */
 	link_after_fork_child();

@@ -15,12 +15,16 @@
 
 #include <stdint.h>
 
+#include "track.h"
+
 enum cgpu_mode { CGPU_OFF, CGPU_KERNEL, CGPU_LOCAL };
 
 extern int cgpu_mode;	/* set by cgpu_setup() */
 
 void ledger_init(void);
-void ledger_after_fork_child(void);
+/* fork: the child's ledger starts empty, its parent's charges stay the
+ * parent's (pthread_atfork, real.c). */
+void ledger_fork(enum track_fork_phase phase);
 
 /* The slot of the GPU with this UUID; order is its index in CUDA's or
  * NVML's enumeration, used when the module has no UUIDs; pos(arg) gives its

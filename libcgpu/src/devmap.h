@@ -5,9 +5,11 @@
 #define CGPU_DEVMAP_H
 
 #include "hook.h"
+#include "track.h"
 
 /* -1: not one of the container's GPUs (or not limited). */
 int devmap_cuda(CUdevice dev);
 int devmap_nvml(nvmlDevice_t d);
+void devmap_fork(enum track_fork_phase phase);
 
 #endif

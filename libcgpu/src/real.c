@@ -15,6 +15,7 @@
 #include "hook.h"
 #include "budget.h"
 #include "track.h"
+#include "devmap.h"
 
 enum { LIB_CUDA, LIB_NVML };
 
@@ -95,20 +96,28 @@ static int resolve(int lib)
 	return 0;
 }
 
+/* Every lock libcgpu's tables share between threads is taken before fork
+ * (maps and pools first, the leaf locks last), so a child never inherits one
+ * held by a thread that does not exist in it. */
 static void fork_prepare(void)
 {
 	track_fork(TRACK_FORK_PREPARE);
+	ledger_fork(TRACK_FORK_PREPARE);
+	devmap_fork(TRACK_FORK_PREPARE);
 }
 
 static void fork_parent(void)
 {
+	devmap_fork(TRACK_FORK_PARENT);
+	ledger_fork(TRACK_FORK_PARENT);
 	track_fork(TRACK_FORK_PARENT);
 }
 
 static void fork_child(void)
 {
+	devmap_fork(TRACK_FORK_CHILD);
+	ledger_fork(TRACK_FORK_CHILD);
 	track_fork(TRACK_FORK_CHILD);
-	ledger_after_fork_child();
 }
 
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;

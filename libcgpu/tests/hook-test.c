@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -750,6 +751,78 @@ static void test_threads(unsigned long long budget)
 	printf("threads: %d of 2400 allocations refused\n", t.refused);
 }
 
+/* Inside libcgpu all the time: its tables' and NVML handles' locks. */
+static int busy_stop;
+static void *busy(void *arg)
+{
+	const struct api *a = arg;
+	nvmlDevice_t d;
+	nvmlMemory_t m;
+	CUdeviceptr z;
+
+	use_device(0);
+	CHECK(nvmlDeviceGetHandleByIndex_v2(0, &d) == NVML_SUCCESS);
+	/* Mostly NVML: an allocation costs the simulator an mmap, which would
+	 * leave the lookups' lock free most of the time. */
+	for (int i = 0; !__atomic_load_n(&busy_stop, __ATOMIC_ACQUIRE); i++) {
+		nvmlDeviceGetMemoryInfo(d, &m);
+		if (i % 64 == 0 && a->memAlloc(&z, MiB) == CUDA_SUCCESS)
+			a->memFree(z);
+	}
+	return NULL;
+}
+
+/*
+ * Forks while another thread is inside libcgpu: no child may inherit a lock
+ * held by that thread (it would wait for it forever), and each child starts
+ * with its own ledger (in process-local mode the whole budget: nothing its
+ * parent holds is charged to it again).
+ */
+static void fork_while_busy(const struct api *a, unsigned long long budget, int shared)
+{
+	nvmlDevice_t d;
+	nvmlMemory_t m;
+	pthread_t t;
+	int hung = 0, bad = 0;
+
+	CHECK(nvmlInit_v2() == NVML_SUCCESS);
+	CHECK(nvmlDeviceGetHandleByIndex_v2(0, &d) == NVML_SUCCESS);
+	CHECK(pthread_create(&t, NULL, busy, (void *)a) == 0);
+	for (int i = 0; i < 100; i++) {
+		pid_t kid = fork();
+		int st, w = 0;
+
+		if (kid == 0) {
+			CUdeviceptr y;
+			int ok;
+
+			use_device(0);
+			ok = nvmlDeviceGetMemoryInfo(d, &m) == NVML_SUCCESS &&
+			     a->memAlloc(&y, MiB) == CUDA_SUCCESS && a->memFree(y) == CUDA_SUCCESS &&
+			     (shared || free_now(a) == budget);
+			_exit(!ok || failures);
+		}
+		for (int ms = 0; ms < 10000 && !(w = waitpid(kid, &st, WNOHANG)); ms++)
+			usleep(1000);
+		if (!w) {
+			kill(kid, SIGKILL);
+			waitpid(kid, &st, 0);
+			hung++;
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			bad++;
+		}
+	}
+	__atomic_store_n(&busy_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	if (hung || bad) {
+		fprintf(stderr, "FAIL fork while busy: %d of 100 children hung, %d failed\n",
+			hung, bad);
+		failures++;
+	}
+	printf("fork: 100 children forked while a thread was inside libcgpu: %d hung, %d failed\n",
+	       hung, bad);
+}
+
 /*
  * A fork child charges on its own account: in process-local mode it starts
  * with the whole budget; with the kernel ledger (shared != 0) it shares the
@@ -781,6 +854,7 @@ static void test_fork(unsigned long long budget, int shared)
 	CHECK(free_now(&a) == budget - parent);
 	OK(a.memFree(x));
 	CHECK(free_now(&a) == budget);
+	fork_while_busy(&a, budget, shared);
 }
 
 /* Nothing limited: the driver's own answers come through. */
