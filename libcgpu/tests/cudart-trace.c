@@ -14,8 +14,9 @@
  * when cudart got the driver's function for an entry point that allocates,
  * frees, copies, sets memory, launches, or creates, destroys or resets a
  * context, unless the `unhooked` table below says why libcgpu leaves it
- * alone; when it got the driver's function for a name libcgpu hooks; or when
- * a name the table lists came back hooked (the table would be out of date).
+ * alone; when it got the driver's function for a name libcgpu hooks; when a
+ * name the table lists came back hooked (the table would be out of date); or
+ * when too few lookups passed through here to be cudart's.
  * Exit status: 0, or 1 on any failure.
  */
 #define _GNU_SOURCE
@@ -101,14 +102,12 @@ static int rec1(const char *symbol, void **pfn, int version, uint64_t flags)
 	return r;
 }
 
-/* A symbol the driver does not have is a success with a status here. */
+/* A symbol the driver does not have is a success with a status (or NULL) here. */
 static int rec2(const char *symbol, void **pfn, int version, uint64_t flags, int *status)
 {
-	int st = 0, r = next2(symbol, pfn, version, flags, &st);
+	int r = next2(symbol, pfn, version, flags, status);
 
-	if (status)
-		*status = st;
-	record(symbol, pfn, version, flags, r || st ? -1 : 0);
+	record(symbol, pfn, version, flags, r || (status && *status) ? -1 : 0);
 	return r;
 }
 
@@ -127,6 +126,10 @@ static void find_dlsym(void *libcgpu)
 		next_dlsym = glibc_dlsym;
 }
 
+/*
+ * cudart calls dlsym once, on its handle of libcuda. (RTLD_NEXT through here
+ * would search after this program, not after its caller: nothing here uses it.)
+ */
 void *dlsym(void *handle, const char *name)
 {
 	void *r;
