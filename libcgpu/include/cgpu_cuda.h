@@ -290,6 +290,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
 			     cuuint64_t flags,
 			     CUdriverProcAddressQueryResult *symbolStatus);
+CUresult cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId);
 
 /* Devices. */
 CUresult cuDeviceGetCount(int *count);

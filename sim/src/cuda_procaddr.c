@@ -28,6 +28,7 @@ static const struct entry table[] = {
 	E(cuGetErrorName, 6000, cuGetErrorName),
 	E(cuGetProcAddress, 11030, cuGetProcAddress),
 	E(cuGetProcAddress, 12000, cuGetProcAddress_v2),
+	E(cuGetExportTable, 3000, cuGetExportTable),
 	E(cuDeviceGetCount, 2000, cuDeviceGetCount),
 	E(cuDeviceGet, 2000, cuDeviceGet),
 	E(cuDeviceGetName, 2000, cuDeviceGetName),
