@@ -15,6 +15,8 @@
 #define NVA_ESC_IOCTL_XFER_CMD	211
 
 #define NVA_NV01_MEMORY_LOCAL_USER 0x40
+#define NVA_NV01_DEVICE_0	0x80
+#define NVA_NV20_SUBDEVICE_0	0x2080
 
 #define NVA_NV_OK			0x00
 #define NVA_ERR_INVALID_ADDRESS		0x1E
@@ -53,6 +55,13 @@ struct nva_nvos00 {
 	u32 status;
 };
 
+/* nv_ioctl_xfer_t: NV_ESC_IOCTL_XFER_CMD's block, naming the real one */
+struct nva_xfer {
+	u32 cmd;
+	u32 size;
+	u64 ptr;
+};
+
 /* NV_MEMORY_ALLOCATION_PARAMS: 120 bytes before 545.23.06, 128 from it; size at 64. */
 #define NVA_MEMPARAMS_SIZE_OLD	120
 #define NVA_MEMPARAMS_SIZE_NEW	128
@@ -61,6 +70,7 @@ struct nva_nvos00 {
 static_assert(sizeof(struct nva_nvos21) == 32);
 static_assert(sizeof(struct nva_nvos64) == 48);
 static_assert(sizeof(struct nva_nvos00) == 16);
+static_assert(sizeof(struct nva_xfer) == 16);
 static_assert(offsetof(struct nva_nvos21, status) == 28);
 static_assert(offsetof(struct nva_nvos64, status) == 40);
 

@@ -90,17 +90,25 @@ struct nvh_hook {
 struct nvh_file {
 	struct hlist_node node;		/* nvh.files, by file */
 	const struct file *file;	/* identity only: no reference */
-	struct cgpu_attachment *att;	/* the container's ledger (its files count) */
-	struct cgpu_slot *slot;		/* GPU 0's (this slice's attribution) */
+	struct cgpu_attachment *att;	/* the container's ledgers, one per GPU (its files count) */
 	struct mutex lock;		/* objs, nobjs */
 	DECLARE_HASHTABLE(objs, 6);
 	unsigned int nobjs;
 };
 
-/* One memory object charged: (client, handle) -> bytes. */
+/*
+ * One object the driver made for the file: a device or subdevice (which GPU the objects
+ * under it are on) or a video-memory object (its bytes, charged to that GPU's ledger).
+ */
+enum nvh_kind { NVH_DEVICE, NVH_SUBDEVICE, NVH_MEMORY };
+
 struct nvh_obj {
 	struct hlist_node node;
-	u32 client, handle;
+	struct list_head doom;		/* a tree being dropped (nvh_drop_tree) */
+	u32 client, handle, parent;
+	u32 gpu;
+	enum nvh_kind kind;
+	struct cgpu_slot *slot;		/* memory: the ledger charged */
 	u64 bytes;
 };
 
@@ -151,8 +159,31 @@ static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 	 * closes (too much, never too little).
 	 */
 	if (o->bytes)
-		cgpu_ledger_uncharge(rec->slot, o->bytes, &used, &memsize);
+		cgpu_ledger_uncharge(o->slot, o->bytes, &used, &memsize);
 	cgpu_free(o);
+}
+
+/*
+ * The driver freed top and everything under it: a device takes its subdevices and the
+ * memory under both with it. Only devices and subdevices have children here, and few of
+ * them, so one pass over the table per parent. rec->lock held.
+ */
+static void nvh_drop_tree(struct nvh_file *rec, struct nvh_obj *top)
+{
+	struct nvh_obj *q, *o, *n;
+	LIST_HEAD(doom);
+	int bkt;
+
+	list_add_tail(&top->doom, &doom);
+	list_for_each_entry(q, &doom, doom) {
+		if (q->kind == NVH_MEMORY)
+			continue;
+		hash_for_each(rec->objs, bkt, o, node)
+			if (o->client == q->client && o->parent == q->handle && o != q)
+				list_add_tail(&o->doom, &doom);
+	}
+	list_for_each_entry_safe(q, n, &doom, doom)
+		nvh_obj_drop(rec, q);
 }
 
 /* Frees rec: its objects, then its ledger link (which releases all it still holds). */
@@ -194,10 +225,15 @@ static bool nvh_caller_contained(void)
 	return in;
 }
 
+/* Whether the caller is in the container whose record rec is (one cgroup for all its GPUs). */
+static bool nvh_owns(const struct nvh_file *rec)
+{
+	return cgpu_bind_contains(&rec->att->slots[0].inst->bind, current);
+}
+
 /*
  * The record to charge an allocation of the caller's on f to. NULL with *refuse false:
- * the caller is in no container (or its container has no instance on GPU 0): it passes
- * untouched. NULL with *refuse true: the caller is limited but cannot be charged now
+ * the caller is in no container: it passes untouched. NULL with *refuse true: the caller is limited but cannot be charged now
  * (out of memory, too many files, a hot update frozen, or f is another container's).
  * The record lives until f is released or cgpu_km detaches, neither of which can
  * happen while an ioctl on f is running.
@@ -212,7 +248,7 @@ static struct nvh_file *nvh_file_for_caller(struct file *f, bool *refuse)
 	rec = nvh_file_find(f);
 	mutex_unlock(&nvh.files_lock);
 	if (rec) {
-		if (cgpu_bind_contains(&rec->slot->inst->bind, current))
+		if (nvh_owns(rec))
 			return rec;
 		/* A descriptor passed on: another container may not allocate through it. */
 		*refuse = nvh_caller_contained();
@@ -231,13 +267,6 @@ static struct nvh_file *nvh_file_for_caller(struct file *f, bool *refuse)
 		return NULL;
 	}
 	err = cgpu_attach(rec->att);
-	if (!err) {
-		rec->slot = cgpu_slot_of(rec->att, 0);
-		if (!rec->slot) {
-			cgpu_detach(rec->att);
-			err = -ENOENT;	/* not limited on GPU 0: see docs, per-GPU attribution */
-		}
-	}
 	if (err) {
 		cgpu_free(rec->att);
 		cgpu_free(rec);
@@ -256,7 +285,7 @@ static struct nvh_file *nvh_file_for_caller(struct file *f, bool *refuse)
 	if (other) {
 		nvh_file_free(rec);
 		rec = other;
-		if (!cgpu_bind_contains(&rec->slot->inst->bind, current)) {
+		if (!nvh_owns(rec)) {
 			*refuse = true;
 			return NULL;
 		}
@@ -266,115 +295,251 @@ static struct nvh_file *nvh_file_for_caller(struct file *f, bool *refuse)
 
 /* ---- the wrapped calls ---- */
 
+#define NVH_GPU_NONE	U32_MAX
+
 /* The driver's answer to a limited caller, without calling it: status set, return 0. */
 static long nvh_answer(void __user *status, u32 code)
 {
 	return put_user(code, (u32 __user *)status) ? -EFAULT : 0;
 }
 
-static long nvh_rm_alloc(struct file *f, unsigned int cmd, unsigned long arg,
-			 nvh_ioctl_fn orig)
+/* A parameter block of RM_ALLOC as the caller passed it (direct, or inside XFER). */
+struct nvh_blk {
+	void __user *u;
+	unsigned int size;		/* 32: NVOS21, 48: NVOS64 */
+	union { struct nva_nvos21 p21; struct nva_nvos64 p64; } v;	/* copied once */
+};
+
+static void __user *nvh_status(const struct nvh_blk *b)
 {
-	void __user *uarg = (void __user *)arg;
-	unsigned int size = _IOC_SIZE(cmd);
-	size_t status_off = size == sizeof(struct nva_nvos21) ?
-		offsetof(struct nva_nvos21, status) : offsetof(struct nva_nvos64, status);
-	u32 msize = nvh.layout->memparams_size;
-	union { struct nva_nvos21 p21; struct nva_nvos64 p64; } before, after;
-	u8 mp[NVA_MEMPARAMS_SIZE_NEW];
-	struct nvh_obj *o, *stale;
-	struct nvh_file *rec;
-	u64 want, est, got, used, memsize;
-	bool refuse;
-	long ret;
+	return b->u + (b->size == sizeof(struct nva_nvos21) ?
+		       offsetof(struct nva_nvos21, status) : offsetof(struct nva_nvos64, status));
+}
+
+/*
+ * The driver's answer, read back once: NV_OK and the new handle, or false. Time of check
+ * to time of use: another thread of the caller may rewrite the block between the
+ * driver's write and this read (docs/kmod.md: what is left).
+ */
+static bool nvh_answered_ok(const struct nvh_blk *b, long ret, u32 *handle)
+{
+	union { struct nva_nvos21 p21; struct nva_nvos64 p64; } after;
 	u32 st;
 
-	/* One copy of the block; a fault is the driver's to report. */
-	if (copy_from_user(&before, uarg, size) ||
-	    before.p21.hClass != NVA_NV01_MEMORY_LOCAL_USER)
-		return orig(f, cmd, arg);
-	rec = nvh_file_for_caller(f, &refuse);
-	if (!rec)
-		return refuse ? nvh_answer(uarg + status_off, NVA_ERR_NO_MEMORY) :
-				orig(f, cmd, arg);
-	/* The class's parameters, once; answered as the driver answers them. */
-	if (!before.p21.pAllocParms)
-		return nvh_answer(uarg + status_off, NVA_ERR_INVALID_ARGUMENT);
-	if (copy_from_user(mp, u64_to_user_ptr(before.p21.pAllocParms), msize))
-		return nvh_answer(uarg + status_off, NVA_ERR_INVALID_ADDRESS);
-	memcpy(&want, mp + NVA_MEMPARAMS_SIZE_OFF, sizeof(want));
-	if (want > U64_MAX - (NVH_PAGE - 1))
-		return nvh_answer(uarg + status_off, NVA_ERR_NO_MEMORY);
-	est = round_up(want, NVH_PAGE);
+	if (ret || copy_from_user(&after, b->u, b->size))
+		return false;
+	memcpy(&st, (u8 *)&after + (nvh_status(b) - b->u), sizeof(st));
+	*handle = after.p21.hObjectNew;
+	return st == NVA_NV_OK;
+}
 
-	/* Room for the object's line first, then the charge: nothing to undo after. */
-	o = cgpu_zalloc(sizeof(*o));
-	if (!o)
-		return nvh_answer(uarg + status_off, NVA_ERR_NO_MEMORY);
+/* A tracked device or subdevice of rec, or NULL. rec->lock held. */
+static struct nvh_obj *nvh_parent(struct nvh_file *rec, u32 client, u32 handle)
+{
+	struct nvh_obj *p = nvh_obj_find(rec, client, handle);
+
+	return p && p->kind != NVH_MEMORY ? p : NULL;
+}
+
+/* Takes a place in rec's table for one more object; false when it is full. */
+static bool nvh_take_place(struct nvh_file *rec)
+{
+	bool ok;
+
 	mutex_lock(&rec->lock);
-	refuse = rec->nobjs >= NVH_OBJS_MAX;
-	if (!refuse)
-		rec->nobjs++;	/* the place is taken now; given back on failure */
+	ok = rec->nobjs < NVH_OBJS_MAX;
+	if (ok)
+		rec->nobjs++;
 	mutex_unlock(&rec->lock);
-	if (refuse || (est && cgpu_ledger_charge(rec->slot, est, &used, &memsize))) {
-		if (!refuse) {
-			mutex_lock(&rec->lock);
-			rec->nobjs--;
-			mutex_unlock(&rec->lock);
-		}
-		cgpu_free(o);
-		return nvh_answer(uarg + status_off, NVA_ERR_NO_MEMORY);
-	}
+	return ok;
+}
 
+/* Records o (its place taken) under its handle. rec->lock held. */
+static void nvh_record(struct nvh_file *rec, struct nvh_obj *o)
+{
+	/* A line left by an object the driver freed behind our back: the handle is reused. */
+	struct nvh_obj *stale = nvh_obj_find(rec, o->client, o->handle);
+
+	if (stale)
+		nvh_obj_drop(rec, stale);
+	hash_add(rec->objs, &o->node, nvh_key(o->client, o->handle));
+}
+
+/*
+ * NV01_DEVICE_0 and NV20_SUBDEVICE_0: which GPU the objects under them are on. A device
+ * is made for NV0080_ALLOC_PARAMETERS.deviceId (its first field), read once before the
+ * call; a subdevice is on its parent device's GPU. One not tracked (made before cgpu_km
+ * attached, or its parameters unreadable) is not recorded, and memory under it is
+ * refused below: never charged to a guessed GPU.
+ */
+static long nvh_alloc_parent(struct file *f, unsigned int cmd, unsigned long arg,
+			     nvh_ioctl_fn orig, struct nvh_blk *b, struct nvh_file *rec)
+{
+	struct nvh_obj *o, *p;
+	u32 gpu = NVH_GPU_NONE, handle;
+	long ret;
+
+	if (b->v.p21.hClass == NVA_NV01_DEVICE_0) {
+		if (b->v.p21.pAllocParms &&
+		    get_user(gpu, (u32 __user *)u64_to_user_ptr(b->v.p21.pAllocParms)))
+			gpu = NVH_GPU_NONE;
+	} else {
+		mutex_lock(&rec->lock);
+		p = nvh_parent(rec, b->v.p21.hRoot, b->v.p21.hObjectParent);
+		if (p && p->kind == NVH_DEVICE)
+			gpu = p->gpu;
+		mutex_unlock(&rec->lock);
+	}
+	if (gpu == NVH_GPU_NONE)
+		return orig(f, cmd, arg);
+	o = cgpu_zalloc(sizeof(*o));
+	if (!o || !nvh_take_place(rec)) {
+		if (o)
+			cgpu_free(o);
+		return nvh_answer(nvh_status(b), NVA_ERR_NO_MEMORY);
+	}
 	ret = orig(f, cmd, arg);
-
-	/*
-	 * The driver's answer, read back once: status, the new handle and the size it
-	 * took (written back into the class parameters). Time of check to time of use:
-	 * another thread of the caller may rewrite these between the driver's write and
-	 * this read; the full version asks the driver about the handle instead (docs).
-	 */
-	got = 0;
-	st = NVA_ERR_INVALID_ARGUMENT;
-	if (!ret && !copy_from_user(&after, uarg, size) &&
-	    !copy_from_user(mp, u64_to_user_ptr(before.p21.pAllocParms), msize)) {
-		memcpy(&st, (u8 *)&after + status_off, sizeof(st));
-		memcpy(&got, mp + NVA_MEMPARAMS_SIZE_OFF, sizeof(got));
-	}
 	mutex_lock(&rec->lock);
-	if (st != NVA_NV_OK) {
+	if (!nvh_answered_ok(b, ret, &handle)) {
 		rec->nobjs--;
-		if (est)
-			cgpu_ledger_uncharge(rec->slot, est, &used, &memsize);
 		mutex_unlock(&rec->lock);
 		cgpu_free(o);
 		return ret;
 	}
+	o->client = b->v.p21.hRoot;
+	o->handle = handle;
+	o->parent = b->v.p21.hObjectParent;
+	o->gpu = gpu;
+	o->kind = b->v.p21.hClass == NVA_NV01_DEVICE_0 ? NVH_DEVICE : NVH_SUBDEVICE;
+	nvh_record(rec, o);
+	mutex_unlock(&rec->lock);
+	return ret;
+}
+
+/*
+ * NV01_MEMORY_LOCAL_USER, under a tracked device or subdevice: charged to the container's
+ * ledger on that GPU before the driver runs, then set to what the driver took.
+ */
+static long nvh_alloc_memory(struct file *f, unsigned int cmd, unsigned long arg,
+			     nvh_ioctl_fn orig, struct nvh_blk *b, struct nvh_file *rec)
+{
+	u32 msize = nvh.layout->memparams_size, handle;
+	u8 mp[NVA_MEMPARAMS_SIZE_NEW];
+	u64 want, est, got, used, memsize;
+	struct cgpu_slot *slot = NULL;
+	struct nvh_obj *o, *p;
+	long ret;
+
+	/* The class's parameters, once; answered as the driver answers them. */
+	if (!b->v.p21.pAllocParms)
+		return nvh_answer(nvh_status(b), NVA_ERR_INVALID_ARGUMENT);
+	if (copy_from_user(mp, u64_to_user_ptr(b->v.p21.pAllocParms), msize))
+		return nvh_answer(nvh_status(b), NVA_ERR_INVALID_ADDRESS);
+	memcpy(&want, mp + NVA_MEMPARAMS_SIZE_OFF, sizeof(want));
+	if (want > U64_MAX - (NVH_PAGE - 1))
+		return nvh_answer(nvh_status(b), NVA_ERR_NO_MEMORY);
+	est = round_up(want, NVH_PAGE);
+
+	/* The GPU it goes on; none known, or no budget there for this container: refused. */
+	mutex_lock(&rec->lock);
+	p = nvh_parent(rec, b->v.p21.hRoot, b->v.p21.hObjectParent);
+	if (p)
+		slot = cgpu_slot_of(rec->att, p->gpu);
+	mutex_unlock(&rec->lock);
+	if (!slot) {
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: video memory under %s (parent 0x%x) refused\n",
+				    task_tgid_nr(current),
+				    p ? "a GPU the container has no budget on" : "a device cgpu_km did not see made",
+				    b->v.p21.hObjectParent);
+		return nvh_answer(nvh_status(b), NVA_ERR_NO_MEMORY);
+	}
+
+	/* Room for the object's line first, then the charge: nothing to undo after. */
+	o = cgpu_zalloc(sizeof(*o));
+	if (!o || !nvh_take_place(rec)) {
+		if (o)
+			cgpu_free(o);
+		return nvh_answer(nvh_status(b), NVA_ERR_NO_MEMORY);
+	}
+	if (est && cgpu_ledger_charge(slot, est, &used, &memsize)) {
+		mutex_lock(&rec->lock);
+		rec->nobjs--;
+		mutex_unlock(&rec->lock);
+		cgpu_free(o);
+		return nvh_answer(nvh_status(b), NVA_ERR_NO_MEMORY);
+	}
+
+	ret = orig(f, cmd, arg);
+
+	/* The size the driver took, written back into the class parameters; read once. */
+	got = 0;
+	if (!nvh_answered_ok(b, ret, &handle) ||
+	    copy_from_user(mp, u64_to_user_ptr(b->v.p21.pAllocParms), msize)) {
+		mutex_lock(&rec->lock);
+		rec->nobjs--;
+		if (est)
+			cgpu_ledger_uncharge(slot, est, &used, &memsize);
+		mutex_unlock(&rec->lock);
+		cgpu_free(o);
+		return ret;
+	}
+	memcpy(&got, mp + NVA_MEMPARAMS_SIZE_OFF, sizeof(got));
+	mutex_lock(&rec->lock);
 	/* What the driver took: less than the 2 MiB estimate is given back. */
 	if (got < est) {
-		cgpu_ledger_uncharge(rec->slot, est - got, &used, &memsize);
-	} else if (got > est && cgpu_ledger_charge(rec->slot, got - est, &used, &memsize)) {
+		cgpu_ledger_uncharge(slot, est - got, &used, &memsize);
+	} else if (got > est && cgpu_ledger_charge(slot, got - est, &used, &memsize)) {
 		/* Larger pages than 2 MiB, or the size rewritten under us: see docs. */
 		pr_warn_ratelimited("cgpu_km: enforce: pid %d: the driver took %llu bytes, %llu over the budget's room; %llu charged\n",
 				    task_tgid_nr(current), got, got - est, est);
 		got = est;
 	}
-	o->client = after.p21.hRoot;
-	o->handle = after.p21.hObjectNew;
+	o->client = b->v.p21.hRoot;
+	o->handle = handle;
+	o->parent = b->v.p21.hObjectParent;
+	o->gpu = p->gpu;
+	o->kind = NVH_MEMORY;
+	o->slot = slot;
 	o->bytes = got;
-	/* A line left by an object freed with its parent: that handle is taken again. */
-	stale = nvh_obj_find(rec, o->client, o->handle);
-	if (stale)
-		nvh_obj_drop(rec, stale);
-	hash_add(rec->objs, &o->node, nvh_key(o->client, o->handle));
+	nvh_record(rec, o);
 	mutex_unlock(&rec->lock);
 	return ret;
 }
 
-static long nvh_rm_free(struct file *f, unsigned int cmd, unsigned long arg,
-			nvh_ioctl_fn orig)
+/*
+ * NV_ESC_RM_ALLOC, whose block (32 or 48 bytes) is at ublk: copied once. Only the classes
+ * that place or take video memory are looked at, and only for a limited caller.
+ */
+static long nvh_rm_alloc(struct file *f, unsigned int cmd, unsigned long arg,
+			 nvh_ioctl_fn orig, void __user *ublk, unsigned int bsize)
 {
-	void __user *uarg = (void __user *)arg;
+	struct nvh_blk b = { .u = ublk, .size = bsize };
+	struct nvh_file *rec;
+	bool refuse;
+
+	/* A fault is the driver's to report. */
+	if (copy_from_user(&b.v, ublk, bsize))
+		return orig(f, cmd, arg);
+	switch (b.v.p21.hClass) {
+	case NVA_NV01_DEVICE_0:
+	case NVA_NV20_SUBDEVICE_0:
+	case NVA_NV01_MEMORY_LOCAL_USER:
+		break;
+	default:
+		return orig(f, cmd, arg);
+	}
+	rec = nvh_file_for_caller(f, &refuse);
+	if (!rec)
+		return refuse ? nvh_answer(nvh_status(&b), NVA_ERR_NO_MEMORY) : orig(f, cmd, arg);
+	if (b.v.p21.hClass == NVA_NV01_MEMORY_LOCAL_USER)
+		return nvh_alloc_memory(f, cmd, arg, orig, &b, rec);
+	return nvh_alloc_parent(f, cmd, arg, orig, &b, rec);
+}
+
+/* NV_ESC_RM_FREE, whose block is at ublk. */
+static long nvh_rm_free(struct file *f, unsigned int cmd, unsigned long arg,
+			nvh_ioctl_fn orig, void __user *ublk)
+{
 	struct nva_nvos00 before, after;
 	struct hlist_node *tmp;
 	struct nvh_file *rec;
@@ -385,16 +550,15 @@ static long nvh_rm_free(struct file *f, unsigned int cmd, unsigned long arg,
 	mutex_lock(&nvh.files_lock);
 	rec = nvh_file_find(f);
 	mutex_unlock(&nvh.files_lock);
-	if (!rec || copy_from_user(&before, uarg, sizeof(before)))
+	if (!rec || copy_from_user(&before, ublk, sizeof(before)))
 		return orig(f, cmd, arg);
 	ret = orig(f, cmd, arg);
 	/*
 	 * Given back only when the driver says it freed, and the block still names what it
 	 * named before the call (a rewrite in between keeps the charge: too much, not too
-	 * little). Objects freed with a parent other than the client stay charged until
-	 * their handle is reused or the file closes (docs).
+	 * little, until the file closes).
 	 */
-	if (ret || copy_from_user(&after, uarg, sizeof(after)) || after.status != NVA_NV_OK ||
+	if (ret || copy_from_user(&after, ublk, sizeof(after)) || after.status != NVA_NV_OK ||
 	    after.hRoot != before.hRoot || after.hObjectOld != before.hObjectOld)
 		return ret;
 	mutex_lock(&rec->lock);
@@ -405,29 +569,46 @@ static long nvh_rm_free(struct file *f, unsigned int cmd, unsigned long arg,
 	} else {
 		o = nvh_obj_find(rec, before.hRoot, before.hObjectOld);
 		if (o)
-			nvh_obj_drop(rec, o);
+			nvh_drop_tree(rec, o);
 	}
 	mutex_unlock(&rec->lock);
 	return ret;
 }
 
+/* One escape's block at ublk of bsize bytes, direct or unwrapped from XFER. */
+static long nvh_escape(struct file *f, unsigned int cmd, unsigned long arg, nvh_ioctl_fn orig,
+		       unsigned int nr, void __user *ublk, unsigned int bsize)
+{
+	switch (nr) {
+	case NVA_ESC_RM_ALLOC:
+		if (bsize == sizeof(struct nva_nvos21) || bsize == sizeof(struct nva_nvos64))
+			return nvh_rm_alloc(f, cmd, arg, orig, ublk, bsize);
+		break;
+	case NVA_ESC_RM_FREE:
+		if (bsize == sizeof(struct nva_nvos00))
+			return nvh_rm_free(f, cmd, arg, orig, ublk);
+		break;
+	}
+	return orig(f, cmd, arg);
+}
+
 static long nvh_ioctl_body(struct file *f, unsigned int cmd, unsigned long arg)
 {
 	nvh_ioctl_fn orig = (nvh_ioctl_fn)READ_ONCE(nvh.ioctl.addr);
-	unsigned int size = _IOC_SIZE(cmd);
+	struct nva_xfer x;
 
-	switch (_IOC_NR(cmd)) {
-	case NVA_ESC_RM_ALLOC:
-		if (size == sizeof(struct nva_nvos21) || size == sizeof(struct nva_nvos64))
-			return nvh_rm_alloc(f, cmd, arg, orig);
-		break;
-	case NVA_ESC_RM_FREE:
-		if (size == sizeof(struct nva_nvos00))
-			return nvh_rm_free(f, cmd, arg, orig);
-		break;
-	}
-	/* NV_ESC_IOCTL_XFER_CMD and every other escape: not looked at yet (docs). */
-	return orig(f, cmd, arg);
+	if (_IOC_NR(cmd) != NVA_ESC_IOCTL_XFER_CMD)
+		return nvh_escape(f, cmd, arg, orig, _IOC_NR(cmd), (void __user *)arg,
+				  _IOC_SIZE(cmd));
+	/*
+	 * The wrapped form libcuda uses for large blocks: the 16-byte header copied once,
+	 * the inner block treated as if direct (an XFER inside an XFER is the driver's to
+	 * refuse). A fault, or a header of another size, is the driver's to answer.
+	 */
+	if (_IOC_SIZE(cmd) != sizeof(x) || copy_from_user(&x, (void __user *)arg, sizeof(x)) ||
+	    x.cmd == NVA_ESC_IOCTL_XFER_CMD)
+		return orig(f, cmd, arg);
+	return nvh_escape(f, cmd, arg, orig, x.cmd, u64_to_user_ptr(x.ptr), x.size);
 }
 
 static long nvh_ioctl_wrap(struct file *f, unsigned int cmd, unsigned long arg)

@@ -172,12 +172,8 @@ static const struct {
 	  "|^cuMemsetD(8|16|32|2D8|2D16|2D32)$",
 	  "synchronous copy or memset: waits for the stream's gated work, copy engines" },
 	{ "^cuMem(AllocHost|HostAlloc|FreeHost)$", "host memory" },
-	{ "^cuLaunchHostFunc$", "CPU work" },
 	{ "^cuLaunchCooperativeKernelMultiDevice$", "deprecated since CUDA 11.3, several GPUs" },
 	{ "^cuCtxCreate$", "a new context holds no charged memory; cuCtxDestroy gives its charges back" },
-	{ "^cuMemcpy(2D|3D|Peer|3DPeer|HtoA|AtoH)Async$",
-	  "not gated yet: 2D/3D, peer and array async copies (issue 17 point 4)" },
-	{ "^cuMemsetD2D(8|16|32)Async$", "not gated yet: 2D async memsets (issue 17 point 4)" },
 	{ "^cuGraphAddMem(Alloc|Free)Node$|^cuDeviceGraphMemTrim$",
 	  "graph memory is not charged yet (issue 17 point 1)" },
 };

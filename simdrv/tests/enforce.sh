@@ -2,9 +2,11 @@
 # Inside the test VM (test/suites/57-vm-simdrv.sh): cgpu_km enforce=1 on the stand-in
 # driver (docs/kmod.md, "Enforcement at the driver's boundary"). For the 535 and the 550
 # layout: cgpu_km loaded before the driver attaches when it goes live; a static program
-# in a container's cgroup that issues raw NV_ESC_RM_ALLOC (NVOS21 and NVOS64) stops with
-# NV_ERR_NO_MEMORY at its 256 MiB budget and the driver never holds more for it; RM_FREE
-# of an object and of a client give the charge back; SIGKILL leaves 0 charged; the same
+# in a container's cgroup that issues raw NV_ESC_RM_ALLOC (NVOS21 and NVOS64, direct and
+# XFER-wrapped) stops with NV_ERR_NO_MEMORY at its 256 MiB budget on GPU 0 and 128 MiB on
+# GPU 1, each charged to that GPU's instance, and the driver never holds more for it; a
+# GPU without an instance is refused; RM_FREE of an object, a device and a client give
+# the charge back; SIGKILL leaves 0 charged; the same
 # program on the host is not limited; rmmod of cgpu_km while attached, with a container
 # process still holding driver memory, is clean; cgpu_km loaded after the driver
 # attaches at once; unloading the driver detaches. Then: an unknown version leaves
@@ -24,9 +26,9 @@ checks=0
 
 fail() { echo "FAIL: $*" >&2; dmesg | tail -20 >&2; exit 1; }
 ok() { checks=$((checks + 1)); echo "ok: $*"; }
-used() { cat /proc/driver/nvidia-sim/gpus/0/used; }
+used() { cat /proc/driver/nvidia-sim/gpus/"${1:-0}"/used; }
 state() { cat $P/enforcement; }
-meminfo() { cat $P/0/$SID/meminfo; }
+meminfo() { cat $P/"${1:-0}"/$SID/meminfo; }
 
 mkdir -p "$CG"
 bash -c "echo \$\$ >$CG/cgroup.procs && exec sleep 100000" </dev/null >/dev/null 2>&1 &
@@ -34,9 +36,16 @@ INIT=$!
 trap 'kill $INIT 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -qx "$INIT" "$CG/cgroup.procs" && break; sleep 0.05; done
 
+# The container: 256 MiB on GPU 0, 128 MiB on GPU 1.
 container() {
 	echo "add 0 $ID memsize=$((256 * MiB))" >$P/inst_ctl
+	echo "add 1 $ID memsize=$((128 * MiB))" >$P/inst_ctl
 	echo "bind 0 $ID $INIT" >$P/inst_ctl
+	echo "bind 1 $ID $INIT" >$P/inst_ctl
+}
+uncontainer() {
+	echo "del 0 $ID" >$P/inst_ctl
+	[ ! -d $P/1/$SID ] || echo "del 1 $ID" >$P/inst_ctl
 }
 
 # start NAME [cg] RAWALLOC-ARGS: runs rawalloc (in the container's cgroup when the second
@@ -68,14 +77,16 @@ kill_it() {
 for ver in 535.261.03 550.163.01; do
 	echo "== driver $ver"
 	# cgpu_km first: nothing to attach to yet.
-	insmod "$KO" enforce=1 nv_version=$ver
+	insmod "$KO" enforce=1 nv_version=$ver ngpus=2
 	[ "$(state)" = "enforcement: off (no nvidia driver loaded)" ] || fail "before the driver: $(state)"
-	insmod "$NV" gpus=1 mem_mib=1024 version=$ver
+	insmod "$NV" gpus=2 mem_mib=1024 version=$ver
 	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after the driver: $(state)"
 	ok "$ver: attached when the driver went live"
 	container
 
-	# In the container: 8 x 32 MiB (the second client's 64 MiB came back), then 0x51.
+	# In the container: 8 x 32 MiB (what went with a freed device and a freed client came
+	# back; NVOS21 and NVOS64, direct and XFER-wrapped, under the device and the
+	# subdevice), then 0x51.
 	start c1 cg loop 32
 	grep -qx "loop: 8 x 32 MiB, then status 0x51" "$W/c1" || fail "container loop: $(cat "$W/c1")"
 	grep -qx "refill: 0x0" "$W/c1" || fail "refill after RM_FREE: $(cat "$W/c1")"
@@ -88,6 +99,24 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after SIGKILL: $(meminfo)"
 	[ "$(used)" = 0 ] || fail "after SIGKILL the driver holds $(used)"
 	ok "$ver: SIGKILL returns the charge"
+
+	# On GPU 1 the container's budget there: 4 x 32 MiB; GPU 0's ledger untouched.
+	start g1 cg loop 32 1
+	grep -qx "loop: 4 x 32 MiB, then status 0x51" "$W/g1" || fail "GPU 1 loop: $(cat "$W/g1")"
+	[ "$(used 1)" = $((128 * MiB)) ] && [ "$(used 0)" = 0 ] || fail "driver holds $(used 0) + $(used 1)"
+	[ "$(meminfo 1)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$(cat "$W/g1.pid")" $((128 * MiB)))" ] ||
+		fail "GPU 1 meminfo: $(meminfo 1)"
+	[ "$(meminfo 0 | head -1)" = "Free: $((256 * MiB))" ] || fail "GPU 0 charged: $(meminfo 0)"
+	kill_it g1
+	[ "$(meminfo 1)" = "Free: $((128 * MiB))" ] && [ "$(used 1)" = 0 ] || fail "after SIGKILL: $(meminfo 1)"
+	ok "$ver: charged to the GPU the memory is on"
+	# No budget on GPU 1 (the instance gone): nothing there, not a byte.
+	echo "del 1 $ID" >$P/inst_ctl
+	start g2 cg loop 32 1
+	grep -qx "loop: 0 x 32 MiB, then status 0x51" "$W/g2" || fail "no budget on GPU 1: $(cat "$W/g2")"
+	[ "$(used 1)" = 0 ] || fail "driver holds $(used 1) on GPU 1"
+	kill_it g2
+	ok "$ver: a GPU the container has no instance on is refused"
 
 	# 33 MiB takes 34 in 2 MiB pages: 7 fit (238 MiB), the 8th would pass 256.
 	start c2 cg loop 33
@@ -117,7 +146,7 @@ for ver in 535.261.03 550.163.01; do
 	ok "$ver: rmmod cgpu_km while attached and holding"
 
 	# cgpu_km after the driver: attached at load; the driver's unload detaches.
-	insmod "$KO" enforce=1 nv_version=$ver
+	insmod "$KO" enforce=1 nv_version=$ver ngpus=2
 	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "loaded after the driver: $(state)"
 	container
 	start c4 cg loop 64
@@ -127,7 +156,7 @@ for ver in 535.261.03 550.163.01; do
 	rmmod nvidia
 	[ "$(state)" = "enforcement: off (driver unloaded)" ] || fail "after rmmod nvidia: $(state)"
 	ok "$ver: attached at load after the driver; detached at its unload"
-	echo "del 0 $ID" >$P/inst_ctl
+	uncontainer
 	rmmod cgpu_km
 done
 
@@ -140,10 +169,10 @@ done
 # hangs them at its first byte (soft lockup) with the kernel's own function tracer too,
 # without cgpu_km (simdrv/tests/ftrace-tcg.sh reproduces it); see docs/kmod.md.
 if [ "${ENFORCE_CHURN:-0}" = 1 ]; then
-insmod "$NV" gpus=1 mem_mib=1024 version=535.261.03
+insmod "$NV" gpus=2 mem_mib=1024 version=535.261.03
 for i in 1 2 3; do start r$i cg churn 96; done
 for round in 1 2 3 4 5; do
-	insmod "$KO" enforce=1 nv_version=535.261.03
+	insmod "$KO" enforce=1 nv_version=535.261.03 ngpus=2
 	container
 	for _ in 1 2 3 4 5; do
 		u=$(used)
@@ -168,15 +197,15 @@ ok "5 loads and unloads of cgpu_km under three allocating processes"
 fi
 
 # Unknown version: off, said so; no version at all (the stand-in has no MODULE_VERSION).
-insmod "$NV" gpus=1 mem_mib=1024 version=550.163.01
-insmod "$KO" enforce=1 nv_version=999.1
+insmod "$NV" gpus=2 mem_mib=1024 version=550.163.01
+insmod "$KO" enforce=1 nv_version=999.1 ngpus=2
 [ "$(state)" = "enforcement: off (driver 999.1 unknown)" ] || fail "unknown: $(state)"
 dmesg | grep -q "enforcement is OFF: NVIDIA driver 999.1 is not in the layout table" || fail "no log line"
 container
 start c5 cg loop 256
 grep -qx "loop: 4 x 256 MiB, then status 0x51" "$W/c5" || fail "unenforced loop: $(cat "$W/c5")"
 kill_it c5
-echo "del 0 $ID" >$P/inst_ctl
+uncontainer
 rmmod cgpu_km
 insmod "$KO" enforce=1
 [ "$(state)" = "enforcement: off (driver version unknown)" ] || fail "no version: $(state)"

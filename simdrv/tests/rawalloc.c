@@ -6,8 +6,10 @@
  *   rawalloc check       every escape, both RM_ALLOC sizes, direct and XFER-wrapped,
  *                        the driver's ledger in /proc, and each bad input's answer
  *   rawalloc hold MIB    allocates MIB MiB on GPU 0, prints "held", waits to be killed
- *   rawalloc loop MIB    (cgpu_km enforce=1) a second client takes 2 x MIB and is freed
- *                        whole; then allocations of MIB MiB on GPU 0, NVOS21 and NVOS64 by
+ *   rawalloc loop MIB [GPU]  (cgpu_km enforce=1) a second client takes 2 x MIB and
+ *                        frees its device, a third takes as much and is freed whole;
+ *                        then allocations of MIB MiB on GPU (default 0) under its device
+ *                        and subdevice, NVOS21 and NVOS64, direct and XFER-wrapped, by
  *                        turns, until the status is not NV_OK; prints
  *                        "loop: N x MIB MiB, then status 0xS"; frees the last one and
  *                        allocates it again ("refill: 0xS"), prints "held", waits
@@ -104,10 +106,10 @@ static void start(void)
 	printf("rawalloc: driver %s, NV_MEMORY_ALLOCATION_PARAMS of %u bytes\n", want, memsize);
 }
 
-/* A client with device 0x1000 and subdevice 0x1001 on GPU 0; needs /dev/nvidia0 open. */
-static unsigned int client_on_gpu0(void)
+/* A client with device 0x1000 and subdevice 0x1001 on GPU gpu; needs /dev/nvidia<gpu> open. */
+static unsigned int client_on_gpu(unsigned int gpu)
 {
-	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	struct sd_nv0080_alloc d = { .deviceId = gpu };
 	struct sd_nv2080_alloc s = { 0 };
 	unsigned int c = 0, h;
 
@@ -119,15 +121,23 @@ static unsigned int client_on_gpu0(void)
 	return c;
 }
 
+/* Opens /dev/nvidia<gpu> (held open until exit, as libcuda does). */
+static void open_gpu(unsigned int gpu)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/dev/nvidia%u", gpu);
+	CHECK(open(path, O_RDWR) >= 0);
+}
+
 static void hold(unsigned long long mib)
 {
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
 	unsigned int c, h = 0x2000;
-	int gpu0 = open("/dev/nvidia0", O_RDWR);
 
-	CHECK(gpu0 >= 0);
+	open_gpu(0);
 	start();
-	c = client_on_gpu0();
+	c = client_on_gpu(0);
 	CHECK(alloc(3, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
 	printf("held\n");
 	fflush(stdout);
@@ -135,38 +145,50 @@ static void hold(unsigned long long mib)
 		pause();
 }
 
-static void loop(unsigned long long mib)
+static void loop(unsigned long long mib, unsigned int gpu)
 {
 	struct sd_memory_alloc m;
-	unsigned int c, c2, h, st, n = 0;
-	int gpu0 = open("/dev/nvidia0", O_RDWR);
+	unsigned int c, c2, h, st, n = 0, parent;
 
-	CHECK(gpu0 >= 0);
+	open_gpu(gpu);
 	start();
-	/* A client freed whole gives its memory back: the loop below gets it all. */
-	c2 = client_on_gpu0();
-	for (h = 0x3000; h < 0x3002; h++) {
-		unsigned int hh = h;
+	/*
+	 * Memory freed with its device, and with its client, comes back: the loop below
+	 * gets it all.
+	 */
+	for (int whole = 0; whole < 2; whole++) {
+		c2 = client_on_gpu(gpu);
+		for (h = 0x3000; h < 0x3002; h++) {
+			unsigned int hh = h;
 
-		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
-		CHECK(alloc(1, c2, 0x1001, &hh, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+			m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
+			st = alloc(1, c2, h == 0x3000 ? 0x1000 : 0x1001, &hh,
+				   SD_NV01_MEMORY_LOCAL_USER, &m);
+			/* Refused from the start (no budget on this GPU): said as the loop's end. */
+			if (st != SD_NV_OK)
+				goto out;
+		}
+		CHECK(rmfree(c2, whole ? c2 : 0x1000) == SD_NV_OK);
+		if (!whole)
+			CHECK(rmfree(c2, c2) == SD_NV_OK);
 	}
-	CHECK(rmfree(c2, c2) == SD_NV_OK);
-	c = client_on_gpu0();
+	c = client_on_gpu(gpu);
 	for (;;) {
 		h = 0x2000 + n;
+		parent = n % 3 ? 0x1001 : 0x1000;
 		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
-		st = alloc(n % 2, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		st = alloc(n % 4, c, parent, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
 		if (st != SD_NV_OK)
 			break;
 		n++;
 	}
+out:
 	printf("loop: %u x %llu MiB, then status 0x%x\n", n, mib, st);
 	if (n) {
 		CHECK(rmfree(c, 0x2000 + n - 1) == SD_NV_OK);
 		h = 0x2000 + n - 1;
 		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
-		printf("refill: 0x%x\n", alloc(1, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m));
+		printf("refill: 0x%x\n", alloc(3, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m));
 	}
 	printf("held\n");
 	fflush(stdout);
@@ -178,11 +200,10 @@ static void churn(unsigned long long mib)
 {
 	struct sd_memory_alloc m;
 	unsigned int c, h, st, n;
-	int gpu0 = open("/dev/nvidia0", O_RDWR);
 
-	CHECK(gpu0 >= 0);
+	open_gpu(0);
 	start();
-	c = client_on_gpu0();
+	c = client_on_gpu(0);
 	printf("held\n");
 	fflush(stdout);
 	for (n = 0;; n++) {
@@ -218,7 +239,7 @@ static void check(void)
 	/* A device needs its /dev/nvidiaN open (here GPU 1 is not). */
 	gpu0 = open("/dev/nvidia0", O_RDWR);
 	CHECK(gpu0 >= 0);
-	c = client_on_gpu0();
+	c = client_on_gpu(0);
 	h = 0x1100;
 	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_ERR_INSUFFICIENT_PERMISSIONS);
 
@@ -310,7 +331,7 @@ static void check(void)
 	CHECK(rmfree(c, c) == SD_NV_ERR_INVALID_CLIENT);
 
 	/* Closing the file frees every client it made. */
-	c = client_on_gpu0();
+	c = client_on_gpu(0);
 	um->attr = 0;
 	um->size = 5 * MiB;
 	h = 0x2000;
@@ -328,12 +349,12 @@ int main(int argc, char **argv)
 		hold(strtoull(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "churn"))
 		churn(strtoull(argv[2], NULL, 10));
-	else if (argc == 3 && !strcmp(argv[1], "loop"))
-		loop(strtoull(argv[2], NULL, 10));
+	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "loop"))
+		loop(strtoull(argv[2], NULL, 10), argc == 4 ? atoi(argv[3]) : 0);
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB | rawalloc churn MIB\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc churn MIB\n");
 		return 2;
 	}
 	return 0;
