@@ -9,7 +9,7 @@ export PATH=$PATH:/usr/local/go/bin
 
 usage() {
 	cat >&2 <<EOT
-usage: install.sh [--restart-docker] [--prebuilt] [--built KO] [--sim-gpus N] [--sim-mem-mib MIB]
+usage: install.sh [--restart-docker] [--prebuilt] [--built KO] [--enforce] [--sim-gpus N] [--sim-mem-mib MIB]
        install.sh --uninstall [--restart-docker]
   As root: builds and installs docker cgpu, cgpu-runtime and libcgpu, builds cgpu_km through
   DKMS and loads it (now and at every boot) with the node's GPU count, and adds the cgpu
@@ -18,6 +18,8 @@ usage: install.sh [--restart-docker] [--prebuilt] [--built KO] [--sim-gpus N] [-
   --prebuilt         install what \`make\` already built in this tree instead of building
   --built KO         DKMS takes KO, cgpu_km.ko as \`make kmod\` built it from this tree's
                      kmod/ for the running kernel, instead of compiling the same sources
+  --enforce          load cgpu_km with enforce=1: budgets charged at the NVIDIA driver's
+                     ioctl entry (docs/kmod.md; off by default); says whether it is on
   --sim-gpus N       simulated GPUs on a node without NVIDIA GPU (1..16, default 4)
   --sim-mem-mib MIB  memory of each simulated GPU (default 15109, a Tesla T4's)
   --uninstall        remove everything install.sh installs (refused while cgpu is in use)
@@ -25,13 +27,14 @@ EOT
 	exit 2
 }
 
-action=install restart=0 prebuilt=0 built= sim_gpus=4 sim_mem=15109
+action=install restart=0 prebuilt=0 built= enforce=0 sim_gpus=4 sim_mem=15109
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--uninstall) action=uninstall; shift ;;
 	--restart-docker) restart=1; shift ;;
 	--prebuilt) prebuilt=1; shift ;;
 	--built) built=${2-}; shift 2 || usage ;;
+	--enforce) enforce=1; shift ;;
 	--sim-gpus) sim_gpus=${2-}; shift 2 || usage ;;
 	--sim-mem-mib) sim_mem=${2-}; shift 2 || usage ;;
 	*) usage ;;
@@ -40,7 +43,7 @@ done
 [[ "$sim_gpus" =~ ^[1-9][0-9]*$ ]] && [ "$sim_gpus" -le 16 ] ||
 	{ echo "$me: --sim-gpus $sim_gpus: want 1..16" >&2; exit 2; }
 [[ "$sim_mem" =~ ^[1-9][0-9]{0,6}$ ]] || { echo "$me: --sim-mem-mib $sim_mem: want a number of MiB" >&2; exit 2; }
-[ -z "$built" ] || [ "$action" = install ] || usage
+[ -z "$built" ] && [ "$enforce" = 0 ] || [ "$action" = install ] || usage
 if [ -n "$built" ]; then
 	[ -f "$built" ] || { echo "$me: --built $built: no such file" >&2; exit 1; }
 	built=$(cd "$(dirname "$built")" && pwd)/$(basename "$built")
@@ -92,9 +95,27 @@ preflight() {
 	[ -z "$other" ] || fail "cgpu_km $(echo $other) is installed: upgrade.sh replaces it (or install.sh --uninstall first)"
 	daemon_json_ok
 	detect_gpus
-	if [ -d /sys/module/$MOD ] && [ "$(cat /sys/module/$MOD/parameters/ngpus)" != "$ngpus" ]; then
-		refuse_busy "reload cgpu_km with ngpus=$ngpus"
+	modopts="ngpus=$ngpus$([ "$enforce" = 0 ] || echo " enforce=1")"
+	if [ -d /sys/module/$MOD ] && [ "$(loaded_opts)" != "$modopts" ]; then
+		refuse_busy "reload cgpu_km with $modopts"
 	fi
+}
+
+# The loaded cgpu_km's options that install.sh sets, as it writes them.
+loaded_opts() {
+	local e=/sys/module/$MOD/parameters/enforce
+	echo "ngpus=$(cat /sys/module/$MOD/parameters/ngpus)$([ ! -f $e ] || [ "$(cat $e)" = 0 ] || echo " enforce=1")"
+}
+
+# With --enforce: whether cgpu_km enforces at the NVIDIA driver's boundary, and if not, why.
+say_enforcement() {
+	local st
+	[ "$enforce" = 1 ] || return 0
+	st=$(sed -n 's/^enforcement: //p' $PROC/enforcement)
+	case "$st" in
+	on*) say "  enforcing  at the NVIDIA driver's boundary: $st" ;;
+	*) say "  warning    enforcement at the NVIDIA driver is ${st:-unknown}: budgets hold only in processes that run libcgpu (docs/kmod.md)" ;;
+	esac
 }
 
 build() {
@@ -220,8 +241,8 @@ install_module() {
 }
 
 boot_config() {
-	say "loading cgpu_km at boot with ngpus=$ngpus:"
-	echo "options $MOD ngpus=$ngpus" >"$work/modprobe.conf"
+	say "loading cgpu_km at boot with $modopts:"
+	echo "options $MOD $modopts" >"$work/modprobe.conf"
 	put "$work/modprobe.conf" "$MODPROBE_CONF" 644
 	echo "$MOD" >"$work/modules-load.conf"
 	put "$work/modules-load.conf" "$MODLOAD_CONF" 644
@@ -231,15 +252,16 @@ load_module() {
 	local cur i
 	say "loading cgpu_km:"
 	if [ -d /sys/module/$MOD ]; then
-		cur=$(cat /sys/module/$MOD/parameters/ngpus)
-		if [ "$cur" = "$ngpus" ]; then
-			say "  unchanged  cgpu_km $(cat $PROC/version) is loaded with ngpus=$ngpus"
+		cur=$(loaded_opts)
+		if [ "$cur" = "$modopts" ]; then
+			say "  unchanged  cgpu_km $(cat $PROC/version) is loaded with $modopts"
 			[ "$(cat /sys/module/$MOD/srcversion)" = "$(modinfo -F srcversion $MOD)" ] ||
 				say "  note: the loaded cgpu_km is not the one DKMS installed; upgrade.sh replaces it"
+			say_enforcement
 			return
 		fi
-		try "unloading cgpu_km (ngpus=$cur)" rmmod $MOD
-		later "load cgpu_km with ngpus=$cur again" "modprobe $MOD ngpus=$cur"
+		try "unloading cgpu_km ($cur)" rmmod $MOD
+		later "load cgpu_km with $cur again" "modprobe $MOD $cur"
 	fi
 	try "loading cgpu_km (modprobe $MOD)" modprobe $MOD
 	later "unload cgpu_km" "rmmod $MOD"
@@ -250,6 +272,7 @@ load_module() {
 	[ -c /dev/cgpu ] || fail "cgpu_km loaded but /dev/cgpu did not appear"
 	[ "$(cat $PROC/version)" = "$version" ] || fail "the loaded cgpu_km says version $(cat $PROC/version), not $version"
 	say "  loaded     cgpu_km $version: $(ls -d $PROC/[0-9]* | wc -l) GPU(s) in $PROC, /dev/cgpu major $(cat $PROC/0/major)"
+	say_enforcement
 }
 
 docker_reload() {

@@ -110,13 +110,23 @@ loaded_file() {
 	done
 }
 
-# params KO: the loaded module's parameters that KO also has, for loading KO.
+# cur_param P: the loaded module's parameter P, else $MODPROBE_CONF's (install.sh's); "" if neither.
+cur_param() {
+	if [ -d /sys/module/$MOD ]; then
+		cat "/sys/module/$MOD/parameters/$1" 2>/dev/null || true
+	else
+		sed -n "s/^options $MOD .*\b$1=\([^ ]*\).*$/\1/p" "$MODPROBE_CONF" 2>/dev/null || true
+	fi
+}
+
+# params KO: the current parameters (cur_param) that KO also has, for loading KO.
 params() {
-	local p out="ngpus=$ngpus" known
+	local p v out="ngpus=$ngpus" known
 	known=$(modinfo -F parm "$1" | cut -d: -f1)
-	for p in quantum_us grace_ms reclaim_s; do
-		if [ -f "/sys/module/$MOD/parameters/$p" ] && grep -qx "$p" <<<"$known"; then
-			out+=" $p=$(cat /sys/module/$MOD/parameters/$p)"
+	for p in quantum_us grace_ms reclaim_s enforce nv_version; do
+		v=$(cur_param $p)
+		if [ -n "$v" ] && [ "$p=$v" != enforce=0 ] && grep -qx "$p" <<<"$known"; then
+			out+=" $p=$v"
 		fi
 	done
 	echo "$out"
@@ -214,7 +224,7 @@ if [ -d /sys/module/$MOD ]; then
 	cp "$old_ko" "$work/old.ko"
 	old_ko=$work/old.ko
 else
-	ngpus=$(sed -n "s/^options $MOD ngpus=\([0-9]*\)$/\1/p" "$MODPROBE_CONF" 2>/dev/null || true)
+	ngpus=$(sed -n "s/^options $MOD ngpus=\([0-9]*\)\( .*\)\{0,1\}$/\1/p" "$MODPROBE_CONF" 2>/dev/null || true)
 	[ -n "$ngpus" ] || fail "cgpu_km is not loaded and $MODPROBE_CONF gives no ngpus: run install.sh"
 	old_ko=
 fi
@@ -248,6 +258,12 @@ if [ -z "$ko" ]; then
 	from_dkms=1
 else
 	from_dkms=0
+fi
+
+# enforce=1 carries over (params): a module without it is refused rather than loaded
+# without the enforcement the node was set up with.
+if [ "$(cur_param enforce)" = 1 ] && ! modinfo -F parm "$ko" | grep -q '^enforce:'; then
+	fail "cgpu_km $new has no enforce parameter, and cgpu_km runs with enforce=1 (install.sh --enforce)"
 fi
 
 if [ "$hot" = 1 ]; then
@@ -287,12 +303,14 @@ if [ "$hot" = 1 ]; then
 	after_undo="cgpu_km $new runs with every container's state; DKMS is as it was"
 else
 	say "replacing the loaded module:"
+	new_params=$(params "$ko")
 	if [ -d /sys/module/$MOD ]; then
+		old_params=$(params "$old_ko")
 		try "unloading cgpu_km $old" rmmod $MOD
-		later "load cgpu_km $old again, with its settings" "insmod $(q "$old_ko") ngpus=$ngpus && restore_settings"
+		later "load cgpu_km $old again, with its settings" "insmod $(q "$old_ko") $old_params && restore_settings"
 		say "  unloaded   cgpu_km $old"
 	fi
-	try "loading cgpu_km $new" insmod "$ko" ngpus="$ngpus"
+	try "loading cgpu_km $new ($new_params)" insmod "$ko" $new_params
 	later "unload cgpu_km $new" "rmmod $MOD"
 	got=$(cat "$PROC/version")
 	[ "$got" = "$new" ] || fail "the new module says version $got, not $new"

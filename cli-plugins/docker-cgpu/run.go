@@ -8,6 +8,7 @@ import (
 
 	"github.com/cgpu-project/cgpu/pkg/alloc"
 	"github.com/cgpu-project/cgpu/pkg/node"
+	"github.com/cgpu-project/cgpu/pkg/procfs"
 	"github.com/docker/cli/cli"
 	"github.com/docker/cli/cli/command"
 	// Its init registers docker's container commands, run among them, in dockerCommands.
@@ -90,9 +91,12 @@ func runRun(cmd *cobra.Command, dockerRun *cobra.Command, o options, args []stri
 	if err != nil {
 		return cgpuErr(err)
 	}
-	plan, err := decide(cfg, req.intent)
+	plan, warning, err := decide(cfg, req.intent)
 	if err != nil {
 		return cgpuErr(err)
+	}
+	if warning != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "cgpu: "+warning)
 	}
 	userRuntime, _ := dockerRun.Flags().GetString("runtime")
 	runtime, err := runtimeFor(plan, userRuntime)
@@ -139,19 +143,29 @@ func dockerSettings(runtime string, labels, env map[string]string, gpus string) 
 }
 
 // decide plans against the node; a container without cGPU needs neither GPUs nor tree.
-func decide(cfg node.Config, in alloc.Intent) (alloc.Plan, error) {
+// The warning is for a limited container on a node whose cgpu_km was asked to enforce
+// at the NVIDIA driver and does not (procfs.EnforcementWarning).
+func decide(cfg node.Config, in alloc.Intent) (alloc.Plan, string, error) {
 	if in.Off != "" {
-		return alloc.Plan{Reason: in.Off}, nil
+		return alloc.Plan{Reason: in.Off}, "", nil
 	}
 	n, err := node.Open(cfg)
 	if err != nil {
-		return alloc.Plan{}, err
+		return alloc.Plan{}, "", err
 	}
 	st, err := n.Tree.Read()
 	if err != nil {
-		return alloc.Plan{}, err
+		return alloc.Plan{}, "", err
 	}
-	return alloc.Decide(in, n.GPUs, st)
+	plan, err := alloc.Decide(in, n.GPUs, st)
+	if err != nil || !plan.Enabled || !n.Tree.Kernel() {
+		return plan, "", err
+	}
+	state, err := procfs.ReadEnforcement(n.Tree.Root())
+	if err != nil {
+		return alloc.Plan{}, "", err
+	}
+	return plan, procfs.EnforcementWarning(state), nil
 }
 
 // userEnv is the environment the user gave, read the way docker run reads it.

@@ -18,6 +18,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/cgpu-project/cgpu/pkg/metrics"
 	"github.com/cgpu-project/cgpu/pkg/node"
+	"github.com/cgpu-project/cgpu/pkg/procfs"
 	"github.com/cgpu-project/cgpu/pkg/schedstat"
 	"github.com/cgpu-project/cgpu/pkg/settings"
 	"github.com/cgpu-project/cgpu/pkg/stat"
@@ -125,6 +126,9 @@ func runStat(ctx context.Context, dockerCLI command.Cli, o statOptions, args []s
 	s, err := gather(ctx)
 	if err != nil {
 		return cgpuStatusErr(err)
+	}
+	if w := procfs.EnforcementWarning(s.Enforcement); w != "" {
+		fmt.Fprintln(dockerCLI.Err(), "cgpu: "+w)
 	}
 	// One write for the whole table: docker's tabwriter writes each cell on its own.
 	out := bufio.NewWriter(dockerCLI.Out())

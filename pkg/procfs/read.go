@@ -187,3 +187,36 @@ func readHeld(path string) (uint64, error) {
 	}
 	return m.Held(), err
 }
+
+// fileEnforcement exists with cgpu_km's enforce=1 only: "enforcement: on (driver V)" or
+// "enforcement: off (why)" (docs/kmod.md).
+const fileEnforcement = "enforcement"
+
+// ReadEnforcement is what cgpu_km says of its enforcement at the NVIDIA driver's
+// boundary, the line's text after "enforcement: " ("on (driver 535.261.03)", "off (driver
+// 999.1 unknown)"), or "" when the tree has no such file (enforce=0, or not cgpu_km's).
+func ReadEnforcement(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, fileEnforcement))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	line := strings.TrimSuffix(string(b), "\n")
+	v, ok := strings.CutPrefix(line, "enforcement: ")
+	if !ok || (!strings.HasPrefix(v, "on (") && !strings.HasPrefix(v, "off (")) {
+		return "", fmt.Errorf("%s: %q is not \"enforcement: on|off (...)\"", filepath.Join(root, fileEnforcement), line)
+	}
+	return v, nil
+}
+
+// EnforcementWarning is the warning for an enforcement state ReadEnforcement read: "" when
+// it is on or was never asked for (no file), else one line saying where budgets hold.
+func EnforcementWarning(state string) string {
+	if !strings.HasPrefix(state, "off") {
+		return ""
+	}
+	return "warning: cgpu_km runs with enforce=1 but enforcement at the NVIDIA driver is " + state +
+		": budgets hold only in processes that run libcgpu (docs/kmod.md)"
+}

@@ -43,6 +43,11 @@ func (s Source) Gather(ctx context.Context) (*Snapshot, error) {
 	if in.State, err = s.Tree.Read(); err != nil {
 		return nil, err
 	}
+	if in.Kernel {
+		if in.Enforcement, err = procfs.ReadEnforcement(in.Root); err != nil {
+			return nil, err
+		}
+	}
 	in.Meminfo = map[MeminfoKey]procfs.Meminfo{}
 	for _, g := range in.State.GPUs {
 		for _, inst := range g.Instances {

@@ -59,7 +59,7 @@ func TestSchemaRefusesChanges(t *testing.T) {
 		"percent out of range": func(m map[string]any) {
 			gpu0(m)["instances"].([]any)[0].(map[string]any)["compute_limit_percent"] = 101
 		},
-		"version bumped":    func(m map[string]any) { m["schema_version"] = 3 },
+		"version bumped":    func(m map[string]any) { m["schema_version"] = 4 },
 		"unknown source":    func(m map[string]any) { gpu0(m)["utilization_source"] = "dcgm" },
 		"time not RFC 3339": func(m map[string]any) { m["time"] = "yesterday" },
 	} {

@@ -16,7 +16,7 @@ import (
 
 // SchemaVersion changes whenever a field of the JSON document changes meaning, type or
 // name, or goes away; added fields raise it too, as the schema is closed.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Snapshot is one reading of the node.
 type Snapshot struct {
@@ -31,6 +31,10 @@ type Snapshot struct {
 	// DockerError says why containers could not be listed ("" when they were): names are
 	// then unknown and no instance is called an orphan.
 	DockerError string `json:"docker_error"`
+	// Enforcement is cgpu_km's enforcement at the NVIDIA driver's boundary as its tree
+	// says it ("on (driver V)", "off (why)"); "" when not asked for (enforce=0) or not
+	// cgpu_km's tree.
+	Enforcement string `json:"enforcement"`
 	GPUs        []GPU  `json:"gpus"`
 }
 
@@ -130,7 +134,9 @@ type Input struct {
 	Root      string
 	Kernel    bool
 	Simulated bool
-	State     *procfs.State
+	// Enforcement is procfs.ReadEnforcement's reading.
+	Enforcement string
+	State       *procfs.State
 	// Meminfo is each instance's meminfo, by GPU and instance name; an instance without
 	// one was removed while the tree was read, and is left out.
 	Meminfo map[MeminfoKey]procfs.Meminfo
@@ -154,7 +160,7 @@ type MeminfoKey struct {
 // Build turns what was read into the snapshot.
 func Build(in Input) *Snapshot {
 	s := &Snapshot{SchemaVersion: SchemaVersion, Time: in.Time, Root: in.Root, Kernel: in.Kernel,
-		Simulated: in.Simulated, DefaultMemsize: in.State.DefaultMemsize, GPUs: []GPU{}}
+		Simulated: in.Simulated, DefaultMemsize: in.State.DefaultMemsize, Enforcement: in.Enforcement, GPUs: []GPU{}}
 	if in.DockerErr != nil {
 		s.DockerError = in.DockerErr.Error()
 	}

@@ -69,9 +69,9 @@ cp "$W/user-daemon.json" /etc/docker/daemon.json
 snapshot "$W/after-bad"
 is "nothing installed, nothing loaded" diff <(names "$W/before") <(names "$W/after-bad")
 
-section "install.sh --restart-docker"
+section "install.sh --restart-docker --enforce"
 s=$(date +%s)
-./install.sh --prebuilt --sim-gpus 1 --restart-docker >"$W/install1" 2>&1
+./install.sh --prebuilt --sim-gpus 1 --restart-docker --enforce >"$W/install1" 2>&1
 rc=$?
 sed 's/^/  | /' "$W/install1"
 eq "install.sh exit status ($(($(date +%s) - s))s)" "$rc" 0
@@ -79,7 +79,10 @@ eq "install.sh exit status ($(($(date +%s) - s))s)" "$rc" 0
 eq "module version" "$(cat $P/version)" "$VER"
 eq "GPUs in the tree" "$(ls -d $P/[0-9]* | wc -l)" 1
 is "/dev/cgpu is a character device" test -c /dev/cgpu
-eq "loaded at boot" "$(cat /etc/modules-load.d/cgpu_km.conf) / $(cat /etc/modprobe.d/cgpu_km.conf)" "cgpu_km / options cgpu_km ngpus=1"
+eq "loaded at boot" "$(cat /etc/modules-load.d/cgpu_km.conf) / $(cat /etc/modprobe.d/cgpu_km.conf)" "cgpu_km / options cgpu_km ngpus=1 enforce=1"
+# No NVIDIA driver on this node: enforcement asked for and off, and said so.
+eq "enforcement" "$(cat $P/enforcement)" "enforcement: off (no nvidia driver loaded)"
+is "install.sh says it is off and what that means" grep -qxF "install.sh:   warning    enforcement at the NVIDIA driver is off (no nvidia driver loaded): budgets hold only in processes that run libcgpu (docs/kmod.md)" "$W/install1"
 is "DKMS has it installed" sh -c "dkms status cgpu_km | grep -q 'cgpu_km/$VER, $KVER, .*: installed'"
 eq "docker lists the runtime" "$(docker info --format '{{(index .Runtimes "cgpu").Path}}')" /usr/local/bin/cgpu-runtime
 is "the user's daemon.json keys survive" cmp <(jq -S 'del(.runtimes)' /etc/docker/daemon.json) <(jq -S . "$W/user-daemon.json")
@@ -91,7 +94,7 @@ section "install.sh a second time changes nothing"
 snapshot "$W/installed"
 dpid=$(pidof dockerd)
 s=$(date +%s)
-./install.sh --prebuilt --sim-gpus 1 --restart-docker >"$W/install2" 2>&1
+./install.sh --prebuilt --sim-gpus 1 --restart-docker --enforce >"$W/install2" 2>&1
 rc=$?
 eq "exit status ($(($(date +%s) - s))s)" "$rc" 0
 eq "steps that changed something" "$(grep -cE '^install\.sh:   (installed|replaced|created|backup|building|loaded|restart)' "$W/install2")" 0
@@ -252,6 +255,7 @@ sed 's/^/  | /' "$W/out"
 eq "upgrade to $NEXT ($(($(date +%s) - s))s)" "$rc" 0
 eq "/proc/cgpu_km/version" "$(cat $P/version)" "$NEXT"
 eq "settings carried over" "$(cat $P/0/policy) $(cat $P/0/max_inst)" "2 8"
+eq "enforce=1 carried over" "$(cat /sys/module/cgpu_km/parameters/enforce)" 1
 is "DKMS has $NEXT installed, nothing else" sh -c "[ \"\$(dkms status cgpu_km)\" = \"cgpu_km/$NEXT, $KVER, $(uname -m): installed\" ]"
 is "the old sources are gone" test ! -e "/usr/src/cgpu_km-$VER"
 is "DKMS installed the module built on the host" cmp "/lib/modules/$KVER/updates/dkms/cgpu_km.ko" "$V/next/cgpu_km.ko"
