@@ -220,6 +220,7 @@ struct cgpu_km {
 	char last_update[2 * CGPU_VERSION_MAX];	/* ctl_mutex: how the last one ended */
 	atomic_t nfiles;			/* /dev/cgpu files open */
 	atomic_t nattached;			/* of them, attached */
+	bool driver_charged;			/* nvhook.c's lock: enforce=1 attached */
 	wait_queue_head_t upd_wq;		/* poll() on /dev/cgpu: the freeze */
 	struct delayed_work reclaim;		/* releases reservations not taken back */
 };

@@ -801,6 +801,7 @@ static void nvh_attach(void)
 		return;
 	}
 	nvh.attached = true;
+	WRITE_ONCE(cgpu.driver_charged, true);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
 	pr_info("cgpu_km: enforcement on: attached to %s and %s of NVIDIA driver %s\n",
 		l->ioctl_sym, l->close_sym, ver);
@@ -820,6 +821,7 @@ static void nvh_detach(const char *why)
 	lockdep_assert_held(&nvh.lock);
 	if (!nvh.attached)
 		return;
+	WRITE_ONCE(cgpu.driver_charged, false);
 	nvh_hook_off(&nvh.ioctl);
 	nvh_hook_off(&nvh.close);
 	synchronize_srcu(&nvh_srcu);

@@ -54,6 +54,13 @@ struct cgpu_attach {
 };
 
 #define CGPU_QUERY_HIGHPRIO	(1u << 0)
+/*
+ * cgpu_km charges this container's allocations at the NVIDIA driver's ioctl entry
+ * (enforce=1, attached): what the process allocates is charged there, so libcgpu
+ * charges nothing itself (it would count every byte twice). A module that does not
+ * know this flag never sets it, and libcgpu then charges, as before.
+ */
+#define CGPU_QUERY_DRIVER_CHARGED	(1u << 1)
 
 /*
  * CGPU_IOC_QUERY: limits of the attached container's slot-th GPU

@@ -27,6 +27,15 @@ static int nlocal;
 
 static int said_local, said_error, said_attach, said_ioctl, said_disable;
 
+/*
+ * Kernel mode with cgpu_km charging at the NVIDIA driver's boundary (enforce=1): the
+ * driver's allocations are charged there, so this process charges nothing (else
+ * every byte would count twice) and keeps the view and the gate. Decided at the
+ * first attach and kept for the process's life: a charge and its uncharge are then
+ * always made the same way, whatever a later hot update brings.
+ */
+static int driver_charged;
+
 static const char *get_env(const char *name)
 {
 	return getenv(name);
@@ -48,6 +57,8 @@ void ledger_init(void)
 			cgpu_say_once(&said_disable,
 				      "cgpu: CGPU_DISABLE is ignored: this container's limits are cgpu_km's, set when it started");
 		cgpu_mode = CGPU_KERNEL;
+		driver_charged = link_slots() &&
+				 (link_query(0)->flags & CGPU_QUERY_DRIVER_CHARGED);
 		return;
 	}
 	if (cfg.disabled) {
@@ -186,7 +197,7 @@ int ledger_charge(int slot, uint64_t bytes)
 	uint64_t used;
 
 	/* The module refuses 0 bytes; there is nothing to charge. */
-	if (bytes == 0)
+	if (bytes == 0 || driver_charged)
 		return 0;
 	if (cgpu_mode == CGPU_KERNEL)
 		return kernel_charge(CGPU_IOC_CHARGE, slot, bytes) ? -ENOMEM : 0;
@@ -203,7 +214,7 @@ int ledger_charge(int slot, uint64_t bytes)
 
 void ledger_uncharge(int slot, uint64_t bytes)
 {
-	if (bytes == 0)
+	if (bytes == 0 || driver_charged)
 		return;
 	if (cgpu_mode == CGPU_KERNEL)
 		kernel_charge(CGPU_IOC_UNCHARGE, slot, bytes);

@@ -16,6 +16,7 @@ cd "$(dirname "$0")/../.."
 NV=$PWD/simdrv/nvidia.ko
 KO=$PWD/kmod/cgpu_km.ko
 RAW=$PWD/simdrv/build/rawalloc
+KT=$PWD/test/kmod/build/kt
 P=/proc/cgpu_km
 MiB=$((1 << 20))
 ID=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
@@ -83,6 +84,11 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after the driver: $(state)"
 	ok "$ver: attached when the driver went live"
 	container
+	# libcgpu learns from its query that the driver's allocations are charged here, and
+	# charges nothing itself (they would count twice).
+	q=$("$KT" ops -c "$CG" open attach query 0)
+	grep -q "^query OK gpu=0 .* driver_charged$" <<<"$q" || fail "query while enforcing: $q"
+	ok "$ver: /dev/cgpu's query says the driver's allocations are charged in the kernel"
 
 	# In the container: 8 x 32 MiB (what went with a freed device and a freed client came
 	# back; NVOS21 and NVOS64, direct and XFER-wrapped, under the device and the
@@ -202,6 +208,8 @@ insmod "$KO" enforce=1 nv_version=999.1 ngpus=2
 [ "$(state)" = "enforcement: off (driver 999.1 unknown)" ] || fail "unknown: $(state)"
 dmesg | grep -q "enforcement is OFF: NVIDIA driver 999.1 is not in the layout table" || fail "no log line"
 container
+q=$("$KT" ops -c "$CG" open attach query 0)
+grep -q "^query OK gpu=0 .*uuid=0*$" <<<"$q" || fail "query while not enforcing: $q"
 start c5 cg loop 256
 grep -qx "loop: 4 x 256 MiB, then status 0x51" "$W/c5" || fail "unenforced loop: $(cat "$W/c5")"
 kill_it c5

@@ -83,9 +83,10 @@ static int op_query(struct ops *o, const char *op, char *out, size_t len)
 		return err;
 	for (int i = 0; i < 16; i++)
 		snprintf(uuid + 2 * i, 3, "%02x", q.uuid[i]);
-	snprintf(out, len, " gpu=%u memsize=%llu used=%llu weight=%u highprio=%u uuid=%s",
+	snprintf(out, len, " gpu=%u memsize=%llu used=%llu weight=%u highprio=%u uuid=%s%s",
 		 q.gpu, (unsigned long long)q.memsize, (unsigned long long)q.used, q.weight,
-		 q.flags & CGPU_QUERY_HIGHPRIO ? 1 : 0, uuid);
+		 q.flags & CGPU_QUERY_HIGHPRIO ? 1 : 0, uuid,
+		 q.flags & CGPU_QUERY_DRIVER_CHARGED ? " driver_charged" : "");
 	return 0;
 }
 

@@ -9,5 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 make -C simdrv modules vmtest
 make -C kmod modules
+make -C test/kmod
 test/vm/run.sh --timeout 600 -- simdrv/tests/vm-guest.sh
 test/vm/run.sh --timeout 600 -- simdrv/tests/enforce.sh
