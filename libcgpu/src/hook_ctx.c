@@ -26,8 +26,10 @@ CGPU_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
 	NEED_CUDA();
 	gate_forget_ctx(ctx);
 	r = REAL_CU(cuCtxDestroy_v2, ctx);
-	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF)
+	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF) {
 		track_purge_ctx(ctx);
+		graph_ctx_gone();
+	}
 	return r;
 }
 
@@ -51,15 +53,19 @@ static CUresult released(CUdevice dev, CUresult r)
 	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF &&
 	    REAL_CU(cuDevicePrimaryCtxGetState, dev, &flags, &active) ==
 		    CUDA_SUCCESS &&
-	    !active)
+	    !active) {
 		track_purge_ctx(primary_of(dev));
+		graph_ctx_gone();
+	}
 	return r;
 }
 
 static CUresult reset(CUdevice dev, CUresult r)
 {
-	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF)
+	if (r == CUDA_SUCCESS && cgpu_mode != CGPU_OFF) {
 		track_purge_ctx(primary_of(dev));
+		graph_ctx_gone();
+	}
 	return r;
 }
 

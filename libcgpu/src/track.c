@@ -152,4 +152,5 @@ void track_fork(enum track_fork_phase phase)
 		ptrmap_reset(&track_pages);
 	}
 	pool_fork(phase);
+	graph_fork(phase);
 }

@@ -47,4 +47,8 @@ void vmm_unref(void *phys);
 void pool_released(void *p, uint64_t bytes);
 void pool_fork(enum track_fork_phase phase);
 
+/* Graph memory (hook_graph.c): a context went, with its graph memory. */
+void graph_ctx_gone(void);
+void graph_fork(enum track_fork_phase phase);
+
 #endif

@@ -161,6 +161,7 @@ static const char *const must_hook =
 	"MemPool(Create|Destroy|TrimTo|SetAttribute)|DeviceSetMemPool|"
 	"(Mipmapped)?Array(3D)?(Create|Destroy)|Launch|GraphLaunch|"
 	"GraphAddMem(Alloc|Free)Node|DeviceGraphMemTrim|"
+	"Graph(Upload|Instantiate|ExecDestroy)|GraphDestroy$|"
 	"Ctx(Create|Destroy)|DevicePrimaryCtx(Retain|Release|Reset))";
 
 /* Those libcgpu leaves to the driver, and why (docs/libcgpu.md). */
@@ -174,8 +175,8 @@ static const struct {
 	{ "^cuMem(AllocHost|HostAlloc|FreeHost)$", "host memory" },
 	{ "^cuLaunchCooperativeKernelMultiDevice$", "deprecated since CUDA 11.3, several GPUs" },
 	{ "^cuCtxCreate$", "a new context holds no charged memory; cuCtxDestroy gives its charges back" },
-	{ "^cuGraphAddMem(Alloc|Free)Node$|^cuDeviceGraphMemTrim$",
-	  "graph memory is not charged yet (issue 17 point 1)" },
+	{ "^cuGraphAddMemFreeNode$",
+	  "a graph's free frees no pages: they stay in the graph pool, charged until trimmed" },
 };
 #define NUNHOOKED (sizeof(unhooked) / sizeof(unhooked[0]))
 

@@ -68,6 +68,15 @@ extern char **environ;
 	  cuDevicePrimaryCtxRelease)                                  \
 	X(primaryReset, cuDevicePrimaryCtxReset_v2,                   \
 	  cuDevicePrimaryCtxReset)                                    \
+	X(graphAddMemAllocNode, cuGraphAddMemAllocNode,               \
+	  cuGraphAddMemAllocNode)                                     \
+	X(graphInstantiate, cuGraphInstantiateWithFlags,              \
+	  cuGraphInstantiateWithFlags)                                \
+	X(graphUpload, cuGraphUpload, cuGraphUpload)                  \
+	X(graphLaunch, cuGraphLaunch, cuGraphLaunch)                  \
+	X(graphExecDestroy, cuGraphExecDestroy, cuGraphExecDestroy)   \
+	X(graphDestroy, cuGraphDestroy, cuGraphDestroy)               \
+	X(deviceGraphMemTrim, cuDeviceGraphMemTrim, cuDeviceGraphMemTrim) \
 	X(getProcAddress, cuGetProcAddress_v2, cuGetProcAddress)
 
 struct api {
@@ -440,6 +449,114 @@ static void test_many_pools(unsigned long long budget)
 	CHECK(free_now(&a) == budget && phys_used(0) == base);
 	for (int i = 0; i < N; i++)
 		OK(a.memPoolDestroy(pool[i]));
+}
+
+/* A graph with one allocation node of bytes on device 0, freed in the
+ * graph when with_free, instantiated. */
+static CUresult graph_of(const struct api *a, size_t bytes, int with_free,
+			 CUgraph *g, CUgraphExec *e, CUdeviceptr *dptr)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS p = {
+		.poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+			       .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } },
+		.bytesize = bytes,
+	};
+	CUgraphNode n, f;
+	CUresult r;
+
+	OK(cuGraphCreate(g, 0));
+	r = a->graphAddMemAllocNode(&n, *g, NULL, 0, &p);
+	if (r == CUDA_SUCCESS && with_free)
+		r = cuGraphAddMemFreeNode(&f, *g, &n, 1, p.dptr);
+	if (r == CUDA_SUCCESS)
+		r = a->graphInstantiate(e, *g, 0);
+	*dptr = p.dptr;
+	return r;
+}
+
+/*
+ * argv budget: bytes on device 0. Graph memory is charged for what the
+ * driver's graph pool reserves: executable graphs, each mapping 64 MiB + 1
+ * (66 MiB of pages) at its first launch, stop at the budget, relaunches take
+ * nothing more, an upload past it is refused; destroyed graphs leave their
+ * pages in the pool (held and charged, reused by the next graph), trimmed
+ * back to the device; an allocation that outlives its graph stays charged
+ * until it is freed. Every path reaches the hooks.
+ */
+static void test_graph(unsigned long long budget)
+{
+	enum { N = 64 };
+	const size_t chunk = 64 * MiB + 1, pages = 66 * MiB;
+	struct api a;
+	CUgraph g[N + 1];
+	CUgraphExec e[N + 1];
+	CUdeviceptr d, keep;
+	unsigned long long base, n;
+	CUresult r = CUDA_SUCCESS;
+
+	for (enum path p = SYMBOL; p <= GPA2_PTDS; p++)
+		resolve(p);
+	a = resolve(SYMBOL);
+	use_device(0);
+	base = phys_used(0);
+	/* Bounded: a hook that lets memory through would not stop. */
+	for (n = 0; n < N; n++) {
+		OK(graph_of(&a, chunk, 1, &g[n], &e[n], &d));
+		r = a.graphLaunch(e[n], NULL);
+		if (r != CUDA_SUCCESS)
+			break;
+	}
+	IS(r, CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(n == budget / pages);
+	CHECK(phys_used(0) - base == n * pages && n * pages <= budget);
+	check_held_within_charge();
+	printf("graphs: %llu launched of 64 MiB + 1, %llu MiB on the GPU, budget %llu MiB\n",
+	       n, (phys_used(0) - base) / MiB, budget / MiB);
+	IS(a.graphUpload(e[n], NULL), CUDA_ERROR_OUT_OF_MEMORY);
+	for (unsigned long long i = 0; i < n; i++)
+		OK(a.graphLaunch(e[i], NULL));
+	CHECK(phys_used(0) - base == n * pages);
+	OK(a.ctxSynchronize());
+	for (unsigned long long i = 0; i <= n; i++) {
+		OK(a.graphExecDestroy(e[i]));
+		OK(a.graphDestroy(g[i]));
+	}
+	/* The pool keeps the pages: still held, still charged, and reused. */
+	CHECK(phys_used(0) - base == n * pages);
+	check_held_within_charge();
+	OK(graph_of(&a, chunk, 1, &g[0], &e[0], &d));
+	OK(a.graphUpload(e[0], NULL));
+	OK(a.graphLaunch(e[0], NULL));
+	CHECK(phys_used(0) - base == n * pages);
+	OK(a.ctxSynchronize());
+	OK(a.deviceGraphMemTrim(0));
+	CHECK(phys_used(0) == base && free_now(&a) == budget);
+	OK(a.graphExecDestroy(e[0]));
+	OK(a.graphDestroy(g[0]));
+	/* Outliving its graph: charged until freed; a second one past the
+	 * budget is refused. */
+	OK(graph_of(&a, GiB + 1, 0, &g[0], &e[0], &keep));
+	OK(a.graphLaunch(e[0], NULL));
+	OK(a.graphExecDestroy(e[0]));
+	OK(a.graphDestroy(g[0]));
+	OK(a.deviceGraphMemTrim(0));
+	CHECK(phys_used(0) - base == GiB + 2 * MiB);
+	check_held_within_charge();
+	OK(graph_of(&a, GiB + 1, 0, &g[0], &e[0], &d));
+	IS(a.graphLaunch(e[0], NULL), CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(phys_used(0) - base == GiB + 2 * MiB);
+	OK(a.memFreeAsync(keep, NULL));
+	OK(a.deviceGraphMemTrim(0));
+	CHECK(phys_used(0) == base && free_now(&a) == budget);
+	OK(a.graphLaunch(e[0], NULL));
+	CHECK(phys_used(0) - base == GiB + 2 * MiB);
+	check_held_within_charge();
+	/* A reset takes the context's graph memory, and its charge, along. */
+	OK(a.primaryReset(0));
+	use_device(0);
+	CHECK(phys_used(0) == base && free_now(&a) == budget);
+	OK(a.graphExecDestroy(e[0]));
+	OK(a.graphDestroy(g[0]));
 }
 
 static void test_handles(unsigned long long budget)
@@ -894,6 +1011,8 @@ int main(int argc, char **argv)
 		test_pages(arg);
 	else if (!strcmp(g, "vmm"))
 		test_vmm(arg);
+	else if (!strcmp(g, "graph"))
+		test_graph(arg);
 	else if (!strcmp(g, "many-pools"))
 		test_many_pools(arg);
 	else if (!strcmp(g, "v1"))

@@ -47,13 +47,19 @@ CUresult sim_valid_ctx(struct CUctx_st *ctx);
 /* Frees everything a context holds (destroy or primary reset). */
 void sim_free_ctx_memory(struct CUctx_st *ctx);
 void sim_small_after_fork_child(void);
+/* Graph memory: a graph allocation freed outside its graph (cuMemFree*):
+ * CUDA_ERROR_INVALID_VALUE when dptr is none; a context's device lost its
+ * graph memory pool. */
+CUresult sim_graph_mem_free(CUdeviceptr dptr);
+void sim_graph_mem_ctx_gone(int phys);
 
 /* Device timeline. */
 uint64_t sim_launch(int phys, uint64_t not_before, uint64_t dur_ns);
 CUresult sim_kernel_check(CUfunction f, const unsigned int grid[3],
 			  const unsigned int block[3], void **kernelParams,
 			  void **extra, int cooperative, uint64_t *dur_ns);
-CUresult sim_stream_launch(CUstream hStream, const uint64_t *dur_ns, size_t n);
+CUresult sim_stream_launch(CUstream hStream, const uint64_t *dur_ns, size_t n,
+			   uint64_t *end);
 void sim_wait_until(uint64_t t);
 /* At synchronisation points pools hand memory above their release
  * threshold back to the device, as the real driver does. */

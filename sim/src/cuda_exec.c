@@ -221,8 +221,10 @@ static void queue(struct CUctx_st *c, uint64_t *tail, uint64_t dur_ns)
 	atomic_max(&c->last_end, end);
 }
 
-/* Kernels of dur_ns[0..n) queued on the stream, one after the other. */
-CUresult sim_stream_launch(CUstream hStream, const uint64_t *dur_ns, size_t n)
+/* Kernels of dur_ns[0..n) queued on the stream, one after the other; *end
+ * is when the stream's work then ends. */
+CUresult sim_stream_launch(CUstream hStream, const uint64_t *dur_ns, size_t n,
+			   uint64_t *end)
 {
 	struct CUctx_st *c;
 	uint64_t *tail;
@@ -230,6 +232,8 @@ CUresult sim_stream_launch(CUstream hStream, const uint64_t *dur_ns, size_t n)
 
 	for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++)
 		queue(c, tail, dur_ns[i]);
+	if (r == CUDA_SUCCESS)
+		*end = __atomic_load_n(tail, __ATOMIC_ACQUIRE);
 	return r;
 }
 

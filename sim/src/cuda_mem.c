@@ -177,6 +177,7 @@ static void release_entry(uint64_t key, const struct ptrmap_val *v, void *arg)
 void sim_free_ctx_memory(struct CUctx_st *ctx)
 {
 	ptrmap_take_ctx(&g_sim_mem, ctx, release_entry, NULL);
+	sim_graph_mem_ctx_gone(ctx->phys);
 }
 
 static CUresult map_linear(struct CUctx_st *c, CUdeviceptr *dptr, size_t bytes,
@@ -334,7 +335,7 @@ SIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
 	if (!dptr)
 		return CUDA_SUCCESS;
 	if (!ptrmap_take(&g_sim_mem, dptr, &v))
-		return CUDA_ERROR_INVALID_VALUE;
+		return sim_graph_mem_free(dptr);
 	if (v.kind == SIM_ARRAY) {
 		ptrmap_put(&g_sim_mem, dptr, &v);
 		return CUDA_ERROR_INVALID_VALUE;

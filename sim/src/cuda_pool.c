@@ -264,7 +264,7 @@ SIM_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 	if (r)
 		return r;
 	if (!ptrmap_take(&g_sim_mem, dptr, &v))
-		return CUDA_ERROR_INVALID_VALUE;
+		return sim_graph_mem_free(dptr);
 	if (v.kind != SIM_POOLED) {
 		ptrmap_put(&g_sim_mem, dptr, &v);
 		return CUDA_ERROR_INVALID_VALUE;

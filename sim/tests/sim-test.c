@@ -243,6 +243,116 @@ static void test_pools(void)
 	CHECK(cuMemAllocFromPoolAsync(&c, MiB, mine, NULL) == CUDA_ERROR_INVALID_VALUE);
 }
 
+static cuuint64_t graph_mem(CUgraphMem_attribute a)
+{
+	cuuint64_t v = ~0ULL;
+
+	OK(cuDeviceGetGraphMemAttribute(0, a, &v));
+	return v;
+}
+
+/*
+ * Graph memory: an allocation node has its address at once and its pages at
+ * upload or first launch; they stay across launches, go to the device's
+ * graph pool when the executable graph goes and back to the device on trim.
+ */
+static void test_graphmem(void)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS ap = {
+		.poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+			       .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } },
+		.bytesize = 3 * MiB,
+	};
+	CUgraph g, g2;
+	CUgraphNode a, f, a2;
+	CUgraphExec e, e2;
+	CUdeviceptr keep;
+	cuuint64_t zero = 0, five = 5;
+
+	use_device(0);
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphAddMemAllocNode(&a, g, NULL, 0, &ap));
+	CHECK(ap.dptr != 0);
+	OK(cuGraphAddMemFreeNode(&f, g, &a, 1, ap.dptr));
+	CHECK(cuGraphAddMemFreeNode(&f, g, &a, 1, ap.dptr) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(cuGraphAddMemFreeNode(&f, g, NULL, 0, 12345) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(nvml_used(0) == 0);
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	/* One executable graph at a time for a graph with memory nodes. */
+	CHECK(cuGraphInstantiateWithFlags(&e2, g, 0) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(nvml_used(0) == 0 && graph_mem(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 0);
+	OK(cuGraphUpload(e, NULL));
+	CHECK(nvml_used(0) == 4 * MiB);
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuGraphLaunch(e, NULL));
+	CHECK(nvml_used(0) == 4 * MiB);
+	CHECK(graph_mem(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT) == 4 * MiB);
+	CHECK(graph_mem(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 4 * MiB);
+	/* Trim leaves what an executable graph maps while it is queued. */
+	OK(cuStreamSynchronize(NULL));
+	OK(cuDeviceGraphMemTrim(0));
+	CHECK(nvml_used(0) == 0 && graph_mem(CU_GRAPH_MEM_ATTR_USED_MEM_HIGH) == 4 * MiB);
+	OK(cuGraphLaunch(e, NULL));
+	CHECK(nvml_used(0) == 4 * MiB);
+	/* Destroyed, its pages stay in the pool for another graph to map. */
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	CHECK(nvml_used(0) == 4 * MiB);
+	CHECK(graph_mem(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT) == 0);
+	CHECK(graph_mem(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 4 * MiB);
+	/* An allocation that outlives its graph: relaunch refused while it
+	 * lives, kept after the graphs go, freed by cuMemFreeAsync. */
+	ap.bytesize = 6 * MiB;
+	OK(cuGraphCreate(&g2, 0));
+	OK(cuGraphAddMemAllocNode(&a2, g2, NULL, 0, &ap));
+	keep = ap.dptr;
+	OK(cuGraphInstantiateWithFlags(&e2, g2, 0));
+	OK(cuGraphLaunch(e2, NULL));
+	CHECK(nvml_used(0) == 6 * MiB);
+	CHECK(cuGraphLaunch(e2, NULL) == CUDA_ERROR_INVALID_VALUE);
+	OK(cuGraphExecDestroy(e2));
+	OK(cuGraphDestroy(g2));
+	OK(cuDeviceGraphMemTrim(0));
+	CHECK(nvml_used(0) == 6 * MiB);
+	OK(cuMemFreeAsync(keep, NULL));
+	CHECK(cuMemFreeAsync(keep, NULL) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(graph_mem(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT) == 6 * MiB);
+	OK(cuDeviceGraphMemTrim(0));
+	CHECK(nvml_used(0) == 0);
+	/* Auto free: each launch frees the last one's allocation. */
+	OK(cuGraphCreate(&g2, 0));
+	OK(cuGraphAddMemAllocNode(&a2, g2, NULL, 0, &ap));
+	OK(cuGraphInstantiateWithFlags(&e2, g2,
+				       CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+	OK(cuGraphLaunch(e2, NULL));
+	OK(cuGraphLaunch(e2, NULL));
+	CHECK(nvml_used(0) == 6 * MiB);
+	OK(cuMemFree_v2(ap.dptr));
+	/* Only the high watermarks are written, and only to 0. */
+	OK(cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, &zero));
+	CHECK(cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, &five) ==
+	      CUDA_ERROR_INVALID_VALUE);
+	CHECK(cuDeviceSetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &zero) ==
+	      CUDA_ERROR_INVALID_VALUE);
+	CHECK(graph_mem(CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) == 0);
+	/* A primary context's reset frees its device's graph memory. */
+	OK(cuDevicePrimaryCtxReset_v2(0));
+	CHECK(nvml_used(0) == 0);
+	OK(cuGraphExecDestroy(e2));
+	OK(cuGraphDestroy(g2));
+	/* Upload refused past the device's memory: nothing taken. */
+	use_device(0);
+	ap.bytesize = TOTAL + 1;
+	OK(cuGraphCreate(&g2, 0));
+	OK(cuGraphAddMemAllocNode(&a2, g2, NULL, 0, &ap));
+	OK(cuGraphInstantiateWithFlags(&e2, g2, 0));
+	CHECK(cuGraphUpload(e2, NULL) == CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(cuGraphLaunch(e2, NULL) == CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(nvml_used(0) == 0);
+	OK(cuGraphExecDestroy(e2));
+	OK(cuGraphDestroy(g2));
+}
+
 static void test_vmm(void)
 {
 	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
@@ -641,6 +751,7 @@ int main(int argc, char **argv)
 		{ "arrays", test_arrays },   { "timeline", test_timeline },
 		{ "reap", test_reap },       { "fork", test_fork },
 		{ "nvml", test_nvml },       { "churn", test_churn },
+		{ "graphmem", test_graphmem },
 	};
 
 	if (argc < 2)

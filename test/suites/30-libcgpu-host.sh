@@ -48,7 +48,7 @@ diff <("$TMP/nl-ours") <("$TMP/nl-real") || fail "NVML layout differs from nvml.
 echo "nvml layout: $("$TMP/nl-ours" | wc -l) sizes, offsets and values identical"
 
 say "simulator"
-for g in basics memory pools vmm arrays timeline reap fork nvml; do
+for g in basics memory pools vmm arrays timeline graphmem reap fork nvml; do
 	fresh
 	"$SIM/sim-test" "$g"
 done
@@ -116,6 +116,8 @@ G2=$((2 << 30))
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" pages $G2
 # VMM memory released while still mapped stays charged.
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" vmm $G2
+# Graph memory: executable graphs mapping their allocations stop at the budget.
+hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" graph $G2
 # More pools than a fixed table would hold: all charged.
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" many-pools $G2
 # The entry points before CUDA 3.2 / 11.0 (32-bit pointers: the simulator
