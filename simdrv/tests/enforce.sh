@@ -22,6 +22,10 @@ MiB=$((1 << 20))
 ID=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 SID=${ID:0:12}
 CG=/sys/fs/cgroup/system.slice/docker-$ID.scope
+# A second container, 128 MiB on GPU 0.
+ID2=fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210
+SID2=${ID2:0:12}
+CG2=/sys/fs/cgroup/system.slice/docker-$ID2.scope
 W=$(mktemp -d)
 checks=0
 
@@ -31,11 +35,13 @@ used() { cat /proc/driver/nvidia-sim/gpus/"${1:-0}"/used; }
 state() { cat $P/enforcement; }
 meminfo() { cat $P/"${1:-0}"/$SID/meminfo; }
 
-mkdir -p "$CG"
+mkdir -p "$CG" "$CG2"
 bash -c "echo \$\$ >$CG/cgroup.procs && exec sleep 100000" </dev/null >/dev/null 2>&1 &
 INIT=$!
-trap 'kill $INIT 2>/dev/null || true' EXIT
-for _ in $(seq 100); do grep -qx "$INIT" "$CG/cgroup.procs" && break; sleep 0.05; done
+bash -c "echo \$\$ >$CG2/cgroup.procs && exec sleep 100000" </dev/null >/dev/null 2>&1 &
+INIT2=$!
+trap 'kill $INIT $INIT2 2>/dev/null || true' EXIT
+for _ in $(seq 100); do grep -qx "$INIT" "$CG/cgroup.procs" && grep -qx "$INIT2" "$CG2/cgroup.procs" && break; sleep 0.05; done
 
 # The container: 256 MiB on GPU 0, 128 MiB on GPU 1.
 container() {
@@ -55,8 +61,10 @@ start() {
 	local name=$1 incg=$2 line
 	shift 2
 	mkfifo "$W/$name.fifo"
-	if [ "$incg" = cg ]; then
-		bash -c "echo \$\$ >$CG/cgroup.procs && exec $RAW $*" >"$W/$name.fifo" &
+	if [ "$incg" = cg ] || [ "$incg" = cg2 ]; then
+		local cg=$CG
+		[ "$incg" = cg ] || cg=$CG2
+		bash -c "echo \$\$ >$cg/cgroup.procs && exec $RAW $*" >"$W/$name.fifo" &
 	else
 		"$RAW" "$@" >"$W/$name.fifo" &
 	fi
@@ -131,6 +139,34 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(meminfo | head -1)" = "Free: $((18 * MiB))" ] || fail "meminfo: $(meminfo)"
 	kill_it c2
 	ok "$ver: 2 MiB page rounding"
+
+	# Two containers and a host process at once: each container stops at its own budget
+	# and is charged for its own memory only; the host is not limited.
+	echo "add 0 $ID2 memsize=$((128 * MiB))" >$P/inst_ctl
+	echo "bind 0 $ID2 $INIT2" >$P/inst_ctl
+	start h2 host hold 300
+	start a1 cg loop 32
+	start b1 cg2 loop 32
+	grep -qx "loop: 8 x 32 MiB, then status 0x51" "$W/a1" || fail "first container: $(cat "$W/a1")"
+	grep -qx "loop: 4 x 32 MiB, then status 0x51" "$W/b1" || fail "second container: $(cat "$W/b1")"
+	[ "$(used)" = $(((300 + 256 + 128) * MiB)) ] || fail "driver holds $(used)"
+	[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$(cat "$W/a1.pid")" $((256 * MiB)))" ] ||
+		fail "first container's meminfo: $(meminfo)"
+	[ "$(cat $P/0/$SID2/meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$(cat "$W/b1.pid")" $((128 * MiB)))" ] ||
+		fail "second container's meminfo: $(cat $P/0/$SID2/meminfo)"
+	kill_it a1; kill_it b1; kill_it h2
+	echo "del 0 $ID2" >$P/inst_ctl
+	[ "$(used)" = 0 ] || fail "driver holds $(used) after the three"
+	ok "$ver: two containers and the host at once, each charged its own"
+
+	# kill -9 of eight processes allocating and freeing at once: nothing left charged.
+	for i in 1 2 3 4 5 6 7 8; do start k$i cg churn 16; done
+	sleep 1
+	for i in 1 2 3 4 5 6 7 8; do kill -KILL "$(cat "$W/k$i.pid")"; done
+	for i in 1 2 3 4 5 6 7 8; do wait "$(cat "$W/k$i.pid")" 2>/dev/null || true; rm -f "$W/k$i.fifo"; done
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] ||
+		fail "after the kill -9 storm: $(meminfo), driver $(used)"
+	ok "$ver: kill -9 of eight allocating processes leaves 0 charged"
 
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32
