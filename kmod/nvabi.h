@@ -12,6 +12,7 @@
 
 #define NVA_ESC_RM_FREE		0x29
 #define NVA_ESC_RM_ALLOC	0x2B
+#define NVA_ESC_RM_DUP_OBJECT	0x34
 #define NVA_ESC_IOCTL_XFER_CMD	211
 
 #define NVA_NV01_MEMORY_LOCAL_USER 0x40
@@ -20,6 +21,7 @@
 
 #define NVA_NV_OK			0x00
 #define NVA_ERR_INVALID_ADDRESS		0x1E
+#define NVA_ERR_INSUFFICIENT_PERMISSIONS 0x1B
 #define NVA_ERR_INVALID_ARGUMENT	0x1F
 #define NVA_ERR_NO_MEMORY		0x51
 
@@ -55,6 +57,17 @@ struct nva_nvos00 {
 	u32 status;
 };
 
+/* NVOS55_PARAMETERS: NV_ESC_RM_DUP_OBJECT */
+struct nva_nvos55 {
+	u32 hClient;
+	u32 hParent;
+	u32 hObject;
+	u32 hClientSrc;
+	u32 hObjectSrc;
+	u32 flags;
+	u32 status;
+};
+
 /* nv_ioctl_xfer_t: NV_ESC_IOCTL_XFER_CMD's block, naming the real one */
 struct nva_xfer {
 	u32 cmd;
@@ -71,6 +84,7 @@ static_assert(sizeof(struct nva_nvos21) == 32);
 static_assert(sizeof(struct nva_nvos64) == 48);
 static_assert(sizeof(struct nva_nvos00) == 16);
 static_assert(sizeof(struct nva_xfer) == 16);
+static_assert(sizeof(struct nva_nvos55) == 28);
 static_assert(offsetof(struct nva_nvos21, status) == 28);
 static_assert(offsetof(struct nva_nvos64, status) == 40);
 

@@ -575,6 +575,43 @@ static long nvh_rm_free(struct file *f, unsigned int cmd, unsigned long arg,
 	return ret;
 }
 
+/*
+ * NV_ESC_RM_DUP_OBJECT of a memory object charged to a container, by a caller in a
+ * container: refused. A duplicate keeps the memory in the driver after the original is
+ * freed, and the charge goes with the original's free: duplicating and freeing again
+ * and again would hold memory past the budget. Until duplicates are followed (docs),
+ * they are refused with the driver's NV_ERR_INSUFFICIENT_PERMISSIONS; everything else
+ * (devices, memory nobody is charged for, the host's calls) goes to the driver.
+ */
+static long nvh_rm_dup(struct file *f, unsigned int cmd, unsigned long arg,
+		       nvh_ioctl_fn orig, void __user *ublk)
+{
+	struct nva_nvos55 p;
+	struct nvh_file *rec;
+	struct nvh_obj *o;
+	bool charged = false;
+	int bkt;
+
+	if (copy_from_user(&p, ublk, sizeof(p)))
+		return orig(f, cmd, arg);
+	mutex_lock(&nvh.files_lock);
+	hash_for_each(nvh.files, bkt, rec, node) {
+		mutex_lock(&rec->lock);
+		o = nvh_obj_find(rec, p.hClientSrc, p.hObjectSrc);
+		charged = o && o->kind == NVH_MEMORY;
+		mutex_unlock(&rec->lock);
+		if (charged)
+			break;
+	}
+	mutex_unlock(&nvh.files_lock);
+	if (!charged || !nvh_caller_contained())
+		return orig(f, cmd, arg);
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: duplicating charged memory (client 0x%x, object 0x%x) refused\n",
+			    task_tgid_nr(current), p.hClientSrc, p.hObjectSrc);
+	return nvh_answer(ublk + offsetof(struct nva_nvos55, status),
+			  NVA_ERR_INSUFFICIENT_PERMISSIONS);
+}
+
 /* One escape's block at ublk of bsize bytes, direct or unwrapped from XFER. */
 static long nvh_escape(struct file *f, unsigned int cmd, unsigned long arg, nvh_ioctl_fn orig,
 		       unsigned int nr, void __user *ublk, unsigned int bsize)
@@ -587,6 +624,10 @@ static long nvh_escape(struct file *f, unsigned int cmd, unsigned long arg, nvh_
 	case NVA_ESC_RM_FREE:
 		if (bsize == sizeof(struct nva_nvos00))
 			return nvh_rm_free(f, cmd, arg, orig, ublk);
+		break;
+	case NVA_ESC_RM_DUP_OBJECT:
+		if (bsize == sizeof(struct nva_nvos55))
+			return nvh_rm_dup(f, cmd, arg, orig, ublk);
 		break;
 	}
 	return orig(f, cmd, arg);

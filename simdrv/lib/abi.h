@@ -16,6 +16,7 @@
 #define SD_IOCTL_MAGIC		'F'
 #define SD_ESC_RM_FREE		0x29
 #define SD_ESC_RM_ALLOC		0x2B
+#define SD_ESC_RM_DUP_OBJECT	0x34	/* not served by the stand-in (its unknown-escape answer) */
 #define SD_ESC_CARD_INFO	200
 #define SD_ESC_CHECK_VERSION_STR 210
 #define SD_ESC_IOCTL_XFER_CMD	211
@@ -80,6 +81,17 @@ struct sd_nvos00 {
 	sd_u32 hRoot;
 	sd_u32 hObjectParent;
 	sd_u32 hObjectOld;
+	sd_u32 status;
+};
+
+/* NVOS55_PARAMETERS: NV_ESC_RM_DUP_OBJECT */
+struct sd_nvos55 {
+	sd_u32 hClient;
+	sd_u32 hParent;
+	sd_u32 hObject;
+	sd_u32 hClientSrc;
+	sd_u32 hObjectSrc;
+	sd_u32 flags;
 	sd_u32 status;
 };
 

@@ -168,6 +168,16 @@ for ver in 535.261.03 550.163.01; do
 		fail "after the kill -9 storm: $(meminfo), driver $(used)"
 	ok "$ver: kill -9 of eight allocating processes leaves 0 charged"
 
+	# A duplicate of charged memory would outlive the original's free (and its charge):
+	# refused in a container; the device's duplicate and the host's go to the driver (the
+	# stand-in does not serve the escape: EINVAL).
+	start d1 cg dup 8
+	grep -qx "dup memory: status 0x1b, dup device: errno 22" "$W/d1" || fail "container dup: $(cat "$W/d1")"
+	start d2 host dup 8
+	grep -qx "dup memory: errno 22, dup device: errno 22" "$W/d2" || fail "host dup: $(cat "$W/d2")"
+	kill_it d1; kill_it d2
+	ok "$ver: duplicating charged memory refused in a container, passed on for the host"
+
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32
 	grep -qx "loop: 32 x 32 MiB, then status 0x51" "$W/h1" || fail "host loop: $(cat "$W/h1")"

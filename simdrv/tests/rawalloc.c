@@ -13,6 +13,10 @@
  *                        turns, until the status is not NV_OK; prints
  *                        "loop: N x MIB MiB, then status 0xS"; frees the last one and
  *                        allocates it again ("refill: 0xS"), prints "held", waits
+ *   rawalloc dup MIB     (cgpu_km enforce=1) allocates MIB MiB on GPU 0 and asks
+ *                        NV_ESC_RM_DUP_OBJECT of it, and of its device; prints
+ *                        "dup memory: A, dup device: B", each "status 0xS" or, where
+ *                        the ioctl itself fails, "errno E"; prints "held", waits
  *   rawalloc churn MIB   allocates and frees MIB MiB on GPU 0 over and over, NVOS21 and
  *                        NVOS64 by turns, until killed; any status but NV_OK and
  *                        NV_ERR_NO_MEMORY, or a failed free, ends it with exit 1
@@ -196,6 +200,38 @@ out:
 		pause();
 }
 
+/* NV_ESC_RM_DUP_OBJECT of (c, src) as (c, parent, new): its answer, as words. */
+static const char *rm_dup(unsigned int c, unsigned int parent, unsigned int new, unsigned int src,
+		       char *buf, size_t len)
+{
+	struct sd_nvos55 p = { .hClient = c, .hParent = parent, .hObject = new,
+			       .hClientSrc = c, .hObjectSrc = src };
+
+	if (esc(ctl, SD_ESC_RM_DUP_OBJECT, &p, sizeof(p)))
+		snprintf(buf, len, "errno %d", errno);
+	else
+		snprintf(buf, len, "status 0x%x", p.status);
+	return buf;
+}
+
+static void dups(unsigned long long mib)
+{
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
+	unsigned int c, h = 0x2000;
+	char a[32], b[32];
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	printf("dup memory: %s, ", rm_dup(c, 0x1000, 0x2100, 0x2000, a, sizeof(a)));
+	printf("dup device: %s\n", rm_dup(c, c, 0x1100, 0x1000, b, sizeof(b)));
+	printf("held\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 static void churn(unsigned long long mib)
 {
 	struct sd_memory_alloc m;
@@ -347,6 +383,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "hold"))
 		hold(strtoull(argv[2], NULL, 10));
+	else if (argc == 3 && !strcmp(argv[1], "dup"))
+		dups(strtoull(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "churn"))
 		churn(strtoull(argv[2], NULL, 10));
 	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "loop"))
@@ -354,7 +392,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc churn MIB\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB\n");
 		return 2;
 	}
 	return 0;
