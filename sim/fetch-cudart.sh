@@ -12,25 +12,16 @@ if [ -f "$out/libcudart.so.11.0" ] && [ -f "$out/libcudart.so.12" ]; then echo "
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/state/lists/partial" "$tmp/cache/archives/partial" "$tmp/etc/sources.list.d" "$tmp/dl"
-# apt's sandbox user must be able to write the download folder.
-chmod 711 "$tmp"
-chmod 777 "$tmp/dl"
-key=/usr/share/keyrings/debian-archive-keyring.gpg
-for suite in bookworm trixie; do
-	printf 'deb [signed-by=%s] http://deb.debian.org/debian %s non-free\n' "$key" "$suite"
-done >"$tmp/etc/sources.list"
-opts=(-o "Dir::State=$tmp/state" -o "Dir::Cache=$tmp/cache"
-	-o "Dir::Etc::SourceList=$tmp/etc/sources.list"
-	-o "Dir::Etc::SourceParts=$tmp/etc/sources.list.d" -o "Dir::State::status=/dev/null")
-apt-get -q "${opts[@]}" update >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+# shellcheck source=../scripts/private-apt.sh
+source ../scripts/private-apt.sh
+private_apt "$tmp" "$(debian_line deb bookworm non-free)" "$(debian_line deb trixie non-free)"
 
 # package, the upstream version it must be, the soname.
 get() {
 	local full
-	full=$(apt-cache "${opts[@]}" madison "$1" | awk -v v="$2" '$3 ~ "^" v {print $3; exit}')
+	full=$(apt-cache "${apt_opts[@]}" madison "$1" | awk -v v="$2" '$3 ~ "^" v {print $3; exit}')
 	[ -n "$full" ] || { echo "fetch-cudart.sh: $1 $2 is in neither bookworm nor trixie non-free" >&2; exit 1; }
-	(cd "$tmp/dl" && apt-get -q "${opts[@]}" download "$1=$full" >/dev/null)
+	(cd "$tmp/dl" && apt-get -q "${apt_opts[@]}" download "$1=$full" >/dev/null)
 	rm -rf "$tmp/x"
 	dpkg-deb -x "$tmp"/dl/"$1"_*.deb "$tmp/x"
 	mkdir -p "$out"

@@ -21,20 +21,13 @@ for v in "${want[@]}"; do [ -f "$cache/$v/.kind" ] || missing+=("$v"); done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/state/lists/partial" "$tmp/cache/archives/partial" "$tmp/etc/sources.list.d" "$tmp/dl"
-# apt's sandbox user must be able to write the download folder.
-chmod 711 "$tmp"
-chmod 777 "$tmp/dl"
-key=/usr/share/keyrings/debian-archive-keyring.gpg
+# shellcheck source=../../scripts/private-apt.sh
+source ../scripts/private-apt.sh
+lines=()
 for suite in bookworm trixie; do
-	for t in deb deb-src; do
-		printf '%s [signed-by=%s] http://deb.debian.org/debian %s contrib\n' "$t" "$key" "$suite"
-	done
-done >"$tmp/etc/sources.list"
-opts=(-o "Dir::State=$tmp/state" -o "Dir::Cache=$tmp/cache"
-	-o "Dir::Etc::SourceList=$tmp/etc/sources.list"
-	-o "Dir::Etc::SourceParts=$tmp/etc/sources.list.d" -o "Dir::State::status=/dev/null")
-apt-get -q "${opts[@]}" update >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+	for t in deb deb-src; do lines+=("$(debian_line $t $suite contrib)"); done
+done
+private_apt "$tmp" "${lines[@]}"
 
 # The files the checks read, by their place in the upstream tree.
 headers=(src/common/sdk/nvidia/inc src/nvidia/arch/nvalloc/unix/include kernel-open/common/inc
@@ -44,14 +37,14 @@ for v in "${missing[@]}"; do
 	out=$cache/$v
 	rm -rf "$out" "$tmp/x"
 	mkdir -p "$out" "$tmp/x"
-	full=$(apt-cache "${opts[@]}" showsrc nvidia-open-gpu-kernel-modules |
+	full=$(apt-cache "${apt_opts[@]}" showsrc nvidia-open-gpu-kernel-modules |
 		awk -v v="$v" '$1 == "Version:" && index($2, v "-") == 1 {print $2; exit}')
 	orig=$tmp/dl/nvidia-open-gpu-kernel-modules_$v.orig.tar.xz
 	if [ -n "$full" ]; then
 		# apt checks what it fetches against the signed Sources index; the Debian
 		# packaging tarball is not needed (some mirrors lack it), so success is judged
 		# by the upstream tarball's arrival.
-		(cd "$tmp/dl" && apt-get -q "${opts[@]}" source --download-only \
+		(cd "$tmp/dl" && apt-get -q "${apt_opts[@]}" source --download-only \
 			"nvidia-open-gpu-kernel-modules=$full" >/dev/null 2>&1) || true
 	fi
 	if [ -s "$orig" ]; then
@@ -60,10 +53,10 @@ for v in "${missing[@]}"; do
 		echo source >"$out/.kind"
 		continue
 	fi
-	full=$(apt-cache "${opts[@]}" madison nvidia-open-kernel-source |
+	full=$(apt-cache "${apt_opts[@]}" madison nvidia-open-kernel-source |
 		awk -v v="$v" '$3 ~ "^" v "-" {print $3; exit}')
 	[ -n "$full" ] || { echo "fetch.sh: nvidia-open-kernel-source $v is in neither bookworm nor trixie contrib" >&2; exit 1; }
-	(cd "$tmp/dl" && apt-get -q "${opts[@]}" download "nvidia-open-kernel-source=$full" >/dev/null)
+	(cd "$tmp/dl" && apt-get -q "${apt_opts[@]}" download "nvidia-open-kernel-source=$full" >/dev/null)
 	dpkg-deb -x "$tmp"/dl/nvidia-open-kernel-source_*.deb "$tmp/deb"
 	tar -xJf "$(find "$tmp/deb" -name '*.tar.xz' | head -1)" -C "$tmp/x" \
 		modules/nvidia-open-kernel/common/inc modules/nvidia-open-kernel/nvidia/nv.c \
