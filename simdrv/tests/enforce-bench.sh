@@ -16,7 +16,7 @@ NV=$PWD/simdrv/nvidia.ko
 KO=$PWD/kmod/cgpu_km.ko
 BENCH=$PWD/simdrv/build/rmbench
 P=/proc/cgpu_km
-ROUNDS=${ROUNDS:-10} ITERS=${ITERS:-100} BATCHES=${BATCHES:-300}
+ROUNDS=10 ITERS=100 BATCHES=300
 LIM=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 UNL=fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210
 CGL=/sys/fs/cgroup/system.slice/docker-$LIM.scope
