@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=1
-all=(sched gate docker vm)
+all=(sched gate docker vm enforce)
 [ $# -gt 0 ] || set -- "${all[@]}"
 logs=${CGPU_BENCH_LOGS:-$(mktemp -d /tmp/cgpu-bench.XXXXXX)}
 mkdir -p "$logs"

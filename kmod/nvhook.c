@@ -317,20 +317,17 @@ static void __user *nvh_status(const struct nvh_blk *b)
 }
 
 /*
- * The driver's answer, read back once: NV_OK and the new handle, or false. Time of check
- * to time of use: another thread of the caller may rewrite the block between the
- * driver's write and this read (docs/kmod.md: what is left).
+ * The driver's answer, read back once: NV_OK and the new handle, or false. The two fields
+ * alone, not the block: each copy is paid on every charged allocation (docs/kmod.md,
+ * "Cost"). Time of check to time of use: another thread of the caller may rewrite the
+ * block between the driver's write and this read (docs/kmod.md: what is left).
  */
 static bool nvh_answered_ok(const struct nvh_blk *b, long ret, u32 *handle)
 {
-	union { struct nva_nvos21 p21; struct nva_nvos64 p64; } after;
 	u32 st;
 
-	if (ret || copy_from_user(&after, b->u, b->size))
-		return false;
-	memcpy(&st, (u8 *)&after + (nvh_status(b) - b->u), sizeof(st));
-	*handle = after.p21.hObjectNew;
-	return st == NVA_NV_OK;
+	return !ret && !get_user(st, (u32 __user *)nvh_status(b)) && st == NVA_NV_OK &&
+	       !get_user(*handle, (u32 __user *)(b->u + offsetof(struct nva_nvos21, hObjectNew)));
 }
 
 /* A tracked device or subdevice of rec, or NULL. rec->lock held. */
@@ -474,7 +471,8 @@ static long nvh_alloc_memory(struct file *f, unsigned int cmd, unsigned long arg
 	/* The size the driver took, written back into the class parameters; read once. */
 	got = 0;
 	if (!nvh_answered_ok(b, ret, &handle) ||
-	    copy_from_user(mp, u64_to_user_ptr(b->v.p21.pAllocParms), msize)) {
+	    get_user(got, (u64 __user *)(u64_to_user_ptr(b->v.p21.pAllocParms) +
+					 NVA_MEMPARAMS_SIZE_OFF))) {
 		mutex_lock(&rec->lock);
 		rec->nobjs--;
 		if (est)
@@ -483,7 +481,6 @@ static long nvh_alloc_memory(struct file *f, unsigned int cmd, unsigned long arg
 		cgpu_free(o);
 		return ret;
 	}
-	memcpy(&got, mp + NVA_MEMPARAMS_SIZE_OFF, sizeof(got));
 	mutex_lock(&rec->lock);
 	/* What the driver took: less than the 2 MiB estimate is given back. */
 	if (got < est) {
@@ -506,6 +503,12 @@ static long nvh_alloc_memory(struct file *f, unsigned int cmd, unsigned long arg
 	return ret;
 }
 
+static bool nvh_class_read(u32 cls)
+{
+	return cls == NVA_NV01_DEVICE_0 || cls == NVA_NV20_SUBDEVICE_0 ||
+	       cls == NVA_NV01_MEMORY_LOCAL_USER;
+}
+
 /*
  * NV_ESC_RM_ALLOC, whose block (32 or 48 bytes) is at ublk: copied once. Only the classes
  * that place or take video memory are looked at, and only for a limited caller.
@@ -516,21 +519,22 @@ static long nvh_rm_alloc(struct file *f, unsigned int cmd, unsigned long arg,
 	struct nvh_blk b = { .u = ublk, .size = bsize };
 	struct nvh_file *rec;
 	bool refuse;
+	u32 cls;
 
-	/* A fault is the driver's to report. */
-	if (copy_from_user(&b.v, ublk, bsize))
+	/*
+	 * The class alone first, and whose the caller is: what is not looked at (most
+	 * classes; the host; an unlimited container) passes for one read, not the block's
+	 * copy (docs/kmod.md, "Cost"). A fault is the driver's to report.
+	 */
+	if (get_user(cls, (u32 __user *)(ublk + offsetof(struct nva_nvos21, hClass))) ||
+	    !nvh_class_read(cls))
 		return orig(f, cmd, arg);
-	switch (b.v.p21.hClass) {
-	case NVA_NV01_DEVICE_0:
-	case NVA_NV20_SUBDEVICE_0:
-	case NVA_NV01_MEMORY_LOCAL_USER:
-		break;
-	default:
-		return orig(f, cmd, arg);
-	}
 	rec = nvh_file_for_caller(f, &refuse);
 	if (!rec)
 		return refuse ? nvh_answer(nvh_status(&b), NVA_ERR_NO_MEMORY) : orig(f, cmd, arg);
+	/* The block decides, whatever the class read first. */
+	if (copy_from_user(&b.v, ublk, bsize) || !nvh_class_read(b.v.p21.hClass))
+		return orig(f, cmd, arg);
 	if (b.v.p21.hClass == NVA_NV01_MEMORY_LOCAL_USER)
 		return nvh_alloc_memory(f, cmd, arg, orig, &b, rec);
 	return nvh_alloc_parent(f, cmd, arg, orig, &b, rec);
@@ -683,6 +687,18 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 
 /* ---- attaching ---- */
 
+/*
+ * The ioctls the wrapper reads: RM_ALLOC, RM_FREE, and XFER, whose inner escape only user
+ * memory tells. Every other (RM_CONTROL, most of what libcuda issues) goes to the driver
+ * from the entry at once: redirecting it would cost the wrapper and a second pass through
+ * ftrace to call the original, for nothing (docs/kmod.md, "Cost").
+ */
+static __always_inline bool nvh_reads(unsigned int cmd)
+{
+	return _IOC_NR(cmd) == NVA_ESC_RM_ALLOC || _IOC_NR(cmd) == NVA_ESC_RM_FREE ||
+	       _IOC_NR(cmd) == NVA_ESC_IOCTL_XFER_CMD;
+}
+
 static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 			       struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
@@ -690,8 +706,11 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 
 	/* The wrapper's own call of the original runs the original. */
-	if (regs && !within_module(parent_ip, THIS_MODULE))
-		regs->ip = (unsigned long)h->wrapper;
+	if (!regs || within_module(parent_ip, THIS_MODULE))
+		return;
+	if (h == &nvh.ioctl && !nvh_reads(regs_get_kernel_argument(regs, 1)))
+		return;
+	regs->ip = (unsigned long)h->wrapper;
 }
 
 /*
@@ -757,8 +776,12 @@ static int nvh_hook_on(struct nvh_hook *h, const char *name, void *wrapper)
 	h->wrapper = wrapper;
 	memset(&h->ops, 0, sizeof(h->ops));
 	h->ops.func = nvh_ftrace;
-	h->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY |
-		       FTRACE_OPS_FL_RECURSION;
+	/*
+	 * No FTRACE_OPS_FL_RECURSION: nvh_ftrace calls nothing that could come back to it
+	 * (inline helpers only, which the kernel builds notrace), so the guard ftrace would
+	 * wrap around it is pure cost on every ioctl (docs/kmod.md, "Cost").
+	 */
+	h->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
 	err = ftrace_set_filter_ip(&h->ops, h->addr, 0, 0);
 	if (err) {
 		ftrace_free_filter(&h->ops);
