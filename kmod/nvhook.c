@@ -354,11 +354,14 @@ static bool nvh_take_place(struct nvh_file *rec)
 /* Records o (its place taken) under its handle. rec->lock held. */
 static void nvh_record(struct nvh_file *rec, struct nvh_obj *o)
 {
-	/* A line left by an object the driver freed behind our back: the handle is reused. */
+	/*
+	 * A line left by an object the driver freed behind our back (the free's block
+	 * rewritten meanwhile): the handle is reused, and what was under it went too.
+	 */
 	struct nvh_obj *stale = nvh_obj_find(rec, o->client, o->handle);
 
 	if (stale)
-		nvh_obj_drop(rec, stale);
+		nvh_drop_tree(rec, stale);
 	hash_add(rec->objs, &o->node, nvh_key(o->client, o->handle));
 }
 
@@ -424,6 +427,7 @@ static long nvh_alloc_memory(struct file *f, unsigned int cmd, unsigned long arg
 	u8 mp[NVA_MEMPARAMS_SIZE_NEW];
 	u64 want, est, got, used, memsize;
 	struct cgpu_slot *slot = NULL;
+	u32 gpu = NVH_GPU_NONE;
 	struct nvh_obj *o, *p;
 	long ret;
 
@@ -439,14 +443,18 @@ static long nvh_alloc_memory(struct file *f, unsigned int cmd, unsigned long arg
 
 	/* The GPU it goes on; none known, or no budget there for this container: refused. */
 	mutex_lock(&rec->lock);
+	/* The parent may go once unlocked (a free on another thread): its GPU is kept. */
 	p = nvh_parent(rec, b->v.p21.hRoot, b->v.p21.hObjectParent);
-	if (p)
-		slot = cgpu_slot_of(rec->att, p->gpu);
+	if (p) {
+		gpu = p->gpu;
+		slot = cgpu_slot_of(rec->att, gpu);
+	}
 	mutex_unlock(&rec->lock);
 	if (!slot) {
 		pr_warn_ratelimited("cgpu_km: enforce: pid %d: video memory under %s (parent 0x%x) refused\n",
 				    task_tgid_nr(current),
-				    p ? "a GPU the container has no budget on" : "a device cgpu_km did not see made",
+				    gpu != NVH_GPU_NONE ? "a GPU the container has no budget on" :
+				    "a device cgpu_km did not see made",
 				    b->v.p21.hObjectParent);
 		return nvh_answer(nvh_status(b), NVA_ERR_NO_MEMORY);
 	}
@@ -494,7 +502,7 @@ static long nvh_alloc_memory(struct file *f, unsigned int cmd, unsigned long arg
 	o->client = b->v.p21.hRoot;
 	o->handle = handle;
 	o->parent = b->v.p21.hObjectParent;
-	o->gpu = p->gpu;
+	o->gpu = gpu;
 	o->kind = NVH_MEMORY;
 	o->slot = slot;
 	o->bytes = got;
@@ -688,15 +696,15 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 /* ---- attaching ---- */
 
 /*
- * The ioctls the wrapper reads: RM_ALLOC, RM_FREE, and XFER, whose inner escape only user
- * memory tells. Every other (RM_CONTROL, most of what libcuda issues) goes to the driver
+ * The ioctls the wrapper reads: RM_ALLOC, RM_FREE, RM_DUP_OBJECT, and XFER, whose inner
+ * escape only user memory tells. Every other (RM_CONTROL, most of what libcuda issues) goes to the driver
  * from the entry at once: redirecting it would cost the wrapper and a second pass through
  * ftrace to call the original, for nothing (docs/kmod.md, "Cost").
  */
 static __always_inline bool nvh_reads(unsigned int cmd)
 {
 	return _IOC_NR(cmd) == NVA_ESC_RM_ALLOC || _IOC_NR(cmd) == NVA_ESC_RM_FREE ||
-	       _IOC_NR(cmd) == NVA_ESC_IOCTL_XFER_CMD;
+	       _IOC_NR(cmd) == NVA_ESC_RM_DUP_OBJECT || _IOC_NR(cmd) == NVA_ESC_IOCTL_XFER_CMD;
 }
 
 static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
