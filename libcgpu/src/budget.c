@@ -89,15 +89,8 @@ void ledger_init(void)
  */
 void ledger_fork(enum track_fork_phase phase)
 {
-	if (phase == TRACK_FORK_PREPARE) {
-		pthread_mutex_lock(&lock);
+	if (!track_fork_lock(phase, &lock))
 		return;
-	}
-	if (phase == TRACK_FORK_PARENT) {
-		pthread_mutex_unlock(&lock);
-		return;
-	}
-	pthread_mutex_init(&lock, NULL);
 	/* The parent's charges stay on the parent's file. */
 	link_after_fork_child();
 	gate_after_fork_child();

@@ -25,16 +25,10 @@ static struct {
 static int n_nvml;
 static pthread_mutex_t nvml_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Held over fork (a leaf lock, like the ledger's): a child inherits a whole
- * table and a free lock, whichever thread was looking a handle up. */
+/* The NVML handle table: a child inherits it whole (track_fork_lock). */
 void devmap_fork(enum track_fork_phase phase)
 {
-	if (phase == TRACK_FORK_PREPARE)
-		pthread_mutex_lock(&nvml_lock);
-	else if (phase == TRACK_FORK_PARENT)
-		pthread_mutex_unlock(&nvml_lock);
-	else
-		pthread_mutex_init(&nvml_lock, NULL);
+	track_fork_lock(phase, &nvml_lock);
 }
 
 static void uuid_string(const unsigned char u[16], char out[48])

@@ -43,16 +43,11 @@ static int said_full;
 
 void graph_fork(enum track_fork_phase phase)
 {
-	if (phase == TRACK_FORK_PREPARE) {
-		pthread_mutex_lock(&lock);
-	} else if (phase == TRACK_FORK_PARENT) {
-		pthread_mutex_unlock(&lock);
-	} else {
-		pthread_mutex_init(&lock, NULL);
-		nrecs = 0;
-		for (int i = 0; i < MAX_DEV; i++)
-			charged[i] = inflight[i] = 0;
-	}
+	if (!track_fork_lock(phase, &lock))
+		return;
+	nrecs = 0;
+	for (int i = 0; i < MAX_DEV; i++)
+		charged[i] = inflight[i] = 0;
 }
 
 /* Caller holds lock. NULL when there is no memory to record another. */
@@ -210,7 +205,8 @@ static CUresult mapped_call(CUgraph g, CUgraphExec e, CUstream s,
 
 	if (!fn)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if (cgpu_mode == CGPU_OFF)
+	/* No graph with memory nodes (most): a launch takes no lock. */
+	if (cgpu_mode == CGPU_OFF || !__atomic_load_n(&nrecs, __ATOMIC_RELAXED))
 		return fn(e, s);
 	r = map_begin(&m);
 	if (r == CUDA_SUCCESS)

@@ -39,14 +39,8 @@ static CUmemoryPool current[MAX_DEV];	/* cuDeviceGetMemPool, cached */
 
 void pool_fork(enum track_fork_phase phase)
 {
-	if (phase == TRACK_FORK_PREPARE) {
-		pthread_mutex_lock(&lock);
-	} else if (phase == TRACK_FORK_PARENT) {
-		pthread_mutex_unlock(&lock);
-	} else {
-		pthread_mutex_init(&lock, NULL);
+	if (track_fork_lock(phase, &lock))
 		npools = 0;
-	}
 }
 
 /* Caller holds lock. */

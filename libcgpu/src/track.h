@@ -6,11 +6,30 @@
 #ifndef CGPU_TRACK_H
 #define CGPU_TRACK_H
 
+#include <pthread.h>
+
 #include "hook.h"
 #include "ptrmap.h"
 
 enum track_kind { T_LINEAR = 1, T_SMALL, T_POOLED, T_ARRAY, T_VMM };
 enum track_fork_phase { TRACK_FORK_PREPARE, TRACK_FORK_PARENT, TRACK_FORK_CHILD };
+
+/*
+ * A leaf lock (nothing is taken under it) held over fork, so that a child inherits
+ * whole tables and a free lock whichever thread was inside: taken before, given back
+ * in the parent, made anew in the child. True in the child, which then resets what
+ * the lock guards.
+ */
+static inline int track_fork_lock(enum track_fork_phase phase, pthread_mutex_t *m)
+{
+	if (phase == TRACK_FORK_PREPARE)
+		pthread_mutex_lock(m);
+	else if (phase == TRACK_FORK_PARENT)
+		pthread_mutex_unlock(m);
+	else
+		pthread_mutex_init(m, NULL);
+	return phase == TRACK_FORK_CHILD;
+}
 
 extern struct ptrmap track_dptr;	/* device pointers: linear, pooled */
 extern struct ptrmap track_array;	/* CUarray, CUmipmappedArray */
