@@ -6,12 +6,17 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 make all || { echo "run-all: build failed" >&2; exit 1; }
 failed=() times=()
+logs=$(mktemp -d /tmp/cgpu-suites.XXXXXX)
 t0=$(date +%s)
 for s in test/suites/*.sh; do
 	[ -e "$s" ] || continue
 	echo "=== suite $(basename "$s")"
 	start=$(date +%s)
-	if bash "$s"; then r=PASS; else r=FAIL; failed+=("$s"); fi
+	if bash "$s" 2>&1 | tee "$logs/$(basename "$s").log"; [ "${PIPESTATUS[0]}" = 0 ]; then
+		r=PASS
+	else
+		r=FAIL failed+=("$s")
+	fi
 	times+=("$(printf '%-24s %s %5ss' "$(basename "$s")" "$r" $(( $(date +%s) - start )))")
 	echo "=== $r $(basename "$s") ($(( $(date +%s) - start ))s)"
 done
@@ -20,6 +25,13 @@ printf '  %s\n' "${times[@]}"
 echo "  total                         $(( $(date +%s) - t0 ))s"
 echo "suites: $(( ${#times[@]} - ${#failed[@]} )) passed, ${#failed[@]} failed"
 if [ ${#failed[@]} -gt 0 ]; then
+	# Only the tail of a CI run's output may be kept: each failed suite's failing lines
+	# come last, so the reason survives without the full log.
+	for s in "${failed[@]}"; do
+		echo "=== why $(basename "$s") failed (full log: $logs/$(basename "$s").log)"
+		grep -aE 'FAIL|[Ff]ail(ed|s|ure)|not ok|panic|WARNING:|BUG:|Oops|[Tt]imed out|lockdep|run\.sh:|Error [0-9]' \
+			"$logs/$(basename "$s").log" | tail -n 25 | cut -c1-300
+	done
 	echo "run-all: FAILED: ${failed[*]}" >&2
 	exit 1
 fi
