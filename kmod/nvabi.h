@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The few numbers and layouts of NVIDIA's driver ABI that enforce=1 reads (nvhook.c).
- * They are the same as simdrv/lib/abi.h's, which simdrv/conformance/check.c compiles
- * against NVIDIA's own headers of 535.261.03 and 550.163.01; kmod keeps its own copy
- * because DKMS builds this directory alone. Change one there, change it here.
+ * DKMS builds this directory alone, so kmod cannot include simdrv/lib/abi.h, which
+ * declares the same numbers for the stand-in driver: simdrv/conformance/check.c compiles
+ * both files against NVIDIA's own headers (535.261.03, 550.163.01), so neither can be
+ * wrong, or differ from the other, without failing the build.
  */
 #ifndef CGPU_NVABI_H
 #define CGPU_NVABI_H
@@ -13,17 +14,28 @@
 #define NVA_ESC_RM_FREE		0x29
 #define NVA_ESC_RM_ALLOC	0x2B
 #define NVA_ESC_RM_DUP_OBJECT	0x34
+#define NVA_ESC_RM_VID_HEAP_CONTROL 0x4A
 #define NVA_ESC_IOCTL_XFER_CMD	211
 
 #define NVA_NV01_MEMORY_LOCAL_USER 0x40
 #define NVA_NV01_DEVICE_0	0x80
 #define NVA_NV20_SUBDEVICE_0	0x2080
+/*
+ * Classes that take or map video memory and are not charged: refused in a container.
+ * EXTENDED_USER is EGM (memory beside the GPU on Grace systems), FABRIC is memory for
+ * export over NVLink fabric, LOCAL_PHYSICAL a view of all of the GPU's memory (RM gives
+ * it to administrators only; a privileged container would read every other one's).
+ */
+#define NVA_NV_MEMORY_EXTENDED_USER	0x42
+#define NVA_NV01_MEMORY_LOCAL_PHYSICAL	0xc2
+#define NVA_NV_MEMORY_FABRIC		0xf8
 
 #define NVA_NV_OK			0x00
 #define NVA_ERR_INVALID_ADDRESS		0x1E
 #define NVA_ERR_INSUFFICIENT_PERMISSIONS 0x1B
 #define NVA_ERR_INVALID_ARGUMENT	0x1F
 #define NVA_ERR_NO_MEMORY		0x51
+#define NVA_ERR_NOT_SUPPORTED		0x56
 
 /* NVOS21_PARAMETERS (32 bytes) and NVOS64_PARAMETERS (48): the same first 24 bytes. */
 struct nva_nvos21 {
@@ -68,6 +80,32 @@ struct nva_nvos55 {
 	u32 status;
 };
 
+/*
+ * NVOS32_PARAMETERS (NV_ESC_RM_VID_HEAP_CONTROL, 184 bytes): the head, before the
+ * function's union. The functions that neither allocate nor are unknown; every other
+ * one (ALLOC_SIZE, ALLOC_SIZE_RANGE, ALLOC_TILED_PITCH_HEIGHT, HW_ALLOC, and any added
+ * later) can make video memory outside RM_ALLOC.
+ */
+struct nva_nvos32_head {
+	u32 hRoot;
+	u32 hObjectParent;
+	u32 function;
+	u32 hVASpace;
+	s16 ivcHeapNumber;
+	u32 status;
+	u64 total;
+	u64 free;
+};
+#define NVA_NVOS32_SIZE			184
+#define NVA_NVOS32_FUNCTION_FREE	3
+#define NVA_NVOS32_FUNCTION_INFO	5
+#define NVA_NVOS32_FUNCTION_DUMP	11
+#define NVA_NVOS32_FUNCTION_REACQUIRE_COMPR 15
+#define NVA_NVOS32_FUNCTION_RELEASE_COMPR 16
+#define NVA_NVOS32_FUNCTION_GET_MEM_ALIGNMENT 18
+#define NVA_NVOS32_FUNCTION_HW_FREE	20
+#define NVA_NVOS32_FUNCTION_ALLOC_OS_DESCRIPTOR 27
+
 /* nv_ioctl_xfer_t: NV_ESC_IOCTL_XFER_CMD's block, naming the real one */
 struct nva_xfer {
 	u32 cmd;
@@ -87,5 +125,7 @@ static_assert(sizeof(struct nva_xfer) == 16);
 static_assert(sizeof(struct nva_nvos55) == 28);
 static_assert(offsetof(struct nva_nvos21, status) == 28);
 static_assert(offsetof(struct nva_nvos64, status) == 40);
+static_assert(offsetof(struct nva_nvos32_head, status) == 20);
+static_assert(sizeof(struct nva_nvos32_head) == 40);
 
 #endif

@@ -517,6 +517,13 @@ static bool nvh_class_read(u32 cls)
 	       cls == NVA_NV01_MEMORY_LOCAL_USER;
 }
 
+/* Classes that take or map video memory this module does not charge (nvabi.h). */
+static bool nvh_class_refused(u32 cls)
+{
+	return cls == NVA_NV_MEMORY_EXTENDED_USER || cls == NVA_NV01_MEMORY_LOCAL_PHYSICAL ||
+	       cls == NVA_NV_MEMORY_FABRIC;
+}
+
 /*
  * NV_ESC_RM_ALLOC, whose block (32 or 48 bytes) is at ublk: copied once. Only the classes
  * that place or take video memory are looked at, and only for a limited caller.
@@ -534,8 +541,14 @@ static long nvh_rm_alloc(struct file *f, unsigned int cmd, unsigned long arg,
 	 * classes; the host; an unlimited container) passes for one read, not the block's
 	 * copy (docs/kmod.md, "Cost"). A fault is the driver's to report.
 	 */
-	if (get_user(cls, (u32 __user *)(ublk + offsetof(struct nva_nvos21, hClass))) ||
-	    !nvh_class_read(cls))
+	if (get_user(cls, (u32 __user *)(ublk + offsetof(struct nva_nvos21, hClass))))
+		return orig(f, cmd, arg);
+	if (nvh_class_refused(cls) && nvh_caller_contained()) {
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: RM_ALLOC of class 0x%x refused in a container (video memory this module does not charge)\n",
+				    task_tgid_nr(current), cls);
+		return nvh_answer(nvh_status(&b), NVA_ERR_NOT_SUPPORTED);
+	}
+	if (!nvh_class_read(cls))
 		return orig(f, cmd, arg);
 	rec = nvh_file_for_caller(f, &refuse);
 	if (!rec)
@@ -624,6 +637,42 @@ static long nvh_rm_dup(struct file *f, unsigned int cmd, unsigned long arg,
 			  NVA_ERR_INSUFFICIENT_PERMISSIONS);
 }
 
+static bool nvh_vid_heap_passes(u32 function)
+{
+	switch (function) {
+	case NVA_NVOS32_FUNCTION_FREE:
+	case NVA_NVOS32_FUNCTION_INFO:
+	case NVA_NVOS32_FUNCTION_DUMP:
+	case NVA_NVOS32_FUNCTION_REACQUIRE_COMPR:
+	case NVA_NVOS32_FUNCTION_RELEASE_COMPR:
+	case NVA_NVOS32_FUNCTION_GET_MEM_ALIGNMENT:
+	case NVA_NVOS32_FUNCTION_HW_FREE:
+	case NVA_NVOS32_FUNCTION_ALLOC_OS_DESCRIPTOR:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * NV_ESC_RM_VID_HEAP_CONTROL, RM's deprecated heap interface: its allocating functions
+ * make NV01_MEMORY_LOCAL_USER objects inside the driver (rmapi_deprecated_vidheapctrl.c),
+ * never passing RM_ALLOC. Not charged here, so refused in a container, as are functions
+ * this module does not know. A FREE of charged memory through it keeps the charge until
+ * the file closes: too much, never too little.
+ */
+static long nvh_vid_heap(struct file *f, unsigned int cmd, unsigned long arg,
+			 nvh_ioctl_fn orig, void __user *ublk)
+{
+	u32 function;
+
+	if (get_user(function, (u32 __user *)(ublk + offsetof(struct nva_nvos32_head, function))) ||
+	    nvh_vid_heap_passes(function) || !nvh_caller_contained())
+		return orig(f, cmd, arg);
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: RM_VID_HEAP_CONTROL function %u refused in a container (it allocates outside RM_ALLOC)\n",
+			    task_tgid_nr(current), function);
+	return nvh_answer(ublk + offsetof(struct nva_nvos32_head, status), NVA_ERR_NOT_SUPPORTED);
+}
+
 /* One escape's block at ublk of bsize bytes, direct or unwrapped from XFER. */
 static long nvh_escape(struct file *f, unsigned int cmd, unsigned long arg, nvh_ioctl_fn orig,
 		       unsigned int nr, void __user *ublk, unsigned int bsize)
@@ -640,6 +689,10 @@ static long nvh_escape(struct file *f, unsigned int cmd, unsigned long arg, nvh_
 	case NVA_ESC_RM_DUP_OBJECT:
 		if (bsize == sizeof(struct nva_nvos55))
 			return nvh_rm_dup(f, cmd, arg, orig, ublk);
+		break;
+	case NVA_ESC_RM_VID_HEAP_CONTROL:
+		if (bsize == NVA_NVOS32_SIZE)
+			return nvh_vid_heap(f, cmd, arg, orig, ublk);
 		break;
 	}
 	return orig(f, cmd, arg);
@@ -696,7 +749,7 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 /* ---- attaching ---- */
 
 /*
- * The ioctls the wrapper reads: RM_ALLOC, RM_FREE, RM_DUP_OBJECT, and XFER, whose inner
+ * The ioctls the wrapper reads: RM_ALLOC, RM_FREE, RM_DUP_OBJECT, RM_VID_HEAP_CONTROL, and XFER, whose inner
  * escape only user memory tells. Every other (RM_CONTROL, most of what libcuda issues) goes to the driver
  * from the entry at once: redirecting it would cost the wrapper and a second pass through
  * ftrace to call the original, for nothing (docs/kmod.md, "Cost").
@@ -704,7 +757,8 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 static __always_inline bool nvh_reads(unsigned int cmd)
 {
 	return _IOC_NR(cmd) == NVA_ESC_RM_ALLOC || _IOC_NR(cmd) == NVA_ESC_RM_FREE ||
-	       _IOC_NR(cmd) == NVA_ESC_RM_DUP_OBJECT || _IOC_NR(cmd) == NVA_ESC_IOCTL_XFER_CMD;
+	       _IOC_NR(cmd) == NVA_ESC_RM_DUP_OBJECT || _IOC_NR(cmd) == NVA_ESC_RM_VID_HEAP_CONTROL ||
+	       _IOC_NR(cmd) == NVA_ESC_IOCTL_XFER_CMD;
 }
 
 static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,

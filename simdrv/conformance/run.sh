@@ -34,13 +34,13 @@ for ver in 535.261.03 550.163.01; do
 		echo "#define NVREF_CTL_MINOR $(define_of NV_CONTROL_DEVICE_MINOR NV_MINOR_DEVICE_NUMBER_CONTROL_DEVICE)"
 		echo "#define NVREF_MAX_IOCTL_SIZE $(define_of NV_ABSOLUTE_MAX_IOCTL_SIZE)"
 	} >"$out/nvref.h"
-	flags=(-std=gnu11 -Wall -Werror -fsyntax-only -DSD_REF_MAJOR="$major" -I"$out" -Ilib)
+	flags=(-std=gnu11 -Wall -Werror -fsyntax-only -DSD_REF_MAJOR="$major" -I"$out" -Ilib -Iconformance/kshim)
 	if [ "$kind" = source ]; then
 		flags+=(-DSD_REF_RM -I"$src/src/common/sdk/nvidia/inc" -I"$src/src/nvidia/arch/nvalloc/unix/include")
 	fi
 	flags+=(-I"$inc")
 	if "$cc" "${flags[@]}" conformance/check.c; then
-		echo "conformance $ver: $kind headers agree with lib/abi.h"
+		echo "conformance $ver: $kind headers agree with lib/abi.h and kmod/nvabi.h"
 	else
 		echo "conformance $ver: MISMATCH with NVIDIA's headers (above)" >&2
 		fail=1

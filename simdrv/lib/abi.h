@@ -17,6 +17,7 @@
 #define SD_ESC_RM_FREE		0x29
 #define SD_ESC_RM_ALLOC		0x2B
 #define SD_ESC_RM_DUP_OBJECT	0x34	/* not served by the stand-in (its unknown-escape answer) */
+#define SD_ESC_RM_VID_HEAP_CONTROL 0x4A	/* not served either */
 #define SD_ESC_CARD_INFO	200
 #define SD_ESC_CHECK_VERSION_STR 210
 #define SD_ESC_IOCTL_XFER_CMD	211
@@ -35,6 +36,10 @@
 #define SD_NV01_MEMORY_LOCAL_USER 0x40
 #define SD_NV01_DEVICE_0	0x80
 #define SD_NV20_SUBDEVICE_0	0x2080
+/* Not served by the stand-in (NV_ERR_INVALID_CLASS); cgpu_km refuses them in containers. */
+#define SD_NV_MEMORY_EXTENDED_USER	0x42
+#define SD_NV01_MEMORY_LOCAL_PHYSICAL	0xc2
+#define SD_NV_MEMORY_FABRIC		0xf8
 
 /* Status codes (the params' status; the ioctl returns 0 when one is set) */
 #define SD_NV_OK			0x00
@@ -49,6 +54,7 @@
 #define SD_NV_ERR_INVALID_OBJECT_PARENT	0x36
 #define SD_NV_ERR_INVALID_OWNER		0x39
 #define SD_NV_ERR_NO_MEMORY		0x51
+#define SD_NV_ERR_NOT_SUPPORTED		0x56
 #define SD_NV_ERR_OBJECT_NOT_FOUND	0x57
 
 /* NVOS21_PARAMETERS: NV_ESC_RM_ALLOC of 32 bytes */
@@ -94,6 +100,21 @@ struct sd_nvos55 {
 	sd_u32 flags;
 	sd_u32 status;
 };
+
+/* NVOS32_PARAMETERS (NV_ESC_RM_VID_HEAP_CONTROL): the head; the function's union follows */
+struct sd_nvos32_head {
+	sd_u32 hRoot;
+	sd_u32 hObjectParent;
+	sd_u32 function;
+	sd_u32 hVASpace;
+	sd_s16 ivcHeapNumber;
+	sd_u32 status;
+	sd_u64 total;
+	sd_u64 free;
+};
+#define SD_NVOS32_SIZE			184
+#define SD_NVOS32_FUNCTION_ALLOC_SIZE	2
+#define SD_NVOS32_FUNCTION_INFO		5
 
 /* nv_ioctl_xfer_t */
 struct sd_xfer {

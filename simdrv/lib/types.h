@@ -11,6 +11,7 @@ typedef unsigned long long sd_u64;
 typedef unsigned int sd_u32;
 typedef int sd_s32;
 typedef unsigned short sd_u16;
+typedef short sd_s16;
 typedef unsigned char sd_u8;
 
 #endif

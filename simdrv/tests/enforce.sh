@@ -178,6 +178,18 @@ for ver in 535.261.03 550.163.01; do
 	kill_it d1; kill_it d2
 	ok "$ver: duplicating charged memory refused in a container, passed on for the host"
 
+	# What takes video memory outside charged RM allocations: refused in a container with
+	# NV_ERR_NOT_SUPPORTED (0x56) and no call; the host's calls reach the stand-in, which
+	# serves neither (NV_ERR_INVALID_CLASS 0x22; EINVAL for the heap escape).
+	start u1 cg uncharged
+	grep -qx "class 0x42: 0x56 0x56, class 0xc2: 0x56 0x56, class 0xf8: 0x56 0x56, alloc: status 0x56 status 0x56, info: errno 22 errno 22" "$W/u1" ||
+		fail "container uncharged: $(cat "$W/u1")"
+	start u2 host uncharged
+	grep -qx "class 0x42: 0x22 0x22, class 0xc2: 0x22 0x22, class 0xf8: 0x22 0x22, alloc: errno 22 errno 22, info: errno 22 errno 22" "$W/u2" ||
+		fail "host uncharged: $(cat "$W/u2")"
+	kill_it u1; kill_it u2
+	ok "$ver: uncharged memory classes and the heap interface's allocations refused in a container, passed on for the host"
+
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32
 	grep -qx "loop: 32 x 32 MiB, then status 0x51" "$W/h1" || fail "host loop: $(cat "$W/h1")"

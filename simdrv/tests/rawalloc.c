@@ -214,6 +214,60 @@ static const char *rm_dup(unsigned int c, unsigned int parent, unsigned int new,
 	return buf;
 }
 
+/* NV_ESC_RM_VID_HEAP_CONTROL with function fn (form 0 direct, 1 in XFER): its answer. */
+static const char *vid_heap(int form, unsigned int c, unsigned int fn, char *buf, size_t len)
+{
+	union { struct sd_nvos32_head h; unsigned char all[SD_NVOS32_SIZE]; } p;
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	p.h.hRoot = c;
+	p.h.hObjectParent = 0x1000;
+	p.h.function = fn;
+	r = form ? xfer(ctl, SD_ESC_RM_VID_HEAP_CONTROL, &p, sizeof(p)) :
+		   esc(ctl, SD_ESC_RM_VID_HEAP_CONTROL, &p, sizeof(p));
+	if (r)
+		snprintf(buf, len, "errno %d", errno);
+	else
+		snprintf(buf, len, "status 0x%x", p.h.status);
+	return buf;
+}
+
+/*
+ * The ways to video memory that cgpu_km does not charge, each in two forms: the
+ * classes it refuses (0x42, 0xc2, 0xf8) and the heap interface's allocating function
+ * (and its INFO, which passes): one line of answers, then "held".
+ */
+static void uncharged(void)
+{
+	static const unsigned int cls[] = { SD_NV_MEMORY_EXTENDED_USER,
+		SD_NV01_MEMORY_LOCAL_PHYSICAL, SD_NV_MEMORY_FABRIC };
+	unsigned char params[256] = { 0 };
+	unsigned int c, h, i;
+	char a[32], b[32];
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	for (i = 0; i < sizeof(cls) / sizeof(cls[0]); i++) {
+		unsigned int s0, s3;
+
+		h = 0x2000;
+		s0 = alloc(0, c, 0x1000, &h, cls[i], params);
+		h = 0x2000;
+		s3 = alloc(3, c, 0x1000, &h, cls[i], params);
+		printf("class 0x%x: 0x%x 0x%x, ", cls[i], s0, s3);
+	}
+	printf("alloc: %s %s, ", vid_heap(0, c, SD_NVOS32_FUNCTION_ALLOC_SIZE, a, sizeof(a)),
+	       vid_heap(1, c, SD_NVOS32_FUNCTION_ALLOC_SIZE, b, sizeof(b)));
+	printf("info: %s %s\n", vid_heap(0, c, SD_NVOS32_FUNCTION_INFO, a, sizeof(a)),
+	       vid_heap(1, c, SD_NVOS32_FUNCTION_INFO, b, sizeof(b)));
+	printf("held\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 static void dups(unsigned long long mib)
 {
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
@@ -389,10 +443,12 @@ int main(int argc, char **argv)
 		churn(strtoull(argv[2], NULL, 10));
 	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "loop"))
 		loop(strtoull(argv[2], NULL, 10), argc == 4 ? atoi(argv[3]) : 0);
+	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
+		uncharged();
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;
