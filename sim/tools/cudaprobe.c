@@ -4,7 +4,12 @@
  * and prints what it saw as key=value lines, for scripts and demos. Works on
  * the simulated GPU and on a real one, with or without libcgpu preloaded.
  *
- *   cudaprobe [-d DEV] alloc-loop [-c CHUNK_MIB] [-k]  allocate until refused
+ *   cudaprobe [-d DEV] alloc-loop [-c CHUNK_MIB] [-b CHUNK_BYTES] [-k]
+ *                                                       cuMemAlloc until refused
+ *   cudaprobe [-d DEV] vmm-loop [-c CHUNK_MIB] [-k]     cuMemCreate + map, the handle
+ *                                                       released while mapped, until refused
+ *   cudaprobe [-d DEV] pool-loop [-c CHUNK_MIB] [-k]    a new pool per allocation
+ *                                                       (cuMemAllocFromPoolAsync), until refused
  *   cudaprobe [-d DEV] alloc BYTES [-k]                 one cuMemAlloc
  *   cudaprobe [-d DEV] meminfo                          cuMemGetInfo + NVML
  *   cudaprobe [-d DEV] launch N US                      N sleep_us kernels
@@ -15,7 +20,8 @@
  *   cudaprobe procaddr SYMBOL VERSION [FLAGS]           cuGetProcAddress_v2
  *
  * -k keeps the memory and waits (prints "holding pid=PID") until killed.
- * Exit status: 0 when every call succeeded (alloc-loop: when it ended on
+ * The loops print allocated=BYTES, chunk=BYTES and stop=ERROR.
+ * Exit status: 0 when every call succeeded (the loops: when they ended on
  * CUDA_ERROR_OUT_OF_MEMORY), else the failing CUresult (capped at 255).
  */
 #define _GNU_SOURCE
@@ -72,25 +78,95 @@ static void hold(int keep)
 		pause();
 }
 
-static int alloc_loop(int argc, char **argv)
+/* -c MIB, -b BYTES, -k of the loops: the chunk (default 64 MiB) and whether to hold. */
+static size_t loop_opts(int argc, char **argv, int *keep)
 {
-	size_t chunk = 64ULL << 20, total = 0;
-	int keep = 0, opt;
-	CUdeviceptr p;
-	CUresult r;
+	size_t chunk = 64ULL << 20;
+	int opt;
 
-	while ((opt = getopt(argc, argv, "c:k")) != -1) {
+	*keep = 0;
+	while ((opt = getopt(argc, argv, "b:c:k")) != -1) {
 		if (opt == 'c')
 			chunk = strtoull(optarg, NULL, 0) << 20;
+		else if (opt == 'b')
+			chunk = strtoull(optarg, NULL, 0);
 		else
-			keep = 1;
+			*keep = 1;
 	}
-	while ((r = cuMemAlloc_v2(&p, chunk)) == CUDA_SUCCESS)
-		total += chunk;
+	return chunk;
+}
+
+static int loop_end(const char *call, size_t total, size_t chunk, CUresult r, int keep)
+{
 	printf("allocated=%zu\nchunk=%zu\nstop=%s\n", total, chunk, errname(r));
 	fflush(stdout);
 	hold(keep);
-	return r == CUDA_ERROR_OUT_OF_MEMORY ? 0 : fail("cuMemAlloc_v2", r);
+	return r == CUDA_ERROR_OUT_OF_MEMORY ? 0 : fail(call, r);
+}
+
+static int alloc_loop(int argc, char **argv)
+{
+	int keep;
+	size_t chunk = loop_opts(argc, argv, &keep), total = 0;
+	CUdeviceptr p;
+	CUresult r;
+
+	while ((r = cuMemAlloc_v2(&p, chunk)) == CUDA_SUCCESS)
+		total += chunk;
+	return loop_end("cuMemAlloc_v2", total, chunk, r, keep);
+}
+
+/*
+ * The handle goes back at once, the mapping stays: the memory is held until it is
+ * unmapped (never, here), as NVIDIA documents cuMemRelease.
+ */
+static int vmm_loop(int argc, char **argv)
+{
+	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				     .location = { CU_MEM_LOCATION_TYPE_DEVICE, dev } };
+	int keep;
+	size_t chunk = loop_opts(argc, argv, &keep), total = 0, gran;
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr va;
+	CUresult r;
+
+	CK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	chunk = (chunk + gran - 1) / gran * gran;
+	for (;;) {
+		r = cuMemCreate(&h, chunk, &prop, 0);
+		if (r != CUDA_SUCCESS)
+			break;
+		CK(cuMemAddressReserve(&va, chunk, 0, 0, 0));
+		CK(cuMemMap(va, chunk, 0, h, 0));
+		CK(cuMemRelease(h));
+		total += chunk;
+	}
+	return loop_end("cuMemCreate", total, chunk, r, keep);
+}
+
+/* Pools without end: each allocation from a pool of its own. */
+static int pool_loop(int argc, char **argv)
+{
+	CUmemPoolProps props = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+				 .location = { CU_MEM_LOCATION_TYPE_DEVICE, dev } };
+	int keep;
+	size_t chunk = loop_opts(argc, argv, &keep), total = 0;
+	CUmemoryPool p;
+	CUdeviceptr d;
+	CUstream s;
+	CUresult r;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	for (;;) {
+		r = cuMemPoolCreate(&p, &props);
+		if (r != CUDA_SUCCESS)
+			break;
+		r = cuMemAllocFromPoolAsync(&d, chunk, p, s);
+		if (r != CUDA_SUCCESS)
+			break;
+		total += chunk;
+	}
+	return loop_end("cuMemAllocFromPoolAsync", total, chunk, r, keep);
 }
 
 static int alloc_one(int argc, char **argv)
@@ -319,6 +395,10 @@ int main(int argc, char **argv)
 	optind = 1;
 	if (!strcmp(argv[i], "alloc-loop"))
 		return alloc_loop(argc - i, argv + i);
+	if (!strcmp(argv[i], "vmm-loop"))
+		return vmm_loop(argc - i, argv + i);
+	if (!strcmp(argv[i], "pool-loop"))
+		return pool_loop(argc - i, argv + i);
 	if (!strcmp(argv[i], "alloc"))
 		return alloc_one(argc - i, argv + i);
 	if (!strcmp(argv[i], "meminfo"))
