@@ -64,22 +64,49 @@ func TestUtilisationFromScheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	grants := func() map[string]uint64 {
+		g := map[string]uint64{}
+		for _, in := range statJSON(t, "--gpu", "0").GPUs[0].Instances {
+			if in.Sched != nil {
+				g[in.ID] = in.Sched.Grants
+			}
+		}
+		return g
+	}
+	before := grants()
 	var clients []*exec.Cmd
 	for _, c := range []container{fx.web, fx.db} {
-		cmd := exec.Command(kt, "sched", "-c", ownCgroup(t, c), "slice", "0", "6", "500")
+		// Longer than the test needs: they are stopped once the sample is taken.
+		cmd := exec.Command(kt, "sched", "-c", ownCgroup(t, c), "slice", "0", "60", "500")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		clients = append(clients, cmd)
 	}
-	time.Sleep(3500 * time.Millisecond)
-	s := statJSON(t, "--gpu", "0")
-	for _, c := range clients {
-		if err := c.Wait(); err != nil {
-			t.Errorf("kt sched: %v", err)
+	stop := func() {
+		for _, c := range clients {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+		clients = nil
+	}
+	defer stop()
+	// On a loaded host a client can take seconds to start: the sample counts only once
+	// both were granted slices, and then two whole seconds later, so that the last
+	// complete second is one in which both ran.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		now := grants()
+		if now[fx.web.ID[:12]] > before[fx.web.ID[:12]] && now[fx.db.ID[:12]] > before[fx.db.ID[:12]] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the clients were granted no slices in 60 s: before %v, now %v", before, now)
 		}
 	}
+	time.Sleep(2100 * time.Millisecond)
+	s := statJSON(t, "--gpu", "0")
+	stop()
 	util := map[string]float64{}
 	for _, in := range s.GPUs[0].Instances {
 		if in.Utilization == nil || in.UtilizationSource != stat.SourceScheduler || in.Sched == nil || in.Sched.Grants == 0 {
