@@ -118,6 +118,8 @@ hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" pages $G2
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" vmm $G2
 # Graph memory: executable graphs mapping their allocations stop at the budget.
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" graph $G2
+# The same through cuGraphAddNode and its _v2 (the CUDA runtime's cudaGraphAddNode).
+hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" graph-node $G2
 # More pools than a fixed table would hold: all charged.
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" many-pools $G2
 # The entry points before CUDA 3.2 / 11.0 (32-bit pointers: the simulator
