@@ -235,7 +235,7 @@ CGPU_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream
 }
 
 /* An allocation node on a device is recorded before the driver adds it: a
- * node there is no memory to record is refused, never left uncharged. *dev
+ * node libcgpu has no memory to record is refused, never left uncharged. *dev
  * is the device whose record waits for the node's size, or -1 when the node
  * is left to the driver (another node kind, another location, cgpu off). */
 static CUresult alloc_node_begin(CUgraph g, const CUDA_MEM_ALLOC_NODE_PARAMS *p,
