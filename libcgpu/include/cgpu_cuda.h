@@ -289,6 +289,52 @@ typedef struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
 } CUDA_MEM_ALLOC_NODE_PARAMS_v1;
 typedef CUDA_MEM_ALLOC_NODE_PARAMS_v1 CUDA_MEM_ALLOC_NODE_PARAMS;
 
+/* cuda.h declares the _v2 (CUDA 12.2) as a struct of its own with the same
+ * members. */
+typedef CUDA_MEM_ALLOC_NODE_PARAMS_v1 CUDA_MEM_ALLOC_NODE_PARAMS_v2;
+
+typedef struct CUDA_MEM_FREE_NODE_PARAMS_st {
+	CUdeviceptr dptr;
+} CUDA_MEM_FREE_NODE_PARAMS;
+
+/* The node kinds this subset names (cuda.h has 14). */
+typedef enum CUgraphNodeType_enum {
+	CU_GRAPH_NODE_TYPE_KERNEL = 0,
+	CU_GRAPH_NODE_TYPE_EMPTY = 5,
+	CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10,
+	CU_GRAPH_NODE_TYPE_MEM_FREE = 11
+} CUgraphNodeType;
+
+/* cuGraphAddNode's tagged union (CUDA 12.2): 256 bytes, the union at 16.
+ * cuda.h's kernel member is CUDA_KERNEL_NODE_PARAMS_v3, the members of _v2. */
+typedef struct CUgraphNodeParams_st {
+	CUgraphNodeType type;
+	int reserved0[3];
+	union {
+		long long reserved1[29];
+		CUDA_KERNEL_NODE_PARAMS_v2 kernel;
+		CUDA_MEM_ALLOC_NODE_PARAMS_v2 alloc;
+		CUDA_MEM_FREE_NODE_PARAMS free;
+	};
+	long long reserved2;
+} CUgraphNodeParams;
+
+/* An edge's annotation (cuGraphAddNode_v2, CUDA 12.3); all zero is the
+ * default edge, a full dependency. */
+typedef struct CUgraphEdgeData_st {
+	unsigned char from_port;
+	unsigned char to_port;
+	unsigned char type;
+	unsigned char reserved[5];
+} CUgraphEdgeData;
+
+#ifndef __cplusplus
+_Static_assert(sizeof(CUgraphNodeParams) == 256 &&
+		       offsetof(CUgraphNodeParams, alloc) == 16 &&
+		       sizeof(CUgraphEdgeData) == 8,
+	       "CUgraphNodeParams / CUgraphEdgeData layout");
+#endif
+
 typedef struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
 	cuuint64_t flags;
 	CUstream hUploadStream;
@@ -663,6 +709,13 @@ CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 			       const CUgraphNode *dependencies,
 			       size_t numDependencies, CUdeviceptr dptr);
+CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+			const CUgraphNode *dependencies, size_t numDependencies,
+			CUgraphNodeParams *nodeParams);
+CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+			   const CUgraphNode *dependencies,
+			   const CUgraphEdgeData *dependencyData,
+			   size_t numDependencies, CUgraphNodeParams *nodeParams);
 CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr,
 				      void *value);
 CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Graph memory (allocation nodes: cuGraphAddMemAllocNode, and what a stream
- * capture makes of cuMemAllocAsync) is charged for what the driver's graph
+ * Graph memory (allocation nodes: cuGraphAddMemAllocNode, cuGraphAddNode and
+ * its _v2 with CU_GRAPH_NODE_TYPE_MEM_ALLOC, and what a stream capture makes
+ * of cuMemAllocAsync) is charged for what the driver's graph
  * memory pool reserves on each device, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT.
  * The driver maps an executable graph's allocations when the graph is
  * uploaded or first launched (or instantiated with
@@ -233,42 +234,110 @@ CGPU_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream
 	return mapped_call(NULL, hGraphExec, hStream, real_cuGraphUpload_ptsz);
 }
 
-/* The record comes first: a node it cannot record is refused, never left
- * uncharged. */
-CGPU_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode,
-					    CUgraph hGraph,
-					    const CUgraphNode *dependencies,
-					    size_t numDependencies,
-					    CUDA_MEM_ALLOC_NODE_PARAMS *p)
+/* An allocation node on a device is recorded before the driver adds it: a
+ * node libcgpu has no memory to record is refused, never left uncharged. *dev
+ * is the device whose record waits for the node's size, or -1 when the node
+ * is left to the driver (another node kind, another location, cgpu off). */
+static CUresult alloc_node_begin(CUgraph g, const CUDA_MEM_ALLOC_NODE_PARAMS *p,
+				 CUdevice *dev)
 {
 	struct gmem *rec;
-	CUdevice dev;
-	CUresult r;
 
-	NEED_CUDA();
+	*dev = -1;
 	if (cgpu_mode == CGPU_OFF || !p ||
 	    p->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
 	    p->poolProps.location.id < 0 || p->poolProps.location.id >= MAX_DEV)
-		return REAL_CU(cuGraphAddMemAllocNode, phGraphNode, hGraph,
-			       dependencies, numDependencies, p);
-	dev = p->poolProps.location.id;
+		return CUDA_SUCCESS;
 	pthread_mutex_lock(&lock);
-	rec = get(hGraph, NULL, dev);
+	rec = get(g, NULL, p->poolProps.location.id);
 	pthread_mutex_unlock(&lock);
 	if (!rec) {
 		cgpu_say_once(&said_full,
 			      "cgpu: no memory to record another graph's memory; its allocation nodes are refused");
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	r = REAL_CU(cuGraphAddMemAllocNode, phGraphNode, hGraph, dependencies,
-		    numDependencies, p);
-	if (r == CUDA_SUCCESS) {
-		pthread_mutex_lock(&lock);
-		rec = get(hGraph, NULL, dev);
-		if (rec)
-			rec->bytes += cgpu_round_page(p->bytesize);
-		pthread_mutex_unlock(&lock);
-	}
+	*dev = p->poolProps.location.id;
+	return CUDA_SUCCESS;
+}
+
+/* The driver's answer r to adding it: the node's pages join the record. */
+static CUresult alloc_node_end(CUresult r, CUgraph g, CUdevice dev,
+			       const CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+	struct gmem *rec;
+
+	if (r != CUDA_SUCCESS || dev < 0)
+		return r;
+	pthread_mutex_lock(&lock);
+	rec = get(g, NULL, dev);
+	if (rec)
+		rec->bytes += cgpu_round_page(p->bytesize);
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+CGPU_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode,
+					    CUgraph hGraph,
+					    const CUgraphNode *dependencies,
+					    size_t numDependencies,
+					    CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+	CUdevice dev;
+	CUresult r;
+
+	NEED_CUDA();
+	r = alloc_node_begin(hGraph, p, &dev);
+	if (r == CUDA_SUCCESS)
+		r = alloc_node_end(REAL_CU(cuGraphAddMemAllocNode, phGraphNode,
+					   hGraph, dependencies,
+					   numDependencies, p),
+				   hGraph, dev, p);
+	return r;
+}
+
+/* cuGraphAddNode (CUDA 12.2) and its _v2 add any kind of node, an allocation
+ * node too (the CUDA runtime's cudaGraphAddNode comes here). */
+static CUDA_MEM_ALLOC_NODE_PARAMS *alloc_of(CUgraphNodeParams *np)
+{
+	return np && np->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC ? &np->alloc : NULL;
+}
+
+CGPU_EXPORT CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				    const CUgraphNode *dependencies,
+				    size_t numDependencies,
+				    CUgraphNodeParams *nodeParams)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS *p = alloc_of(nodeParams);
+	CUdevice dev;
+	CUresult r;
+
+	NEED_CUDA();
+	r = alloc_node_begin(hGraph, p, &dev);
+	if (r == CUDA_SUCCESS)
+		r = alloc_node_end(REAL_CU(cuGraphAddNode, phGraphNode, hGraph,
+					   dependencies, numDependencies,
+					   nodeParams),
+				   hGraph, dev, p);
+	return r;
+}
+
+CGPU_EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+				       const CUgraphNode *dependencies,
+				       const CUgraphEdgeData *dependencyData,
+				       size_t numDependencies,
+				       CUgraphNodeParams *nodeParams)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS *p = alloc_of(nodeParams);
+	CUdevice dev;
+	CUresult r;
+
+	NEED_CUDA();
+	r = alloc_node_begin(hGraph, p, &dev);
+	if (r == CUDA_SUCCESS)
+		r = alloc_node_end(REAL_CU(cuGraphAddNode_v2, phGraphNode, hGraph,
+					   dependencies, dependencyData,
+					   numDependencies, nodeParams),
+				   hGraph, dev, p);
 	return r;
 }
 

@@ -213,14 +213,18 @@ static int said_variant;
 /*
  * The variant cuGetProcAddress(symbol, version, flags) means is picked by
  * NVIDIA's rule (newest not newer than version; per-thread variants alone in
- * per-thread mode when the symbol has any). Ours replaces the driver's only
- * if the driver resolves that same variant to the same address, so a newer
- * variant we do not know stays the driver's.
+ * per-thread mode when the symbol has any). A driver older than a variant
+ * libcgpu knows answers with an older one (libcuda 535 hands out the v1
+ * cuGraphAddNode for CUDA 12.3, whose _v2 takes one more argument), so the
+ * driver's export at the address it answered names the variant, and that
+ * variant's hook is returned. Failing that, ours replaces the driver's only
+ * if the driver has the variant and resolves it to the same address, so a
+ * newer variant we do not know stays the driver's.
  */
 void *cgpu_procaddr_substitute(const char *symbol, void *pfn, int version,
 			       cuuint64_t flags)
 {
-	const struct hook *best = NULL;
+	const struct hook *best = NULL, *exact = NULL;
 	int ptds = !!(flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
 	int has_ptds = 0;
 	void *same = NULL;
@@ -237,14 +241,18 @@ void *cgpu_procaddr_substitute(const char *symbol, void *pfn, int version,
 			continue;
 		if (!best || h->version > best->version)
 			best = h;
+		if (*h->real == pfn && (!exact || h->version > exact->version))
+			exact = h;
 	}
+	if (exact)
+		return exact->fn;
 	if (!best)
 		return pfn;
 	if (real_cuGetProcAddress_v2)
 		real_cuGetProcAddress_v2(symbol, &same, best->version, flags, NULL);
 	else if (real_cuGetProcAddress)
 		real_cuGetProcAddress(symbol, &same, best->version, flags);
-	if (same == pfn)
+	if (same == pfn && *best->real)
 		return best->fn;
 	cgpu_say_once(&said_variant,
 		      "cgpu: %s for CUDA %d resolves to a driver variant libcgpu does not know; it is not limited",

@@ -154,13 +154,14 @@ void *dlsym(void *handle, const char *name)
 /*
  * The entry points that must come back hooked: what allocates, frees, copies,
  * sets or maps GPU memory, launches work, or creates, destroys or resets a
- * context (the name cudart got, without _v2/_v3/_ptds/_ptsz).
+ * context (the name cudart got, without _v2/_v3/_ptds/_ptsz). cuGraphAddNode
+ * adds allocation nodes as cuGraphAddMemAllocNode does.
  */
 static const char *const must_hook =
 	"^cu(Mem(Alloc|Free|Create|Release|Map|Unmap|cpy|set)|"
 	"MemPool(Create|Destroy|TrimTo|SetAttribute)|DeviceSetMemPool|"
 	"(Mipmapped)?Array(3D)?(Create|Destroy)|Launch|GraphLaunch|"
-	"GraphAddMem(Alloc|Free)Node|DeviceGraphMemTrim|"
+	"GraphAddMem(Alloc|Free)Node|GraphAddNode|DeviceGraphMemTrim|"
 	"Graph(Upload|Instantiate|ExecDestroy)|GraphDestroy$|"
 	"Ctx(Create|Destroy)|DevicePrimaryCtx(Retain|Release|Reset))";
 

@@ -70,6 +70,7 @@ extern char **environ;
 	  cuDevicePrimaryCtxReset)                                    \
 	X(graphAddMemAllocNode, cuGraphAddMemAllocNode,               \
 	  cuGraphAddMemAllocNode)                                     \
+	X(graphAddNode, cuGraphAddNode, cuGraphAddNode)               \
 	X(graphInstantiate, cuGraphInstantiateWithFlags,              \
 	  cuGraphInstantiateWithFlags)                                \
 	X(graphUpload, cuGraphUpload, cuGraphUpload)                  \
@@ -451,58 +452,78 @@ static void test_many_pools(unsigned long long budget)
 		OK(a.memPoolDestroy(pool[i]));
 }
 
-/* A graph with one allocation node of bytes on device 0, freed in the
- * graph when with_free, instantiated. */
-static CUresult graph_of(const struct api *a, size_t bytes, int with_free,
-			 CUgraph *g, CUgraphExec *e, CUdeviceptr *dptr)
+/* How a test adds a graph's memory nodes: their own entry points, or
+ * cuGraphAddNode / cuGraphAddNode_v2 with a CUgraphNodeParams. */
+enum add_way { MEM_NODES, ADD_NODE, ADD_NODE_V2 };
+static const char *const way_names[] = { "cuGraphAddMemAllocNode",
+					 "cuGraphAddNode", "cuGraphAddNode_v2" };
+static __typeof__(cuGraphAddNode_v2) *add_node_v2;
+
+static CUresult add_node(const struct api *a, enum add_way way, CUgraphNode *n,
+			 CUgraph g, const CUgraphNode *dep, CUgraphNodeParams *np)
 {
-	CUDA_MEM_ALLOC_NODE_PARAMS p = {
-		.poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
-			       .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } },
-		.bytesize = bytes,
+	static const CUgraphEdgeData default_edge;
+
+	if (way == ADD_NODE)
+		return a->graphAddNode(n, g, dep, dep != NULL, np);
+	if (way == ADD_NODE_V2)
+		return add_node_v2(n, g, dep, dep ? &default_edge : NULL,
+				   dep != NULL, np);
+	if (np->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+		return a->graphAddMemAllocNode(n, g, dep, dep != NULL, &np->alloc);
+	return cuGraphAddMemFreeNode(n, g, dep, dep != NULL, np->free.dptr);
+}
+
+/* A graph with one allocation node of bytes on device 0, added way, freed
+ * in the graph when with_free, instantiated. */
+static CUresult graph_of(const struct api *a, enum add_way way, size_t bytes,
+			 int with_free, CUgraph *g, CUgraphExec *e,
+			 CUdeviceptr *dptr)
+{
+	CUgraphNodeParams p = {
+		.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+		.alloc = { .poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+					  .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } },
+			   .bytesize = bytes },
 	};
+	CUgraphNodeParams fp = { .type = CU_GRAPH_NODE_TYPE_MEM_FREE };
 	CUgraphNode n, f;
 	CUresult r;
 
 	OK(cuGraphCreate(g, 0));
-	r = a->graphAddMemAllocNode(&n, *g, NULL, 0, &p);
+	r = add_node(a, way, &n, *g, NULL, &p);
+	fp.free.dptr = p.alloc.dptr;
 	if (r == CUDA_SUCCESS && with_free)
-		r = cuGraphAddMemFreeNode(&f, *g, &n, 1, p.dptr);
+		r = add_node(a, way, &f, *g, &n, &fp);
 	if (r == CUDA_SUCCESS)
 		r = a->graphInstantiate(e, *g, 0);
-	*dptr = p.dptr;
+	*dptr = p.alloc.dptr;
 	return r;
 }
 
+enum { MAX_GRAPHS = 64 };
+
 /*
- * argv budget: bytes on device 0. Graph memory is charged for what the
- * driver's graph pool reserves: executable graphs, each mapping 64 MiB + 1
- * (66 MiB of pages) at its first launch, stop at the budget, relaunches take
- * nothing more, an upload past it is refused; destroyed graphs leave their
- * pages in the pool (held and charged, reused by the next graph), trimmed
- * back to the device; an allocation that outlives its graph stays charged
- * until it is freed. Every path reaches the hooks.
+ * Executable graphs of one 64 MiB + 1 allocation node each (66 MiB of
+ * pages), added way, launched until the budget refuses one: the refusal
+ * comes at the graph the budget cannot take, when the simulated GPU holds
+ * those graphs' pages, never more than charged. g[n] and e[n] are the
+ * refused one; base is what the GPU held before. Returns n.
  */
-static void test_graph(unsigned long long budget)
+static unsigned long long graphs_to_budget(const struct api *a, enum add_way way,
+					   unsigned long long budget,
+					   unsigned long long base, CUgraph *g,
+					   CUgraphExec *e)
 {
-	enum { N = 64 };
-	const size_t chunk = 64 * MiB + 1, pages = 66 * MiB;
-	struct api a;
-	CUgraph g[N + 1];
-	CUgraphExec e[N + 1];
-	CUdeviceptr d, keep;
-	unsigned long long base, n;
+	const unsigned long long pages = 66 * MiB;
+	unsigned long long n;
+	CUdeviceptr d;
 	CUresult r = CUDA_SUCCESS;
 
-	for (enum path p = SYMBOL; p <= GPA2_PTDS; p++)
-		resolve(p);
-	a = resolve(SYMBOL);
-	use_device(0);
-	base = phys_used(0);
 	/* Bounded: a hook that lets memory through would not stop. */
-	for (n = 0; n < N; n++) {
-		OK(graph_of(&a, chunk, 1, &g[n], &e[n], &d));
-		r = a.graphLaunch(e[n], NULL);
+	for (n = 0; n < MAX_GRAPHS; n++) {
+		OK(graph_of(a, way, 64 * MiB + 1, 1, &g[n], &e[n], &d));
+		r = a->graphLaunch(e[n], NULL);
 		if (r != CUDA_SUCCESS)
 			break;
 	}
@@ -510,8 +531,35 @@ static void test_graph(unsigned long long budget)
 	CHECK(n == budget / pages);
 	CHECK(phys_used(0) - base == n * pages && n * pages <= budget);
 	check_held_within_charge();
-	printf("graphs: %llu launched of 64 MiB + 1, %llu MiB on the GPU, budget %llu MiB\n",
-	       n, (phys_used(0) - base) / MiB, budget / MiB);
+	printf("graphs: %llu launched of 64 MiB + 1 through %s, %llu MiB on the GPU, budget %llu MiB\n",
+	       n, way_names[way], (phys_used(0) - base) / MiB, budget / MiB);
+	return n;
+}
+
+/*
+ * argv budget: bytes on device 0. Graph memory is charged for what the
+ * driver's graph pool reserves: executable graphs stop at the budget
+ * (graphs_to_budget), relaunches take nothing more, an upload past it is
+ * refused; destroyed graphs leave their pages in the pool (held and
+ * charged, reused by the next graph), trimmed back to the device; an
+ * allocation that outlives its graph stays charged until it is freed.
+ * Every path reaches the hooks.
+ */
+static void test_graph(unsigned long long budget)
+{
+	const size_t chunk = 64 * MiB + 1, pages = 66 * MiB;
+	struct api a;
+	CUgraph g[MAX_GRAPHS + 1];
+	CUgraphExec e[MAX_GRAPHS + 1];
+	CUdeviceptr d, keep;
+	unsigned long long base, n;
+
+	for (enum path p = SYMBOL; p <= GPA2_PTDS; p++)
+		resolve(p);
+	a = resolve(SYMBOL);
+	use_device(0);
+	base = phys_used(0);
+	n = graphs_to_budget(&a, MEM_NODES, budget, base, g, e);
 	IS(a.graphUpload(e[n], NULL), CUDA_ERROR_OUT_OF_MEMORY);
 	for (unsigned long long i = 0; i < n; i++)
 		OK(a.graphLaunch(e[i], NULL));
@@ -524,7 +572,7 @@ static void test_graph(unsigned long long budget)
 	/* The pool keeps the pages: still held, still charged, and reused. */
 	CHECK(phys_used(0) - base == n * pages);
 	check_held_within_charge();
-	OK(graph_of(&a, chunk, 1, &g[0], &e[0], &d));
+	OK(graph_of(&a, MEM_NODES, chunk, 1, &g[0], &e[0], &d));
 	OK(a.graphUpload(e[0], NULL));
 	OK(a.graphLaunch(e[0], NULL));
 	CHECK(phys_used(0) - base == n * pages);
@@ -535,14 +583,14 @@ static void test_graph(unsigned long long budget)
 	OK(a.graphDestroy(g[0]));
 	/* Outliving its graph: charged until freed; a second one past the
 	 * budget is refused. */
-	OK(graph_of(&a, GiB + 1, 0, &g[0], &e[0], &keep));
+	OK(graph_of(&a, MEM_NODES, GiB + 1, 0, &g[0], &e[0], &keep));
 	OK(a.graphLaunch(e[0], NULL));
 	OK(a.graphExecDestroy(e[0]));
 	OK(a.graphDestroy(g[0]));
 	OK(a.deviceGraphMemTrim(0));
 	CHECK(phys_used(0) - base == GiB + 2 * MiB);
 	check_held_within_charge();
-	OK(graph_of(&a, GiB + 1, 0, &g[0], &e[0], &d));
+	OK(graph_of(&a, MEM_NODES, GiB + 1, 0, &g[0], &e[0], &d));
 	IS(a.graphLaunch(e[0], NULL), CUDA_ERROR_OUT_OF_MEMORY);
 	CHECK(phys_used(0) - base == GiB + 2 * MiB);
 	OK(a.memFreeAsync(keep, NULL));
@@ -557,6 +605,55 @@ static void test_graph(unsigned long long budget)
 	CHECK(phys_used(0) == base && free_now(&a) == budget);
 	OK(a.graphExecDestroy(e[0]));
 	OK(a.graphDestroy(g[0]));
+}
+
+/* The name of the function at p, as its library exports it. */
+static const char *name_of(const void *p)
+{
+	Dl_info info;
+
+	return p && dladdr(p, &info) && info.dli_sname ? info.dli_sname : "";
+}
+
+/*
+ * argv budget: bytes on device 0. Allocation nodes added through
+ * cuGraphAddNode and cuGraphAddNode_v2 (the CUDA runtime's
+ * cudaGraphAddNode) are charged as cuGraphAddMemAllocNode's: graphs of them
+ * stop at the budget, and trimmed, give it all back. cuGetProcAddress for
+ * CUDA 12.3 gets the v1 hook from this driver (a 12.2 one, as libcuda 535,
+ * answers with its v1), never the _v2's, which takes one more argument.
+ */
+static void test_graph_node(unsigned long long budget)
+{
+	typedef CUresult (*gpa2_t)(const char *, void **, int, cuuint64_t,
+				   CUdriverProcAddressQueryResult *);
+	void *h = dlopen("libcuda.so.1", RTLD_NOW);
+	gpa2_t gpa = (gpa2_t)dlsym(h, "cuGetProcAddress_v2");
+	CUgraph g[MAX_GRAPHS + 1];
+	CUgraphExec e[MAX_GRAPHS + 1];
+	unsigned long long base, n;
+	struct api a;
+	void *fn = NULL;
+
+	for (enum path p = SYMBOL; p <= GPA2_PTDS; p++)
+		resolve(p);
+	a = resolve(SYMBOL);
+	OK(gpa("cuGraphAddNode", &fn, 12030, 0, NULL));
+	CHECK(in_libcgpu(fn) && !strcmp(name_of(fn), "cuGraphAddNode"));
+	add_node_v2 = (__typeof__(add_node_v2))dlsym(h, "cuGraphAddNode_v2");
+	CHECK(in_libcgpu((void *)add_node_v2) && add_node_v2 == cuGraphAddNode_v2);
+	use_device(0);
+	base = phys_used(0);
+	for (enum add_way way = ADD_NODE; way <= ADD_NODE_V2; way++) {
+		n = graphs_to_budget(&a, way, budget, base, g, e);
+		OK(a.ctxSynchronize());
+		for (unsigned long long i = 0; i <= n && i < MAX_GRAPHS; i++) {
+			OK(a.graphExecDestroy(e[i]));
+			OK(a.graphDestroy(g[i]));
+		}
+		OK(a.deviceGraphMemTrim(0));
+		CHECK(phys_used(0) == base && free_now(&a) == budget);
+	}
 }
 
 static void test_handles(unsigned long long budget)
@@ -1013,6 +1110,8 @@ int main(int argc, char **argv)
 		test_vmm(arg);
 	else if (!strcmp(g, "graph"))
 		test_graph(arg);
+	else if (!strcmp(g, "graph-node"))
+		test_graph_node(arg);
 	else if (!strcmp(g, "many-pools"))
 		test_many_pools(arg);
 	else if (!strcmp(g, "v1"))

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * CUDA graphs of kernel and memory nodes: build (cuGraphCreate,
- * cuGraphAddKernelNode_v2, cuGraphAddMemAllocNode, cuGraphAddMemFreeNode),
+ * cuGraphAddKernelNode_v2, cuGraphAddMemAllocNode, cuGraphAddMemFreeNode,
+ * or cuGraphAddNode and its _v2 for any of the three),
  * instantiate, upload, launch into a stream, destroy. A kernel node's
  * parameters are copied when it is added, as the driver does. A launch
  * queues the kernels in the order their nodes were added, which respects
@@ -28,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "core.h"
@@ -321,6 +323,51 @@ SIM_API CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 	if (r == CUDA_SUCCESS)
 		hGraph->has_mem = 1;
 	return r;
+}
+
+/* The one entry for every node kind (CUDA 12.2): the kinds simulated go
+ * where their own entry points go, the rest are not simulated. */
+SIM_API CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+				const CUgraphNode *dependencies,
+				size_t numDependencies,
+				CUgraphNodeParams *nodeParams)
+{
+	if (!nodeParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (nodeParams->type) {
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		return cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies,
+					       numDependencies,
+					       &nodeParams->kernel);
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+		return cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies,
+					      numDependencies,
+					      &nodeParams->alloc);
+	case CU_GRAPH_NODE_TYPE_MEM_FREE:
+		return cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies,
+					     numDependencies,
+					     nodeParams->free.dptr);
+	default:
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+}
+
+/* CUDA 12.3: edge data per dependency. Only the default edge (all zero, or
+ * no data) is simulated: ports and programmatic edges order kernels in ways
+ * the one engine does not model. */
+SIM_API CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+				   const CUgraphNode *dependencies,
+				   const CUgraphEdgeData *dependencyData,
+				   size_t numDependencies,
+				   CUgraphNodeParams *nodeParams)
+{
+	static const CUgraphEdgeData dflt;
+
+	for (size_t i = 0; dependencyData && i < numDependencies; i++)
+		if (memcmp(&dependencyData[i], &dflt, sizeof(dflt)))
+			return CUDA_ERROR_INVALID_VALUE;
+	return cuGraphAddNode(phGraphNode, hGraph, dependencies,
+			      numDependencies, nodeParams);
 }
 
 static CUresult instantiate(CUgraphExec *phGraphExec, CUgraph hGraph,

@@ -129,6 +129,11 @@ static const struct entry table[] = {
 	P(cuGraphUpload, 11010, cuGraphUpload_ptsz),
 	E(cuGraphAddMemAllocNode, 11040, cuGraphAddMemAllocNode),
 	E(cuGraphAddMemFreeNode, 11040, cuGraphAddMemFreeNode),
+	/* libcuda 535 has no _v2 (CUDA 12.3) and hands the v1 out at every
+	 * version from 12.2 (NVIDIA's 550 gives its _v2 from 12030). The _v2
+	 * is exported all the same, as newer drivers export it, so that
+	 * libcgpu's hook of it has a driver function to reach in the tests. */
+	E(cuGraphAddNode, 12020, cuGraphAddNode),
 	E(cuDeviceGetGraphMemAttribute, 11040, cuDeviceGetGraphMemAttribute),
 	E(cuDeviceSetGraphMemAttribute, 11040, cuDeviceSetGraphMemAttribute),
 	E(cuDeviceGraphMemTrim, 11040, cuDeviceGraphMemTrim),

@@ -256,6 +256,51 @@ static cuuint64_t graph_mem(CUgraphMem_attribute a)
  * upload or first launch; they stay across launches, go to the device's
  * graph pool when the executable graph goes and back to the device on trim.
  */
+/*
+ * cuGraphAddNode and its _v2 add memory nodes as their own entry points do
+ * (the address comes back in alloc.dptr); the _v2 takes default edges only
+ * (all zero, or no edge data); node kinds not simulated are not supported.
+ */
+static void graphmem_add_node(void)
+{
+	CUgraphNodeParams np = {
+		.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+		.alloc = { .poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+					  .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } },
+			   .bytesize = 3 * MiB },
+	};
+	CUgraphNodeParams fp = { .type = CU_GRAPH_NODE_TYPE_MEM_FREE };
+	CUgraphEdgeData edge = { 0 };
+	CUdeviceptr d[2];
+	CUgraph g;
+	CUgraphNode a[2], f[2];
+	CUgraphExec e;
+
+	OK(cuGraphCreate(&g, 0));
+	CHECK(cuGraphAddNode(&a[0], g, NULL, 0, NULL) == CUDA_ERROR_INVALID_VALUE);
+	OK(cuGraphAddNode(&a[0], g, NULL, 0, &np));
+	d[0] = np.alloc.dptr;
+	OK(cuGraphAddNode_v2(&a[1], g, &a[0], &edge, 1, &np));
+	d[1] = np.alloc.dptr;
+	CHECK(d[0] && d[1] && d[0] != d[1]);
+	fp.free.dptr = d[0];
+	edge.type = 1;	/* programmatic */
+	CHECK(cuGraphAddNode_v2(&f[0], g, &a[1], &edge, 1, &fp) == CUDA_ERROR_INVALID_VALUE);
+	OK(cuGraphAddNode_v2(&f[0], g, &a[1], NULL, 1, &fp));
+	fp.free.dptr = d[1];
+	OK(cuGraphAddNode(&f[1], g, &f[0], 1, &fp));
+	np.type = CU_GRAPH_NODE_TYPE_EMPTY;
+	CHECK(cuGraphAddNode(&f[1], g, NULL, 0, &np) == CUDA_ERROR_NOT_SUPPORTED);
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuGraphLaunch(e, NULL));
+	CHECK(nvml_used(0) == 8 * MiB);
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	OK(cuDeviceGraphMemTrim(0));
+	CHECK(nvml_used(0) == 0);
+}
+
 static void test_graphmem(void)
 {
 	CUDA_MEM_ALLOC_NODE_PARAMS ap = {
@@ -351,6 +396,7 @@ static void test_graphmem(void)
 	CHECK(nvml_used(0) == 0);
 	OK(cuGraphExecDestroy(e2));
 	OK(cuGraphDestroy(g2));
+	graphmem_add_node();
 }
 
 static void test_vmm(void)
@@ -436,6 +482,8 @@ static void timeline_launch_kinds(CUfunction f, CUstream s)
 	CUDA_KERNEL_NODE_PARAMS_v2 kp = { .func = f, .gridDimX = 1, .gridDimY = 1,
 					  .gridDimZ = 1, .blockDimX = 128, .blockDimY = 1,
 					  .blockDimZ = 1, .kernelParams = params };
+	CUgraphNodeParams np = { .type = CU_GRAPH_NODE_TYPE_KERNEL };
+	CUgraphEdgeData edges[2] = { 0 };
 	CUgraph g, other;
 	CUgraphNode n[3], foreign;
 	CUgraphExec e;
@@ -472,7 +520,8 @@ static void timeline_launch_kinds(CUfunction f, CUstream s)
 	CHECK(cuGraphAddKernelNode_v2(&n[2], g, NULL, 0, &kp) == CUDA_ERROR_INVALID_VALUE);
 	kp.extra = NULL;
 	us = 20000;	/* parameters are copied when the node is added */
-	OK(cuGraphAddKernelNode_v2(&n[2], g, n, 2, &kp));
+	np.kernel = kp;
+	OK(cuGraphAddNode_v2(&n[2], g, n, edges, 2, &np));
 	OK(cuGraphInstantiateWithFlags(&e, g, 0));
 	OK(cuGraphDestroy(g));
 	OK(cuGraphDestroy(other));

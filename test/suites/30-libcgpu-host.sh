@@ -24,16 +24,22 @@ say() { echo "--- $*"; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 say "exported names exist in NVIDIA's libcuda.so.1 / libnvidia-ml.so.1 (535)"
+# hooks-vs-real also names the entry points newer than that driver (hooks.def's
+# CUDA version above 12.2, e.g. cuGraphAddNode_v2 of 12.3): libcgpu hooks them
+# for newer drivers, and the simulator exports them for its hooks to reach.
+"$HOOK/hooks-vs-real" "$REF/libcuda.so.1" "$REF/libnvidia-ml.so.1" | tee "$TMP/hvr"
 exports() { nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "W" { print $3 }' | sort -u; }
 exports "$REF/libcuda.so.1" >"$TMP/real"
 exports "$REF/libnvidia-ml.so.1" >>"$TMP/real"
+sed -n 's/^newer than this driver: \([^ ]*\) .*/\1/p' "$TMP/hvr" >"$TMP/newer"
+cat "$TMP/newer" >>"$TMP/real"
 sort -u -o "$TMP/real" "$TMP/real"
 for lib in "$SIM/libcuda.so.1" "$SIM/libnvidia-ml.so.1" "$HOOK/libcgpu.so"; do
 	extra=$(exports "$lib" | grep -vx dlsym | comm -23 - "$TMP/real")
 	[ -z "$extra" ] || fail "$(basename "$lib") exports names NVIDIA's libraries lack: $extra"
-	echo "$(basename "$lib"): $(exports "$lib" | wc -l) exports, all real names"
+	newer=$(exports "$lib" | grep -cxFf "$TMP/newer" || true)
+	echo "$(basename "$lib"): $(exports "$lib" | wc -l) exports, all real names ($newer of newer drivers)"
 done
-"$HOOK/hooks-vs-real" "$REF/libcuda.so.1" "$REF/libnvidia-ml.so.1"
 
 say "libcgpu.so loads with glibc 2.17 and later (containers' glibc varies)"
 newest=$(objdump -T "$HOOK/libcgpu.so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
@@ -118,6 +124,8 @@ hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" pages $G2
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" vmm $G2
 # Graph memory: executable graphs mapping their allocations stop at the budget.
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" graph $G2
+# The same through cuGraphAddNode and its _v2 (the CUDA runtime's cudaGraphAddNode).
+hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" graph-node $G2
 # More pools than a fixed table would hold: all charged.
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" many-pools $G2
 # The entry points before CUDA 3.2 / 11.0 (32-bit pointers: the simulator
