@@ -50,12 +50,15 @@ typedef enum cudaError_enum {
 	CUDA_ERROR_INVALID_IMAGE = 200,
 	CUDA_ERROR_INVALID_CONTEXT = 201,
 	CUDA_ERROR_INVALID_HANDLE = 400,
+	CUDA_ERROR_ILLEGAL_STATE = 401,
 	CUDA_ERROR_NOT_FOUND = 500,
 	CUDA_ERROR_NOT_READY = 600,
 	CUDA_ERROR_ILLEGAL_ADDRESS = 700,
 	CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
 	CUDA_ERROR_NOT_PERMITTED = 800,
 	CUDA_ERROR_NOT_SUPPORTED = 801,
+	CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+	CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
 	CUDA_ERROR_UNKNOWN = 999
 } CUresult;
 
@@ -318,6 +321,19 @@ typedef struct CUgraphNodeParams_st {
 	};
 	long long reserved2;
 } CUgraphNodeParams;
+
+/* Stream capture (CUDA 10.0). */
+typedef enum CUstreamCaptureStatus_enum {
+	CU_STREAM_CAPTURE_STATUS_NONE = 0,
+	CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+	CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+} CUstreamCaptureStatus;
+
+typedef enum CUstreamCaptureMode_enum {
+	CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+	CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+	CU_STREAM_CAPTURE_MODE_RELAXED = 2
+} CUstreamCaptureMode;
 
 /* An edge's annotation (cuGraphAddNode_v2, CUDA 12.3); all zero is the
  * default edge, a full dependency. */
@@ -721,6 +737,30 @@ CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr
 CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr,
 				      void *value);
 CUresult cuDeviceGraphMemTrim(CUdevice device);
+CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes);
+CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type);
+CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode,
+				      CUDA_MEM_ALLOC_NODE_PARAMS *params_out);
+
+/* Stream capture. */
+CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode);
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode);
+CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph);
+CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph);
+CUresult cuStreamIsCapturing(CUstream hStream,
+			     CUstreamCaptureStatus *captureStatus);
+CUresult cuStreamIsCapturing_ptsz(CUstream hStream,
+				  CUstreamCaptureStatus *captureStatus);
+CUresult cuStreamGetCaptureInfo_v2(CUstream hStream,
+				   CUstreamCaptureStatus *captureStatus_out,
+				   cuuint64_t *id_out, CUgraph *graph_out,
+				   const CUgraphNode **dependencies_out,
+				   size_t *numDependencies_out);
+CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream,
+					CUstreamCaptureStatus *captureStatus_out,
+					cuuint64_t *id_out, CUgraph *graph_out,
+					const CUgraphNode **dependencies_out,
+					size_t *numDependencies_out);
 
 #ifdef __cplusplus
 }

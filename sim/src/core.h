@@ -53,6 +53,32 @@ void sim_small_after_fork_child(void);
 CUresult sim_graph_mem_free(CUdeviceptr dptr);
 void sim_graph_mem_ctx_gone(int phys);
 
+/* Whether a stream handle may be used for stream-ordered work. */
+CUresult sim_stream_check(CUstream s);
+
+/* Stream capture (cuda_graph.c). A stream's capture: graph NULL when the
+ * stream is not capturing; work captured goes in as a node after last. */
+struct sim_capture {
+	CUgraph graph;
+	CUgraphNode last;
+	int invalidated;
+	int ordinal;		/* the stream's device */
+	cuuint64_t id;
+};
+/* The capture of a valid stream s; NULL for the NULL streams, which never
+ * capture (cuda_exec.c). */
+struct sim_capture *sim_stream_capture(CUstream s);
+/* The capture of s when s is a valid stream capturing, else NULL. */
+struct sim_capture *sim_capturing(CUstream s);
+/* Work on a capturing stream becomes a node of its graph. */
+CUresult sim_capture_kernel(struct sim_capture *c, uint64_t dur_ns);
+CUresult sim_capture_alloc(struct sim_capture *c, size_t bytes,
+			   CUdeviceptr *dptr);
+CUresult sim_capture_free(struct sim_capture *c, CUdeviceptr dptr);
+/* Work a capture may not (or the simulator cannot) take: CUDA_SUCCESS when
+ * s does not capture; else why, and the capture is invalidated. */
+CUresult sim_capture_refuse(CUstream s, CUresult why);
+
 /* Device timeline. */
 uint64_t sim_launch(int phys, uint64_t not_before, uint64_t dur_ns);
 CUresult sim_kernel_check(CUfunction f, const unsigned int grid[3],

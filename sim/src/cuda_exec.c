@@ -44,6 +44,7 @@ struct CUstream_st {
 	uint32_t magic;
 	struct CUctx_st *ctx;
 	uint64_t tail;		/* when this stream's last work ends */
+	struct sim_capture cap;
 };
 
 struct CUevent_st {
@@ -146,6 +147,11 @@ CUresult sim_stream_check(CUstream s)
 					  CUDA_ERROR_INVALID_HANDLE;
 }
 
+struct sim_capture *sim_stream_capture(CUstream s)
+{
+	return is_null_stream(s) ? NULL : &s->cap;
+}
+
 /* The stream's context and its tail; the NULL streams are the current
  * context's (one default stream per context in the simulator). */
 static CUresult stream_resolve(CUstream s, struct CUctx_st **ctx,
@@ -230,6 +236,9 @@ CUresult sim_stream_launch(CUstream hStream, const uint64_t *dur_ns, size_t n,
 	uint64_t *tail;
 	CUresult r = stream_resolve(hStream, &c, &tail);
 
+	/* A graph launched into a capture would be a child graph node. */
+	if (r == CUDA_SUCCESS)
+		r = sim_capture_refuse(hStream, CUDA_ERROR_NOT_SUPPORTED);
 	for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++)
 		queue(c, tail, dur_ns[i]);
 	if (r == CUDA_SUCCESS)
@@ -243,13 +252,18 @@ static CUresult launch(CUfunction f, const unsigned int grid[3],
 {
 	struct CUctx_st *c;
 	uint64_t *tail, dur;
+	struct sim_capture *cap;
 	CUresult r = stream_resolve(hStream, &c, &tail);
 
 	if (r == CUDA_SUCCESS)
 		r = sim_kernel_check(f, grid, block, kernelParams, extra,
 				     cooperative, &dur);
-	if (r == CUDA_SUCCESS)
-		queue(c, tail, dur);
+	if (r)
+		return r;
+	cap = sim_capturing(hStream);
+	if (cap)
+		return sim_capture_kernel(cap, dur);
+	queue(c, tail, dur);
 	return r;
 }
 
@@ -348,6 +362,9 @@ SIM_API CUresult cuStreamDestroy_v2(CUstream hStream)
 		return r;
 	if (is_null_stream(hStream) || hStream->magic != STREAM_MAGIC)
 		return CUDA_ERROR_INVALID_HANDLE;
+	/* A capture never ended leaves no graph behind. */
+	if (hStream->cap.graph)
+		cuGraphDestroy(hStream->cap.graph);
 	hStream->magic = 0;
 	free(hStream);
 	return CUDA_SUCCESS;
@@ -359,6 +376,8 @@ SIM_API CUresult cuStreamSynchronize(CUstream hStream)
 	uint64_t *tail;
 	CUresult r = stream_resolve(hStream, &c, &tail);
 
+	if (r == CUDA_SUCCESS)
+		r = sim_capture_refuse(hStream, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 	if (r)
 		return r;
 	sim_wait_until(__atomic_load_n(tail, __ATOMIC_ACQUIRE));
@@ -372,6 +391,8 @@ SIM_API CUresult cuStreamQuery(CUstream hStream)
 	uint64_t *tail;
 	CUresult r = stream_resolve(hStream, &c, &tail);
 
+	if (r == CUDA_SUCCESS)
+		r = sim_capture_refuse(hStream, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
 	if (r)
 		return r;
 	return sim_now_ns() >= __atomic_load_n(tail, __ATOMIC_ACQUIRE) ?
@@ -392,6 +413,9 @@ SIM_API CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
 	uint64_t *tail;
 	CUresult r = stream_resolve(hStream, &c, &tail);
 
+	/* Cross-stream capture (events joining streams) is not simulated. */
+	if (r == CUDA_SUCCESS)
+		r = sim_capture_refuse(hStream, CUDA_ERROR_NOT_SUPPORTED);
 	if (r)
 		return r;
 	if (Flags > 1)
@@ -443,6 +467,8 @@ SIM_API CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 
 	if (r == CUDA_SUCCESS)
 		r = valid_event(hEvent);
+	if (r == CUDA_SUCCESS)
+		r = sim_capture_refuse(hStream, CUDA_ERROR_NOT_SUPPORTED);
 	if (r)
 		return r;
 	t = __atomic_load_n(tail, __ATOMIC_ACQUIRE);

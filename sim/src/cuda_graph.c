@@ -26,6 +26,18 @@
  * 2 MiB ones of cutil/memsize.h. Stream order is not modelled: allocations
  * begin and end at the launch. Stream capture and graph updates are not
  * simulated.
+ *
+ * Stream capture (cuStreamBeginCapture_v2 to cuStreamEndCapture) turns a
+ * stream's kernel launches, cuMemAllocAsync / cuMemAllocFromPoolAsync and
+ * cuMemFreeAsync into kernel, allocation and free nodes of a new graph, each
+ * depending on the one captured before it, as the driver does for one
+ * stream: an allocation gets its address at once and no pages, as
+ * cuGraphAddMemAllocNode's. Synchronizing or querying a capturing stream is
+ * refused (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and invalidates the
+ * capture; work the simulator has no node for (copies, memsets, events,
+ * graph launches) is refused with CUDA_ERROR_NOT_SUPPORTED and invalidates
+ * it too. One stream per capture: no cross-stream capture, capture modes are
+ * checked but not enforced.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -60,6 +72,8 @@ struct CUgraphNode_st {
 	uint64_t dur_ns;
 	struct galloc *ga;	/* alloc: its memory; free: when of this graph */
 	CUdeviceptr dptr;	/* free: what it frees */
+	size_t bytes;		/* alloc: as asked */
+	int ordinal;		/* alloc: its device */
 };
 
 struct CUgraph_st {
@@ -266,6 +280,8 @@ SIM_API CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph
 	ga->refs = 1;
 	node.ga = ga;
 	node.dptr = ga->addr;
+	node.bytes = p->bytesize;
+	node.ordinal = p->poolProps.location.id;
 	r = add_node(hGraph, &node, phGraphNode);
 	if (r) {
 		munmap(addr, ga->size);
@@ -703,6 +719,248 @@ SIM_API CUresult cuDeviceSetGraphMemAttribute(CUdevice device,
 	return graph_mem_attr(device, attr, value, 1);
 }
 
+SIM_API CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes,
+				 size_t *numNodes)
+{
+	CUresult r = sim_check_init();
+
+	if (r == CUDA_SUCCESS)
+		r = valid_graph(hGraph);
+	if (r)
+		return r;
+	if (!numNodes)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* CUDA: as many as fit, the rest of the array NULL, *numNodes the
+	 * graph's count. */
+	for (size_t i = 0; nodes && i < *numNodes; i++)
+		nodes[i] = i < hGraph->n ? hGraph->nodes[i] : NULL;
+	*numNodes = hGraph->n;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
+{
+	static const CUgraphNodeType of[] = {
+		[NODE_KERNEL] = CU_GRAPH_NODE_TYPE_KERNEL,
+		[NODE_ALLOC] = CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+		[NODE_FREE] = CU_GRAPH_NODE_TYPE_MEM_FREE,
+	};
+	CUresult r = sim_check_init();
+
+	if (r)
+		return r;
+	if (!hNode || !type)
+		return CUDA_ERROR_INVALID_VALUE;
+	*type = of[hNode->kind];
+	return CUDA_SUCCESS;
+}
+
+/* What the node was added with, its address included; no access
+ * descriptors are kept. */
+SIM_API CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode,
+					      CUDA_MEM_ALLOC_NODE_PARAMS *params_out)
+{
+	CUresult r = sim_check_init();
+
+	if (r)
+		return r;
+	if (!hNode || !params_out || hNode->kind != NODE_ALLOC)
+		return CUDA_ERROR_INVALID_VALUE;
+	*params_out = (CUDA_MEM_ALLOC_NODE_PARAMS){
+		.poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+			       .location = { CU_MEM_LOCATION_TYPE_DEVICE,
+					     hNode->ordinal } },
+		.bytesize = hNode->bytes,
+		.dptr = hNode->dptr,
+	};
+	return CUDA_SUCCESS;
+}
+
+static cuuint64_t capture_ids;
+
+struct sim_capture *sim_capturing(CUstream s)
+{
+	struct sim_capture *c;
+
+	if (sim_stream_check(s))
+		return NULL;
+	c = sim_stream_capture(s);
+	return c && c->graph ? c : NULL;
+}
+
+/* Captured work r made node n, which the next depends on; a failure
+ * invalidates the capture, as the driver's do. */
+static CUresult chain(struct sim_capture *c, CUresult r, CUgraphNode n)
+{
+	if (r == CUDA_SUCCESS)
+		c->last = n;
+	else
+		c->invalidated = 1;
+	return r;
+}
+
+CUresult sim_capture_kernel(struct sim_capture *c, uint64_t dur_ns)
+{
+	struct CUgraphNode_st node = { .kind = NODE_KERNEL, .dur_ns = dur_ns };
+	CUgraphNode n = NULL;
+	CUresult r;
+
+	if (c->invalidated)
+		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	r = add_node(c->graph, &node, &n);
+	return chain(c, r, n);
+}
+
+CUresult sim_capture_alloc(struct sim_capture *c, size_t bytes,
+			   CUdeviceptr *dptr)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS p = {
+		.poolProps = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+			       .location = { CU_MEM_LOCATION_TYPE_DEVICE,
+					     c->ordinal } },
+		.bytesize = bytes,
+	};
+	CUgraphNode n = NULL;
+	CUresult r;
+
+	if (c->invalidated)
+		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	r = cuGraphAddMemAllocNode(&n, c->graph, &c->last, c->last != NULL, &p);
+	if (chain(c, r, n) == CUDA_SUCCESS)
+		*dptr = p.dptr;
+	return r;
+}
+
+CUresult sim_capture_free(struct sim_capture *c, CUdeviceptr dptr)
+{
+	CUgraphNode n = NULL;
+	CUresult r;
+
+	if (c->invalidated)
+		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	r = cuGraphAddMemFreeNode(&n, c->graph, &c->last, c->last != NULL, dptr);
+	return chain(c, r, n);
+}
+
+CUresult sim_capture_refuse(CUstream s, CUresult why)
+{
+	struct sim_capture *c = sim_capturing(s);
+
+	if (!c)
+		return CUDA_SUCCESS;
+	c->invalidated = 1;
+	return why;
+}
+
+/* The legacy NULL stream cannot be captured; the per-thread one can in
+ * CUDA, not in the simulator (one NULL stream per context). */
+SIM_API CUresult cuStreamBeginCapture_v2(CUstream hStream,
+					 CUstreamCaptureMode mode)
+{
+	struct sim_capture *c;
+	CUcontext ctx;
+	CUdevice dev;
+	CUgraph g;
+	CUresult r = sim_check_init();
+
+	if (r == CUDA_SUCCESS)
+		r = sim_stream_check(hStream);
+	if (r)
+		return r;
+	if ((unsigned int)mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	c = sim_stream_capture(hStream);
+	if (!c)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	if (c->graph)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	r = cuStreamGetCtx(hStream, &ctx);
+	if (r == CUDA_SUCCESS) {
+		dev = ctx->ordinal;
+		r = cuGraphCreate(&g, 0);
+	}
+	if (r)
+		return r;
+	*c = (struct sim_capture){
+		.graph = g,
+		.ordinal = dev,
+		.id = __atomic_add_fetch(&capture_ids, 1, __ATOMIC_RELAXED),
+	};
+	return CUDA_SUCCESS;
+}
+
+/* An invalidated capture ends without a graph. */
+SIM_API CUresult cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+	struct sim_capture *c;
+	CUresult r = sim_check_init();
+
+	if (r == CUDA_SUCCESS)
+		r = sim_stream_check(hStream);
+	if (r)
+		return r;
+	if (!phGraph)
+		return CUDA_ERROR_INVALID_VALUE;
+	c = sim_capturing(hStream);
+	if (!c)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	*phGraph = c->invalidated ? NULL : c->graph;
+	if (c->invalidated)
+		cuGraphDestroy(c->graph);
+	r = c->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
+	*c = (struct sim_capture){ 0 };
+	return r;
+}
+
+SIM_API CUresult cuStreamGetCaptureInfo_v2(CUstream hStream,
+					   CUstreamCaptureStatus *captureStatus_out,
+					   cuuint64_t *id_out, CUgraph *graph_out,
+					   const CUgraphNode **dependencies_out,
+					   size_t *numDependencies_out)
+{
+	struct sim_capture *c;
+	CUresult r = sim_check_init();
+
+	if (r == CUDA_SUCCESS)
+		r = sim_stream_check(hStream);
+	if (r)
+		return r;
+	if (!captureStatus_out)
+		return CUDA_ERROR_INVALID_VALUE;
+	c = sim_capturing(hStream);
+	*captureStatus_out = !c ? CU_STREAM_CAPTURE_STATUS_NONE :
+			     c->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED :
+					      CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	if (!c)
+		return CUDA_SUCCESS;
+	if (id_out)
+		*id_out = c->id;
+	if (graph_out)
+		*graph_out = c->graph;
+	if (dependencies_out)
+		*dependencies_out = c->last ? &c->last : NULL;
+	if (numDependencies_out)
+		*numDependencies_out = c->last != NULL;
+	return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuStreamIsCapturing(CUstream hStream,
+				     CUstreamCaptureStatus *captureStatus)
+{
+	return cuStreamGetCaptureInfo_v2(hStream, captureStatus, NULL, NULL,
+					 NULL, NULL);
+}
+
+SIM_API CUresult cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode)
+	__attribute__((alias("cuStreamBeginCapture_v2")));
+SIM_API CUresult cuStreamEndCapture_ptsz(CUstream, CUgraph *)
+	__attribute__((alias("cuStreamEndCapture")));
+SIM_API CUresult cuStreamIsCapturing_ptsz(CUstream, CUstreamCaptureStatus *)
+	__attribute__((alias("cuStreamIsCapturing")));
+SIM_API CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream, CUstreamCaptureStatus *,
+						cuuint64_t *, CUgraph *,
+						const CUgraphNode **, size_t *)
+	__attribute__((alias("cuStreamGetCaptureInfo_v2")));
 SIM_API CUresult cuGraphLaunch_ptsz(CUgraphExec, CUstream)
 	__attribute__((alias("cuGraphLaunch")));
 SIM_API CUresult cuGraphUpload_ptsz(CUgraphExec, CUstream)

@@ -441,7 +441,10 @@ static CUresult async_check(CUstream s)
 	struct CUctx_st *c;
 	CUresult r = sim_current(&c);
 
-	return r ? r : sim_stream_check(s);
+	if (r == CUDA_SUCCESS)
+		r = sim_stream_check(s);
+	/* Copy and memset nodes are not simulated. */
+	return r ? r : sim_capture_refuse(s, CUDA_ERROR_NOT_SUPPORTED);
 }
 
 SIM_API CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,

@@ -186,6 +186,7 @@ static CUresult pool_alloc(struct CUmemPoolHandle_st *p, CUdeviceptr *dptr,
 {
 	struct ptrmap_val v = { .bytes = bytes, .kind = SIM_POOLED };
 	struct chunk *c;
+	struct sim_capture *cap;
 	CUresult r = sim_stream_check(stream);
 
 	if (r)
@@ -194,6 +195,10 @@ static CUresult pool_alloc(struct CUmemPoolHandle_st *p, CUdeviceptr *dptr,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (valid_pool(p))
 		return CUDA_ERROR_INVALID_VALUE;
+	/* Captured, it is a graph allocation: the pool gives it nothing. */
+	cap = sim_capturing(stream);
+	if (cap)
+		return sim_capture_alloc(cap, bytes, dptr);
 	c = reuse_chunk(p, cgpu_round_page(bytes));
 	if (!c)
 		r = grow(p, cgpu_round_page(bytes), &c);
@@ -257,12 +262,16 @@ SIM_API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize,
 SIM_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
 	struct ptrmap_val v;
+	struct sim_capture *cap;
 	CUresult r = sim_check_init();
 
 	if (r == CUDA_SUCCESS)
 		r = sim_stream_check(hStream);
 	if (r)
 		return r;
+	cap = sim_capturing(hStream);
+	if (cap)
+		return sim_capture_free(cap, dptr);
 	if (!ptrmap_take(&g_sim_mem, dptr, &v))
 		return sim_graph_mem_free(dptr);
 	if (v.kind != SIM_POOLED) {

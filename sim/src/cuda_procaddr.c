@@ -134,6 +134,19 @@ static const struct entry table[] = {
 	 * is exported all the same, as newer drivers export it, so that
 	 * libcgpu's hook of it has a driver function to reach in the tests. */
 	E(cuGraphAddNode, 12020, cuGraphAddNode),
+	E(cuGraphGetNodes, 10000, cuGraphGetNodes),
+	E(cuGraphNodeGetType, 10000, cuGraphNodeGetType),
+	E(cuGraphMemAllocNodeGetParams, 11040, cuGraphMemAllocNodeGetParams),
+	/* 535 hands out the v1 of 10.0 (no capture mode) below 10.1, and the
+	 * v1 of cuStreamGetCaptureInfo below 11.3: not simulated, nothing there. */
+	E(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2),
+	P(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2_ptsz),
+	E(cuStreamEndCapture, 10000, cuStreamEndCapture),
+	P(cuStreamEndCapture, 10000, cuStreamEndCapture_ptsz),
+	E(cuStreamIsCapturing, 10000, cuStreamIsCapturing),
+	P(cuStreamIsCapturing, 10000, cuStreamIsCapturing_ptsz),
+	E(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2),
+	P(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2_ptsz),
 	E(cuDeviceGetGraphMemAttribute, 11040, cuDeviceGetGraphMemAttribute),
 	E(cuDeviceSetGraphMemAttribute, 11040, cuDeviceSetGraphMemAttribute),
 	E(cuDeviceGraphMemTrim, 11040, cuDeviceGraphMemTrim),

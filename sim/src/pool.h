@@ -7,7 +7,5 @@
 
 /* Returns an allocation's chunk to its pool (cuMemFree*, context teardown). */
 void sim_pool_put_back(void *chunk);
-/* Whether a stream handle may be used for stream-ordered work. */
-CUresult sim_stream_check(CUstream s);
 
 #endif

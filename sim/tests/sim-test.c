@@ -720,6 +720,114 @@ static void test_nvml(void)
 }
 
 /*
+ * Stream capture: a kernel launch, cuMemAllocAsync, cuMemFreeAsync and
+ * cuMemAllocFromPoolAsync on a capturing stream become nodes of the graph
+ * the capture ends with, in that order, each after the last; allocations
+ * get an address and no memory until the graph is launched. The NULL stream
+ * is never captured; synchronizing or querying a capturing stream is refused
+ * and invalidates the capture, as is work the simulator has no node for.
+ */
+static void test_capture(void)
+{
+	static const CUgraphNodeType want[] = {
+		CU_GRAPH_NODE_TYPE_MEM_ALLOC, CU_GRAPH_NODE_TYPE_KERNEL,
+		CU_GRAPH_NODE_TYPE_MEM_FREE, CU_GRAPH_NODE_TYPE_MEM_ALLOC
+	};
+	CUDA_MEM_ALLOC_NODE_PARAMS ap;
+	CUstreamCaptureStatus st;
+	CUgraphNode nodes[5], kernel;
+	CUgraphNodeType t;
+	const CUgraphNode *deps;
+	size_t n, ndeps;
+	cuuint64_t id;
+	CUmemoryPool pool;
+	CUdeviceptr d, d2;
+	CUstream s;
+	CUevent ev;
+	CUgraph g, g2;
+	CUgraphExec e;
+	CUfunction f;
+
+	use_device(0);
+	f = sleep_fn();
+	OK(cuStreamCreate(&s, 0));
+	OK(cuEventCreate(&ev, 0));
+	OK(cuDeviceGetDefaultMemPool(&pool, 0));
+	CHECK(cuStreamBeginCapture_v2(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL) ==
+	      CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CHECK(cuStreamBeginCapture_v2(s, 3) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(cuStreamEndCapture(s, &g) == CUDA_ERROR_ILLEGAL_STATE);
+	OK(cuStreamIsCapturing(s, &st));
+	CHECK(st == CU_STREAM_CAPTURE_STATUS_NONE);
+	OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CHECK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL) ==
+	      CUDA_ERROR_ILLEGAL_STATE);
+	OK(cuStreamIsCapturing(s, &st));
+	CHECK(st == CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	OK(cuMemAllocAsync(&d, 3 * MiB, s));
+	launch_us(f, s, 1000);
+	OK(cuStreamGetCaptureInfo_v2(s, &st, &id, &g, &deps, &ndeps));
+	CHECK(st == CU_STREAM_CAPTURE_STATUS_ACTIVE && id && ndeps == 1);
+	kernel = ndeps ? deps[0] : NULL;
+	OK(cuMemFreeAsync(d, s));
+	OK(cuMemAllocFromPoolAsync(&d2, 5 * MiB, pool, s));
+	CHECK(d && d2 && nvml_used(0) == 0);
+	OK(cuStreamEndCapture(s, &g2));
+	CHECK(g2 == g);
+	OK(cuStreamIsCapturing(s, &st));
+	CHECK(st == CU_STREAM_CAPTURE_STATUS_NONE);
+	OK(cuGraphGetNodes(g, NULL, &n));
+	CHECK(n == 4);
+	n = 5;
+	OK(cuGraphGetNodes(g, nodes, &n));
+	CHECK(n == 4 && nodes[4] == NULL && nodes[1] == kernel);
+	for (size_t i = 0; i < 4; i++) {
+		OK(cuGraphNodeGetType(nodes[i], &t));
+		CHECK(t == want[i]);
+	}
+	OK(cuGraphMemAllocNodeGetParams(nodes[0], &ap));
+	CHECK(ap.bytesize == 3 * MiB && ap.dptr == d &&
+	      ap.poolProps.location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+	      ap.poolProps.location.id == 0);
+	OK(cuGraphMemAllocNodeGetParams(nodes[3], &ap));
+	CHECK(ap.bytesize == 5 * MiB && ap.dptr == d2);
+	CHECK(cuGraphMemAllocNodeGetParams(nodes[1], &ap) == CUDA_ERROR_INVALID_VALUE);
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	CHECK(nvml_used(0) == 0);
+	OK(cuGraphLaunch(e, s));
+	CHECK(nvml_used(0) == 4 * MiB + 6 * MiB);
+	OK(cuStreamSynchronize(s));
+	/* Not captured any more: d2 outlives the graph until freed. */
+	OK(cuMemFreeAsync(d2, s));
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	OK(cuDeviceGraphMemTrim(0));
+	CHECK(nvml_used(0) == 0);
+	/* Refused: the capture ends without a graph. */
+	OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+	OK(cuMemAllocAsync(&d, MiB, s));
+	CHECK(cuStreamSynchronize(s) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CHECK(cuMemAllocAsync(&d, MiB, s) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	OK(cuStreamIsCapturing(s, &st));
+	CHECK(st == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+	g = (CUgraph)1;
+	CHECK(cuStreamEndCapture(s, &g) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED && !g);
+	OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+	CHECK(cuStreamQuery(s) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CHECK(cuStreamEndCapture(s, &g) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	CHECK(cuEventRecord(ev, s) == CUDA_ERROR_NOT_SUPPORTED);
+	CHECK(cuStreamEndCapture(s, &g) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+	/* The stream works as before; a capture left open goes with it. */
+	launch_us(f, s, 10);
+	OK(cuStreamSynchronize(s));
+	OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuStreamDestroy_v2(s));
+	OK(cuEventDestroy_v2(ev));
+	CHECK(nvml_used(0) == 0);
+}
+
+/*
  * Reads the simulator's exported names on stdin and checks that its
  * cuGetProcAddress_v2 resolves every base name like the real libcuda at
  * argv[0] does, for CUDA versions 2.0 to 12.9 and each stream mode: the same
@@ -800,7 +908,7 @@ int main(int argc, char **argv)
 		{ "arrays", test_arrays },   { "timeline", test_timeline },
 		{ "reap", test_reap },       { "fork", test_fork },
 		{ "nvml", test_nvml },       { "churn", test_churn },
-		{ "graphmem", test_graphmem },
+		{ "graphmem", test_graphmem }, { "capture", test_capture },
 	};
 
 	if (argc < 2)

@@ -54,7 +54,7 @@ diff <("$TMP/nl-ours") <("$TMP/nl-real") || fail "NVML layout differs from nvml.
 echo "nvml layout: $("$TMP/nl-ours" | wc -l) sizes, offsets and values identical"
 
 say "simulator"
-for g in basics memory pools vmm arrays timeline graphmem reap fork nvml; do
+for g in basics memory pools vmm arrays timeline graphmem capture reap fork nvml; do
 	fresh
 	"$SIM/sim-test" "$g"
 done
