@@ -10,13 +10,19 @@
  * then in its pool, until cuDeviceGraphMemTrim or the context goes.
  *
  * Before such a call the graph's allocations not mapped yet (their sizes in
- * 2 MiB pages, learnt as the nodes are added), less what the pool holds idle,
- * are charged; a budget that cannot take them refuses the call
+ * 2 MiB pages), less what the pool holds idle, are charged; a budget that cannot take them refuses the call
  * (CUDA_ERROR_OUT_OF_MEMORY) before the driver is asked. Afterwards the
  * charge is set to what the pool reserves ("reconcile"), and again after
  * trims, destroys and context teardown. A graph with memory nodes has one
  * executable graph at a time (CUDA's rule), so the exec's allocations are
  * its graph's.
+ *
+ * Sizes are learnt as the hooks add nodes; a graph can also get allocation
+ * nodes the hooks never see (stream capture of cuMemAllocAsync,
+ * cuGraphClone, cuStreamBeginCaptureToGraph), so before every instantiation
+ * the graph's nodes are listed (cuGraphGetNodes) and each allocation node
+ * not seen is asked its size (cuGraphMemAllocNodeGetParams) and recorded as
+ * if added: the charge still comes before the driver maps it.
  */
 #include <stdlib.h>
 
@@ -36,9 +42,17 @@ struct gmem {
 	uint64_t bytes;
 };
 
+/* An allocation node whose size its graph's record holds. */
+struct seen {
+	CUgraph graph;
+	CUgraphNode node;
+};
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gmem *recs;	/* realloc'd: no pointer outlives lock */
 static int nrecs, cap;
+static struct seen *seen;	/* as recs */
+static int nseen, seen_cap;
 static uint64_t charged[MAX_DEV], inflight[MAX_DEV];
 static int said_full;
 
@@ -46,7 +60,7 @@ void graph_fork(enum track_fork_phase phase)
 {
 	if (!track_fork_lock(phase, &lock))
 		return;
-	nrecs = 0;
+	nrecs = nseen = 0;
 	for (int i = 0; i < MAX_DEV; i++)
 		charged[i] = inflight[i] = 0;
 }
@@ -78,6 +92,42 @@ static void drop(CUgraph g, CUgraphExec e)
 			recs[i] = recs[--nrecs];
 		else
 			i++;
+	for (int i = 0; !e && i < nseen;)
+		if (seen[i].graph == g)
+			seen[i] = seen[--nseen];
+		else
+			i++;
+}
+
+/* Caller holds lock. */
+static int was_seen(CUgraph g, CUgraphNode n)
+{
+	for (int i = 0; i < nseen; i++)
+		if (seen[i].graph == g && seen[i].node == n)
+			return 1;
+	return 0;
+}
+
+/* Caller holds lock. Node n's size joins g's record on dev. -1 when there
+ * is no memory to record it. */
+static int record(CUgraph g, CUgraphNode n, CUdevice dev, size_t bytes)
+{
+	struct gmem *rec = get(g, NULL, dev);
+
+	if (rec && nseen == seen_cap) {
+		int c = seen_cap ? 2 * seen_cap : 16;
+		struct seen *grown = realloc(seen, (size_t)c * sizeof(*seen));
+
+		if (!grown)
+			return -1;
+		seen = grown;
+		seen_cap = c;
+	}
+	if (!rec)
+		return -1;
+	rec->bytes += cgpu_round_page(bytes);
+	seen[nseen++] = (struct seen){ g, n };
+	return 0;
 }
 
 static uint64_t attr(CUdevice dev, CUgraphMem_attribute a)
@@ -260,18 +310,17 @@ static CUresult alloc_node_begin(CUgraph g, const CUDA_MEM_ALLOC_NODE_PARAMS *p,
 	return CUDA_SUCCESS;
 }
 
-/* The driver's answer r to adding it: the node's pages join the record. */
+/* The driver's answer r to adding node *n: its pages join the record. */
 static CUresult alloc_node_end(CUresult r, CUgraph g, CUdevice dev,
-			       const CUDA_MEM_ALLOC_NODE_PARAMS *p)
+			       const CUDA_MEM_ALLOC_NODE_PARAMS *p,
+			       const CUgraphNode *n)
 {
-	struct gmem *rec;
-
 	if (r != CUDA_SUCCESS || dev < 0)
 		return r;
 	pthread_mutex_lock(&lock);
-	rec = get(g, NULL, dev);
-	if (rec)
-		rec->bytes += cgpu_round_page(p->bytesize);
+	/* A node there is no memory to record is asked its size again at
+	 * instantiation. */
+	record(g, *n, dev, p->bytesize);
 	pthread_mutex_unlock(&lock);
 	return r;
 }
@@ -291,7 +340,7 @@ CGPU_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode,
 		r = alloc_node_end(REAL_CU(cuGraphAddMemAllocNode, phGraphNode,
 					   hGraph, dependencies,
 					   numDependencies, p),
-				   hGraph, dev, p);
+				   hGraph, dev, p, phGraphNode);
 	return r;
 }
 
@@ -317,7 +366,7 @@ CGPU_EXPORT CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph,
 		r = alloc_node_end(REAL_CU(cuGraphAddNode, phGraphNode, hGraph,
 					   dependencies, numDependencies,
 					   nodeParams),
-				   hGraph, dev, p);
+				   hGraph, dev, p, phGraphNode);
 	return r;
 }
 
@@ -337,8 +386,52 @@ CGPU_EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
 		r = alloc_node_end(REAL_CU(cuGraphAddNode_v2, phGraphNode, hGraph,
 					   dependencies, dependencyData,
 					   numDependencies, nodeParams),
-				   hGraph, dev, p);
+				   hGraph, dev, p, phGraphNode);
 	return r;
+}
+
+/* The allocation nodes of g the hooks did not see added are recorded as if
+ * they were; the driver answers for them. CUDA_ERROR_OUT_OF_MEMORY when
+ * there is no memory to record them (nothing is instantiated then). */
+static CUresult learn(CUgraph g)
+{
+	CUgraphNode *nodes = NULL;
+	size_t n = 0;
+	int ok = 1;
+
+	if (cgpu_mode == CGPU_OFF ||
+	    REAL_CU(cuGraphGetNodes, g, NULL, &n) != CUDA_SUCCESS || !n)
+		return CUDA_SUCCESS;
+	nodes = malloc(n * sizeof(*nodes));
+	if (!nodes || REAL_CU(cuGraphGetNodes, g, nodes, &n) != CUDA_SUCCESS)
+		ok = 0;
+	for (size_t i = 0; ok && i < n; i++) {
+		CUDA_MEM_ALLOC_NODE_PARAMS p;
+		CUgraphNodeType t;
+		int known;
+
+		if (!nodes[i] ||
+		    REAL_CU(cuGraphNodeGetType, nodes[i], &t) != CUDA_SUCCESS ||
+		    t != CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+			continue;
+		pthread_mutex_lock(&lock);
+		known = was_seen(g, nodes[i]);
+		pthread_mutex_unlock(&lock);
+		if (known || REAL_CU(cuGraphMemAllocNodeGetParams, nodes[i], &p) !=
+				     CUDA_SUCCESS ||
+		    p.poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+		    p.poolProps.location.id < 0 || p.poolProps.location.id >= MAX_DEV)
+			continue;
+		pthread_mutex_lock(&lock);
+		ok = !record(g, nodes[i], p.poolProps.location.id, p.bytesize);
+		pthread_mutex_unlock(&lock);
+	}
+	free(nodes);
+	if (ok)
+		return CUDA_SUCCESS;
+	cgpu_say_once(&said_full,
+		      "cgpu: no memory to record another graph's memory; its allocation nodes are refused");
+	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 /* An executable graph takes its graph's records; without memory for them
@@ -374,10 +467,13 @@ CGPU_EXPORT CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph
 					CUgraphNode *phErrorNode, char *logBuffer,
 					size_t bufferSize)
 {
+	CUresult r;
+
 	NEED_CUDA();
-	return instantiated(REAL_CU(cuGraphInstantiate, phGraphExec, hGraph,
-				    phErrorNode, logBuffer, bufferSize),
-			    phGraphExec, hGraph);
+	r = learn(hGraph);
+	return r ? r : instantiated(REAL_CU(cuGraphInstantiate, phGraphExec, hGraph,
+					    phErrorNode, logBuffer, bufferSize),
+				    phGraphExec, hGraph);
 }
 
 CGPU_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec,
@@ -385,20 +481,27 @@ CGPU_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec,
 					   CUgraphNode *phErrorNode,
 					   char *logBuffer, size_t bufferSize)
 {
+	CUresult r;
+
 	NEED_CUDA();
-	return instantiated(REAL_CU(cuGraphInstantiate_v2, phGraphExec, hGraph,
-				    phErrorNode, logBuffer, bufferSize),
-			    phGraphExec, hGraph);
+	r = learn(hGraph);
+	return r ? r : instantiated(REAL_CU(cuGraphInstantiate_v2, phGraphExec,
+					    hGraph, phErrorNode, logBuffer,
+					    bufferSize),
+				    phGraphExec, hGraph);
 }
 
 CGPU_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec,
 						 CUgraph hGraph,
 						 unsigned long long flags)
 {
+	CUresult r;
+
 	NEED_CUDA();
-	return instantiated(REAL_CU(cuGraphInstantiateWithFlags, phGraphExec,
-				    hGraph, flags),
-			    phGraphExec, hGraph);
+	r = learn(hGraph);
+	return r ? r : instantiated(REAL_CU(cuGraphInstantiateWithFlags,
+					    phGraphExec, hGraph, flags),
+				    phGraphExec, hGraph);
 }
 
 /* With CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD the driver maps at once: charged
@@ -413,6 +516,9 @@ static CUresult with_params(CUresult (*fn)(CUgraphExec *, CUgraph,
 
 	if (!fn)
 		return CUDA_ERROR_NOT_SUPPORTED;
+	r = learn(g);
+	if (r != CUDA_SUCCESS)
+		return r;
 	if (cgpu_mode == CGPU_OFF || !params ||
 	    !(params->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD))
 		return instantiated(fn(pe, g, params), pe, g);

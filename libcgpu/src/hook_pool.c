@@ -186,6 +186,17 @@ static void undo(struct async_call *a, CUmemoryPool h)
 	reconcile(h);
 }
 
+/* Work on a capturing stream is not done but recorded into a graph: an
+ * allocation there is a graph allocation node (hook_graph.c charges it when
+ * its graph maps it), a free a free node. */
+static int capturing(CUstream s)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	return REAL_CU(cuStreamIsCapturing, s, &st) == CUDA_SUCCESS &&
+	       st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 static CUresult async_alloc(struct async_call *a)
 {
 	CUcontext ctx;
@@ -197,7 +208,8 @@ static CUresult async_alloc(struct async_call *a)
 	CUresult r;
 
 	if (cgpu_mode == CGPU_OFF || !a->dptr || !a->bytes ||
-	    track_current(&ctx, &dev, &slot) != CUDA_SUCCESS)
+	    track_current(&ctx, &dev, &slot) != CUDA_SUCCESS ||
+	    capturing(a->stream))
 		return call(a);
 	if (!h)
 		h = current_pool(dev);
@@ -296,7 +308,7 @@ static CUresult free_async_with(CUresult (*fn)(CUdeviceptr, CUstream),
 
 	if (!fn)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if (cgpu_mode == CGPU_OFF)
+	if (cgpu_mode == CGPU_OFF || capturing(stream))
 		return fn(dptr, stream);
 	return track_free(&track_dptr, dptr, free_async, arg);
 }

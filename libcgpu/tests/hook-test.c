@@ -452,11 +452,16 @@ static void test_many_pools(unsigned long long budget)
 		OK(a.memPoolDestroy(pool[i]));
 }
 
-/* How a test adds a graph's memory nodes: their own entry points, or
- * cuGraphAddNode / cuGraphAddNode_v2 with a CUgraphNodeParams. */
-enum add_way { MEM_NODES, ADD_NODE, ADD_NODE_V2 };
+/* How a test adds a graph's memory nodes: their own entry points,
+ * cuGraphAddNode / cuGraphAddNode_v2 with a CUgraphNodeParams, or stream
+ * capture of cuMemAllocAsync / cuMemAllocFromPoolAsync and cuMemFreeAsync
+ * (cudaMallocAsync and cudaFreeAsync in a captured stream), whose nodes
+ * libcgpu never sees added. */
+enum add_way { MEM_NODES, ADD_NODE, ADD_NODE_V2, CAPTURE, CAPTURE_POOL };
 static const char *const way_names[] = { "cuGraphAddMemAllocNode",
-					 "cuGraphAddNode", "cuGraphAddNode_v2" };
+					 "cuGraphAddNode", "cuGraphAddNode_v2",
+					 "capture of cuMemAllocAsync",
+					 "capture of cuMemAllocFromPoolAsync" };
 static __typeof__(cuGraphAddNode_v2) *add_node_v2;
 
 static CUresult add_node(const struct api *a, enum add_way way, CUgraphNode *n,
@@ -488,8 +493,22 @@ static CUresult graph_of(const struct api *a, enum add_way way, size_t bytes,
 	};
 	CUgraphNodeParams fp = { .type = CU_GRAPH_NODE_TYPE_MEM_FREE };
 	CUgraphNode n, f;
+	CUmemoryPool pool;
+	CUstream s;
 	CUresult r;
 
+	if (way >= CAPTURE) {
+		OK(cuStreamCreate(&s, 0));
+		OK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+		OK(cuDeviceGetMemPool(&pool, 0));
+		r = way == CAPTURE ? a->memAllocAsync(dptr, bytes, s) :
+				     a->memAllocFromPoolAsync(dptr, bytes, pool, s);
+		if (r == CUDA_SUCCESS && with_free)
+			r = a->memFreeAsync(*dptr, s);
+		OK(cuStreamEndCapture(s, g));
+		OK(cuStreamDestroy_v2(s));
+		return r ? r : a->graphInstantiate(e, *g, 0);
+	}
 	OK(cuGraphCreate(g, 0));
 	r = add_node(a, way, &n, *g, NULL, &p);
 	fp.free.dptr = p.alloc.dptr;
@@ -654,6 +673,61 @@ static void test_graph_node(unsigned long long budget)
 		OK(a.deviceGraphMemTrim(0));
 		CHECK(phys_used(0) == base && free_now(&a) == budget);
 	}
+}
+
+/*
+ * argv budget: bytes on device 0. Graphs made by stream capture of
+ * cuMemAllocAsync (cudaMallocAsync), freed in the graph or not, have
+ * allocation nodes libcgpu never saw added: asked their sizes at
+ * instantiation, they are charged before the driver maps them, so they stop
+ * at the budget as added ones do (graphs_to_budget), at upload and at
+ * launch; capture itself charges nothing.
+ */
+static void test_graph_capture(unsigned long long budget)
+{
+	CUgraph g[MAX_GRAPHS + 1];
+	CUgraphExec e[MAX_GRAPHS + 1];
+	CUdeviceptr keep, d;
+	unsigned long long base, n;
+	struct api a = resolve(SYMBOL);
+
+	use_device(0);
+	base = phys_used(0);
+	n = graphs_to_budget(&a, CAPTURE, budget, base, g, e);
+	IS(a.graphUpload(e[n], NULL), CUDA_ERROR_OUT_OF_MEMORY);
+	OK(a.ctxSynchronize());
+	for (unsigned long long i = 0; i <= n && i < MAX_GRAPHS; i++) {
+		OK(a.graphExecDestroy(e[i]));
+		OK(a.graphDestroy(g[i]));
+	}
+	OK(a.deviceGraphMemTrim(0));
+	CHECK(phys_used(0) == base && free_now(&a) == budget);
+	/* Not freed in the graph: the allocation outlives it, charged until
+	 * freed; another past the budget is refused before it is mapped. */
+	OK(graph_of(&a, CAPTURE, GiB + 1, 0, &g[0], &e[0], &keep));
+	CHECK(free_now(&a) == budget);
+	OK(a.graphLaunch(e[0], NULL));
+	CHECK(phys_used(0) - base == GiB + 2 * MiB);
+	OK(graph_of(&a, CAPTURE_POOL, GiB + 1, 0, &g[1], &e[1], &d));
+	IS(a.graphUpload(e[1], NULL), CUDA_ERROR_OUT_OF_MEMORY);
+	IS(a.graphLaunch(e[1], NULL), CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(phys_used(0) - base == GiB + 2 * MiB);
+	check_held_within_charge();
+	OK(a.memFreeAsync(keep, NULL));
+	OK(a.ctxSynchronize());
+	OK(a.graphExecDestroy(e[0]));
+	OK(a.graphDestroy(g[0]));
+	OK(a.deviceGraphMemTrim(0));
+	CHECK(phys_used(0) == base && free_now(&a) == budget);
+	OK(a.graphLaunch(e[1], NULL));
+	CHECK(phys_used(0) - base == GiB + 2 * MiB);
+	check_held_within_charge();
+	OK(a.memFreeAsync(d, NULL));
+	OK(a.ctxSynchronize());
+	OK(a.graphExecDestroy(e[1]));
+	OK(a.graphDestroy(g[1]));
+	OK(a.deviceGraphMemTrim(0));
+	CHECK(phys_used(0) == base && free_now(&a) == budget);
 }
 
 static void test_handles(unsigned long long budget)
@@ -1112,6 +1186,8 @@ int main(int argc, char **argv)
 		test_graph(arg);
 	else if (!strcmp(g, "graph-node"))
 		test_graph_node(arg);
+	else if (!strcmp(g, "graph-capture"))
+		test_graph_capture(arg);
 	else if (!strcmp(g, "many-pools"))
 		test_many_pools(arg);
 	else if (!strcmp(g, "v1"))

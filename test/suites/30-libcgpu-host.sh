@@ -126,6 +126,9 @@ hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" vmm $G2
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" graph $G2
 # The same through cuGraphAddNode and its _v2 (the CUDA runtime's cudaGraphAddNode).
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" graph-node $G2
+# The same for graphs made by capturing cudaMallocAsync (cuMemAllocAsync) in a
+# stream, whose allocation nodes libcgpu never sees added.
+hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" graph-capture $G2
 # More pools than a fixed table would hold: all charged.
 hook CGPU_MEM_LIMIT_BYTES=$G2 "$HOOK/hook-test" many-pools $G2
 # The entry points before CUDA 3.2 / 11.0 (32-bit pointers: the simulator
