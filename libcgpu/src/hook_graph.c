@@ -10,8 +10,9 @@
  * then in its pool, until cuDeviceGraphMemTrim or the context goes.
  *
  * Before such a call the graph's allocations not mapped yet (their sizes in
- * 2 MiB pages), less what the pool holds idle, are charged; a budget that cannot take them refuses the call
- * (CUDA_ERROR_OUT_OF_MEMORY) before the driver is asked. Afterwards the
+ * 2 MiB pages), less what the pool holds idle, are charged; a budget that
+ * cannot take them refuses the call (CUDA_ERROR_OUT_OF_MEMORY) before the
+ * driver is asked. Afterwards the
  * charge is set to what the pool reserves ("reconcile"), and again after
  * trims, destroys and context teardown. A graph with memory nodes has one
  * executable graph at a time (CUDA's rule), so the exec's allocations are
@@ -396,34 +397,35 @@ CGPU_EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
 static CUresult learn(CUgraph g)
 {
 	CUgraphNode *nodes = NULL;
-	size_t n = 0;
+	size_t n = 0, room;
 	int ok = 1;
 
 	if (cgpu_mode == CGPU_OFF ||
 	    REAL_CU(cuGraphGetNodes, g, NULL, &n) != CUDA_SUCCESS || !n)
 		return CUDA_SUCCESS;
-	nodes = malloc(n * sizeof(*nodes));
+	room = n;
+	nodes = malloc(room * sizeof(*nodes));
 	if (!nodes || REAL_CU(cuGraphGetNodes, g, nodes, &n) != CUDA_SUCCESS)
 		ok = 0;
-	for (size_t i = 0; ok && i < n; i++) {
+	/* The count is the graph's, which another thread may have grown. */
+	for (size_t i = 0; ok && i < n && i < room; i++) {
 		CUDA_MEM_ALLOC_NODE_PARAMS p;
 		CUgraphNodeType t;
-		int known;
 
 		if (!nodes[i] ||
 		    REAL_CU(cuGraphNodeGetType, nodes[i], &t) != CUDA_SUCCESS ||
-		    t != CU_GRAPH_NODE_TYPE_MEM_ALLOC)
-			continue;
-		pthread_mutex_lock(&lock);
-		known = was_seen(g, nodes[i]);
-		pthread_mutex_unlock(&lock);
-		if (known || REAL_CU(cuGraphMemAllocNodeGetParams, nodes[i], &p) !=
-				     CUDA_SUCCESS ||
+		    t != CU_GRAPH_NODE_TYPE_MEM_ALLOC ||
+		    REAL_CU(cuGraphMemAllocNodeGetParams, nodes[i], &p) !=
+			    CUDA_SUCCESS ||
 		    p.poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
 		    p.poolProps.location.id < 0 || p.poolProps.location.id >= MAX_DEV)
 			continue;
+		/* Seen and recorded under one lock: two instantiations of g
+		 * at once record a node once. */
 		pthread_mutex_lock(&lock);
-		ok = !record(g, nodes[i], p.poolProps.location.id, p.bytesize);
+		if (!was_seen(g, nodes[i]))
+			ok = !record(g, nodes[i], p.poolProps.location.id,
+				     p.bytesize);
 		pthread_mutex_unlock(&lock);
 	}
 	free(nodes);
