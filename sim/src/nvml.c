@@ -37,7 +37,7 @@ NVML_API nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
 		if (sim_state_open()) {
 			r = NVML_ERROR_UNKNOWN;
 		} else {
-			sim_view_load(&view, (int)sim_state()->ngpus);
+			sim_view_load(&view, sim_gpu_count());
 			for (int i = 0; i < view.n_container; i++)
 				devs[i] = (struct nvmlDevice_st){
 					view.container[i], (unsigned)i };
@@ -256,18 +256,15 @@ static nvmlReturn_t memory(nvmlDevice_t device, unsigned long long *total,
 			   unsigned long long *free_bytes,
 			   unsigned long long *used)
 {
-	struct sim_gpu *g;
+	uint64_t t, u;
 	nvmlReturn_t r = device_check(device);
 
 	if (r)
 		return r;
-	g = &sim_state()->gpu[device->phys];
-	sim_state_lock();
-	sim_reap_dead_locked();
-	*total = g->total;
-	*used = g->used;
-	*free_bytes = g->total - g->used;
-	sim_state_unlock();
+	sim_phys_info(device->phys, &t, &u);
+	*total = t;
+	*used = u;
+	*free_bytes = t - u;
 	return NVML_SUCCESS;
 }
 

@@ -50,8 +50,13 @@ struct sim_state *sim_state(void);
 void sim_state_lock(void);
 void sim_state_unlock(void);
 
-/* Physical memory of GPU `phys`, charged to this process's slot (taken on
- * first use). */
+/* The node's GPUs, and the memory of GPU `phys`: total and what all processes
+ * hold. */
+int sim_gpu_count(void);
+void sim_phys_info(int phys, uint64_t *total, uint64_t *used);
+/* Physical memory of GPU `phys`: objects of the stand-in driver where it is
+ * loaded (rmclient.c); else the state file's ledger, charged to this process's
+ * slot (taken on first use). */
 int sim_phys_reserve(int phys, uint64_t bytes);	/* 0 or -ENOMEM */
 void sim_phys_release(int phys, uint64_t bytes);
 /* Frees what processes that died still held; call with the lock held. */
