@@ -286,3 +286,30 @@ NVML_API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 	m->reserved = 0;
 	return memory(device, &m->total, &m->free, &m->used);
 }
+
+/* Every process on the node that holds memory on the GPU (a real node shows a
+ * container none outside its pid namespace; the simulator does not filter). */
+NVML_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(
+	nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos)
+{
+	static uint32_t pid[SIM_MAX_SLOTS];
+	static uint64_t bytes[SIM_MAX_SLOTS];
+	nvmlReturn_t r = device_check(device);
+	int n;
+
+	if (r)
+		return r;
+	if (!infoCount || (*infoCount && !infos))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	pthread_mutex_lock(&nvml_lock);
+	n = sim_phys_users(device->phys, pid, bytes, SIM_MAX_SLOTS);
+	if ((unsigned int)n > *infoCount) {
+		r = NVML_ERROR_INSUFFICIENT_SIZE;
+	} else {
+		for (int i = 0; i < n; i++)
+			infos[i] = (nvmlProcessInfo_t){ pid[i], bytes[i], ~0u, ~0u };
+	}
+	*infoCount = (unsigned int)n;
+	pthread_mutex_unlock(&nvml_lock);
+	return r;
+}

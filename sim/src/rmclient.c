@@ -142,6 +142,26 @@ uint64_t sim_rm_used(int phys)
 	return v;
 }
 
+int sim_rm_clients(int phys, uint32_t *pid, uint64_t *bytes, int max)
+{
+	char path[64];
+	unsigned long long b;
+	unsigned int p;
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), PROC_DIR "/gpus/%d/processes", phys);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (n < max && fscanf(f, "%u %llu", &p, &b) == 2) {
+		pid[n] = p;
+		bytes[n++] = b;
+	}
+	fclose(f);
+	return n;
+}
+
 /* Caller holds rm_lock. 0, -ENOMEM for NV_ERR_NO_MEMORY, else -errno. */
 static int rm_alloc(sd_u32 parent, sd_u32 *h, sd_u32 cls, void *params, sd_u32 size)
 {

@@ -302,6 +302,25 @@ void sim_phys_info(int phys, uint64_t *total, uint64_t *used)
 	sim_state_unlock();
 }
 
+int sim_phys_users(int phys, uint32_t *pid, uint64_t *bytes, int max)
+{
+	struct sim_slot *sl = g_state->slot;
+	int n = 0;
+
+	if (sim_rm_loaded())
+		return sim_rm_clients(phys, pid, bytes, max);
+	sim_state_lock();
+	sim_reap_dead_locked();
+	for (int i = 0; i < SIM_MAX_SLOTS && n < max; i++) {
+		if (!sl[i].in_use || !sl[i].used[phys])
+			continue;
+		pid[n] = (uint32_t)sl[i].pid;
+		bytes[n++] = sl[i].used[phys];
+	}
+	sim_state_unlock();
+	return n;
+}
+
 int sim_phys_reserve(int phys, uint64_t bytes)
 {
 	struct sim_state *s = g_state;

@@ -65,7 +65,11 @@ for ver in 535.261.03 550.163.01; do
 	"$sim/cudaprobe" -d 1 meminfo | grep -qx "nvml.used=$((102 * MiB))" || { echo "NVML: $("$sim/cudaprobe" -d 1 meminfo)" >&2; exit 1; }
 	smi=$("$sim/nvidia-smi" --query-gpu=index,memory.used,memory.total --format=csv,noheader | sed -n 2p)
 	[ "$smi" = "1, 102 MiB, 15109 MiB" ] || { echo "nvidia-smi: $smi" >&2; exit 1; }
-	echo "cudaprobe $pid holds 102 MiB in the driver, NVML and nvidia-smi say so; SIGKILL"
+	# The driver lists its client by the creator's pid; nvidia-smi's process table too.
+	grep -qx "$pid $((102 * MiB))" /proc/driver/nvidia-sim/gpus/1/processes ||
+		{ echo "processes: $(cat /proc/driver/nvidia-sim/gpus/1/processes)" >&2; exit 1; }
+	"$sim/nvidia-smi" | grep -Eq "^\|  +1 +N/A +N/A +$pid +C +N/A +102MiB \|$" || { "$sim/nvidia-smi" >&2; exit 1; }
+	echo "cudaprobe $pid holds 102 MiB in the driver, its process list, NVML and nvidia-smi say so; SIGKILL"
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null || true
 	: >"$out"
