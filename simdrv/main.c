@@ -13,6 +13,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/pid_namespace.h>
 #include <linux/proc_fs.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -200,9 +201,19 @@ static int show_used(struct seq_file *m, void *v)
 	return 0;
 }
 
+/* As the reader's pid namespace numbers the creator, as NVML does: a container sees
+ * its own processes only. */
 static void emit_client(void *m, sd_u32 pid, sd_u64 bytes)
 {
-	seq_printf(m, "%u %llu\n", pid, bytes);
+	struct pid *p;
+	pid_t nr;
+
+	rcu_read_lock();
+	p = find_pid_ns(pid, &init_pid_ns);
+	nr = p ? pid_nr_ns(p, task_active_pid_ns(current)) : 0;
+	rcu_read_unlock();
+	if (nr)
+		seq_printf(m, "%d %llu\n", nr, bytes);
 }
 
 /* Into seq_file's kernel buffer: no user copy under the lock. */

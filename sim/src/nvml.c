@@ -287,8 +287,9 @@ NVML_API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 	return memory(device, &m->total, &m->free, &m->used);
 }
 
-/* Every process on the node that holds memory on the GPU (a real node shows a
- * container none outside its pid namespace; the simulator does not filter). */
+/* With the stand-in driver, the processes of the caller's pid namespace, as on
+ * a real node; without it every process on the node (the state file cannot
+ * tell namespaces apart). */
 NVML_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(
 	nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos)
 {

@@ -17,7 +17,8 @@ int sim_rm_gpus(void);
 uint64_t sim_rm_total(int phys);
 uint64_t sim_rm_used(int phys);
 /* The driver's clients holding memory on GPU phys, at most max: their creators'
- * pids (initial namespace) and bytes. Returns how many were read. */
+ * pids as this process's pid namespace numbers them, and bytes. Returns how many
+ * were read. */
 int sim_rm_clients(int phys, uint32_t *pid, uint64_t *bytes, int max);
 /* 0, -ENOMEM when the driver says NV_ERR_NO_MEMORY, or another -errno. */
 int sim_rm_take(int phys, uint64_t bytes);

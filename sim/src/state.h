@@ -55,8 +55,8 @@ void sim_state_unlock(void);
 int sim_gpu_count(void);
 void sim_phys_info(int phys, uint64_t *total, uint64_t *used);
 /* The processes holding memory on GPU `phys`, at most max: pids (the driver's
- * clients, else the state file's slots: each in its creator's pid namespace)
- * and bytes. Returns how many. */
+ * clients, as this process's pid namespace sees them; else the state file's
+ * slots, each as its own namespace numbers it) and bytes. Returns how many. */
 int sim_phys_users(int phys, uint32_t *pid, uint64_t *bytes, int max);
 /* Physical memory of GPU `phys`: objects of the stand-in driver where it is
  * loaded (rmclient.c); else the state file's ledger, charged to this process's

@@ -68,6 +68,9 @@ for ver in 535.261.03 550.163.01; do
 	# The driver lists its client by the creator's pid; nvidia-smi's process table too.
 	grep -qx "$pid $((102 * MiB))" /proc/driver/nvidia-sim/gpus/1/processes ||
 		{ echo "processes: $(cat /proc/driver/nvidia-sim/gpus/1/processes)" >&2; exit 1; }
+	# A reader in another pid namespace (a container) is not shown the host's process.
+	[ -z "$(unshare --pid --fork cat /proc/driver/nvidia-sim/gpus/1/processes)" ] ||
+		{ echo "another pid namespace sees: $(unshare --pid --fork cat /proc/driver/nvidia-sim/gpus/1/processes)" >&2; exit 1; }
 	"$sim/nvidia-smi" | grep -Eq "^\|  +1 +N/A +N/A +$pid +C +N/A +102MiB \|$" || { "$sim/nvidia-smi" >&2; exit 1; }
 	echo "cudaprobe $pid holds 102 MiB in the driver, its process list, NVML and nvidia-smi say so; SIGKILL"
 	kill -KILL "$pid"
