@@ -97,7 +97,8 @@ void sd_file_release(struct sd_file *f);
  */
 enum sd_rc sd_entry(struct sd_file *f, const struct sd_env *env, sd_u32 nr, sd_u32 size, sd_u64 uarg);
 /*
- * emit(arg, pid, bytes) for each client holding memory on gpu, with its creator's pid:
+ * emit(arg, pid, bytes) for each client holding memory on gpu, with the pid env->caller
+ * gave when it was made (the module numbers it again for its reader):
  * one line per client (linear in the node's objects; the sim makes one client per
  * process). The caller holds the node's lock.
  */
