@@ -13,6 +13,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/pid_namespace.h>
 #include <linux/proc_fs.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -75,6 +76,12 @@ static int env_gpu_open(void *ctx, sd_u32 gpu)
 	return iterate_fd(current->files, 0, match_gpu_file, (void *)(unsigned long)gpu) != 0;
 }
 
+/* The thread group in the initial pid namespace: the node's procfs is the host's. */
+static sd_u32 env_caller(void *ctx)
+{
+	return task_tgid_nr(current);
+}
+
 static void env_lock(void *ctx)
 {
 	mutex_lock(&node_lock);
@@ -89,6 +96,7 @@ static const struct sd_env env = {
 	.copy_in = env_copy_in,
 	.copy_out = env_copy_out,
 	.gpu_open = env_gpu_open,
+	.caller = env_caller,
 	.lock = env_lock,
 	.unlock = env_unlock,
 };
@@ -193,6 +201,30 @@ static int show_used(struct seq_file *m, void *v)
 	return 0;
 }
 
+/* As the reader's pid namespace numbers the creator, as NVML does: a container sees
+ * its own processes only. */
+static void emit_client(void *m, sd_u32 pid, sd_u64 bytes)
+{
+	struct pid *p;
+	pid_t nr;
+
+	rcu_read_lock();
+	p = find_pid_ns(pid, &init_pid_ns);
+	nr = p ? pid_nr_ns(p, task_active_pid_ns(current)) : 0;
+	rcu_read_unlock();
+	if (nr)
+		seq_printf(m, "%d %llu\n", nr, bytes);
+}
+
+/* Into seq_file's kernel buffer: no user copy under the lock. */
+static int show_processes(struct seq_file *m, void *v)
+{
+	mutex_lock(&node_lock);
+	sd_gpu_clients(&node, (unsigned long)m->private, emit_client, m);
+	mutex_unlock(&node_lock);
+	return 0;
+}
+
 static int show_total(struct seq_file *m, void *v)
 {
 	seq_printf(m, "%llu\n", node.total[(unsigned long)m->private]);
@@ -205,7 +237,7 @@ static int show_version(struct seq_file *m, void *v)
 	return 0;
 }
 
-/* /proc/driver/nvidia-sim/{version,gpus/N/used,gpus/N/total} */
+/* /proc/driver/nvidia-sim/{version,gpus/N/used,gpus/N/total,gpus/N/processes} */
 static int make_proc(void)
 {
 	struct proc_dir_entry *gdir, *d;
@@ -222,7 +254,8 @@ static int make_proc(void)
 		snprintf(name, sizeof(name), "%lu", i);
 		d = proc_mkdir(name, gdir);
 		if (!d || !proc_create_single_data("used", 0444, d, show_used, (void *)i) ||
-		    !proc_create_single_data("total", 0444, d, show_total, (void *)i))
+		    !proc_create_single_data("total", 0444, d, show_total, (void *)i) ||
+		    !proc_create_single_data("processes", 0444, d, show_processes, (void *)i))
 			return -ENOMEM;
 	}
 	return 0;

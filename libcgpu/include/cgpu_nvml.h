@@ -56,6 +56,13 @@ typedef struct nvmlMemory_v2_st {
 	unsigned long long used;
 } nvmlMemory_v2_t;
 
+typedef struct nvmlProcessInfo_st {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;	/* 0xFFFFFFFF without MIG */
+	unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
 #define NVML_STRUCT_VERSION(data, ver) \
 	(unsigned int)(sizeof(nvml##data##_v##ver##_t) | (ver << 24U))
 #define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
@@ -83,6 +90,9 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
 				     nvmlMemory_t *memory);
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 					nvmlMemory_v2_t *memory);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
+						     unsigned int *infoCount,
+						     nvmlProcessInfo_t *infos);
 
 #ifdef __cplusplus
 }

@@ -38,6 +38,11 @@ int main(void)
 	OFF(nvmlMemory_v2_t, reserved);
 	OFF(nvmlMemory_v2_t, free);
 	OFF(nvmlMemory_v2_t, used);
+	SIZE(nvmlProcessInfo_t);
+	OFF(nvmlProcessInfo_t, pid);
+	OFF(nvmlProcessInfo_t, usedGpuMemory);
+	OFF(nvmlProcessInfo_t, gpuInstanceId);
+	OFF(nvmlProcessInfo_t, computeInstanceId);
 	SIZE(nvmlReturn_t);
 	VAL(nvmlMemory_v2);
 	VAL(NVML_SUCCESS);

@@ -38,7 +38,7 @@ SIM_API CUresult cuInit(unsigned int Flags)
 		if (sim_state_open()) {
 			r = CUDA_ERROR_NOT_INITIALIZED;
 		} else {
-			sim_view_load(&g_sim.view, (int)sim_state()->ngpus);
+			sim_view_load(&g_sim.view, sim_gpu_count());
 			for (int i = 0; i < g_sim.view.n_cuda; i++) {
 				g_sim.primary[i].magic = CTX_MAGIC;
 				g_sim.primary[i].ordinal = i;
@@ -184,6 +184,7 @@ SIM_API CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 
 SIM_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
+	uint64_t total, used;
 	int phys;
 	CUresult r = sim_device(dev, &phys);
 
@@ -191,7 +192,8 @@ SIM_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 		return r;
 	if (!bytes)
 		return CUDA_ERROR_INVALID_VALUE;
-	*bytes = sim_state()->gpu[phys].total;
+	sim_phys_info(phys, &total, &used);
+	*bytes = total;
 	return CUDA_SUCCESS;
 }
 

@@ -347,19 +347,16 @@ SIM_API CUresult cuMemFree_v2(CUdeviceptr dptr)
 SIM_API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 {
 	struct CUctx_st *c;
-	struct sim_gpu *g;
+	uint64_t t, used;
 	CUresult r = sim_current(&c);
 
 	if (r)
 		return r;
 	if (!free_bytes || !total)
 		return CUDA_ERROR_INVALID_VALUE;
-	g = &sim_state()->gpu[c->phys];
-	sim_state_lock();
-	sim_reap_dead_locked();
-	*total = g->total;
-	*free_bytes = g->total - g->used;
-	sim_state_unlock();
+	sim_phys_info(c->phys, &t, &used);
+	*total = t;
+	*free_bytes = t - used;
 	return CUDA_SUCCESS;
 }
 

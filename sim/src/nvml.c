@@ -37,7 +37,7 @@ NVML_API nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
 		if (sim_state_open()) {
 			r = NVML_ERROR_UNKNOWN;
 		} else {
-			sim_view_load(&view, (int)sim_state()->ngpus);
+			sim_view_load(&view, sim_gpu_count());
 			for (int i = 0; i < view.n_container; i++)
 				devs[i] = (struct nvmlDevice_st){
 					view.container[i], (unsigned)i };
@@ -256,18 +256,15 @@ static nvmlReturn_t memory(nvmlDevice_t device, unsigned long long *total,
 			   unsigned long long *free_bytes,
 			   unsigned long long *used)
 {
-	struct sim_gpu *g;
+	uint64_t t, u;
 	nvmlReturn_t r = device_check(device);
 
 	if (r)
 		return r;
-	g = &sim_state()->gpu[device->phys];
-	sim_state_lock();
-	sim_reap_dead_locked();
-	*total = g->total;
-	*used = g->used;
-	*free_bytes = g->total - g->used;
-	sim_state_unlock();
+	sim_phys_info(device->phys, &t, &u);
+	*total = t;
+	*used = u;
+	*free_bytes = t - u;
 	return NVML_SUCCESS;
 }
 
@@ -288,4 +285,32 @@ NVML_API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
 	m->reserved = 0;
 	return memory(device, &m->total, &m->free, &m->used);
+}
+
+/* With the stand-in driver, the processes of the caller's pid namespace, as on
+ * a real node; without it every process on the node (the state file cannot
+ * tell namespaces apart). */
+NVML_API nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(
+	nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos)
+{
+	static uint32_t pid[SIM_MAX_SLOTS];
+	static uint64_t bytes[SIM_MAX_SLOTS];
+	nvmlReturn_t r = device_check(device);
+	int n;
+
+	if (r)
+		return r;
+	if (!infoCount || (*infoCount && !infos))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	pthread_mutex_lock(&nvml_lock);
+	n = sim_phys_users(device->phys, pid, bytes, SIM_MAX_SLOTS);
+	if ((unsigned int)n > *infoCount) {
+		r = NVML_ERROR_INSUFFICIENT_SIZE;
+	} else {
+		for (int i = 0; i < n; i++)
+			infos[i] = (nvmlProcessInfo_t){ pid[i], bytes[i], ~0u, ~0u };
+	}
+	*infoCount = (unsigned int)n;
+	pthread_mutex_unlock(&nvml_lock);
+	return r;
 }

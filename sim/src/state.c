@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rmclient.h"
+
 #define SIM_MAGIC 0x31534d5355504743ULL	/* "CGPUSMS1" */
 #define SIM_VERSION 2
 /* Slot liveness locks live far past the end of the file. */
@@ -77,9 +79,12 @@ static void init_fresh(struct sim_state *s)
 	unsigned long mib = env_ulong("CGPU_SIM_MEM_MIB", SIM_DEFAULT_MEM_MIB,
 				      1, 1UL << 24);
 
+	/* The driver's node is the node: a process without access to it sees the same. */
+	if (sim_rm_loaded())
+		n = (unsigned long)sim_rm_gpus();
 	s->ngpus = (uint32_t)n;
 	for (unsigned long i = 0; i < n; i++)
-		s->gpu[i].total = (uint64_t)mib << 20;
+		s->gpu[i].total = sim_rm_loaded() ? sim_rm_total((int)i) : (uint64_t)mib << 20;
 	s->version = SIM_VERSION;
 	__atomic_store_n(&s->magic, SIM_MAGIC, __ATOMIC_RELEASE);
 }
@@ -276,12 +281,54 @@ struct sim_state *sim_state(void)
 	return g_state;
 }
 
+int sim_gpu_count(void)
+{
+	return sim_rm_loaded() ? sim_rm_gpus() : (int)g_state->ngpus;
+}
+
+void sim_phys_info(int phys, uint64_t *total, uint64_t *used)
+{
+	struct sim_gpu *g = &g_state->gpu[phys];
+
+	if (sim_rm_loaded()) {
+		*total = sim_rm_total(phys);
+		*used = sim_rm_used(phys);
+		return;
+	}
+	sim_state_lock();
+	sim_reap_dead_locked();
+	*total = g->total;
+	*used = g->used;
+	sim_state_unlock();
+}
+
+int sim_phys_users(int phys, uint32_t *pid, uint64_t *bytes, int max)
+{
+	struct sim_slot *sl = g_state->slot;
+	int n = 0;
+
+	if (sim_rm_loaded())
+		return sim_rm_clients(phys, pid, bytes, max);
+	sim_state_lock();
+	sim_reap_dead_locked();
+	for (int i = 0; i < SIM_MAX_SLOTS && n < max; i++) {
+		if (!sl[i].in_use || !sl[i].used[phys])
+			continue;
+		pid[n] = (uint32_t)sl[i].pid;
+		bytes[n++] = sl[i].used[phys];
+	}
+	sim_state_unlock();
+	return n;
+}
+
 int sim_phys_reserve(int phys, uint64_t bytes)
 {
 	struct sim_state *s = g_state;
 	struct sim_gpu *g = &s->gpu[phys];
 	int err = 0;
 
+	if (sim_rm_loaded())
+		return sim_rm_take(phys, bytes);
 	sim_state_lock();
 	if (g_slot < 0)
 		err = claim_slot_locked();
@@ -301,6 +348,10 @@ void sim_phys_release(int phys, uint64_t bytes)
 {
 	struct sim_state *s = g_state;
 
+	if (sim_rm_loaded()) {
+		sim_rm_give(phys, bytes);
+		return;
+	}
 	sim_state_lock();
 	s->gpu[phys].used -= bytes;
 	s->slot[g_slot].used[phys] -= bytes;

@@ -50,8 +50,17 @@ struct sim_state *sim_state(void);
 void sim_state_lock(void);
 void sim_state_unlock(void);
 
-/* Physical memory of GPU `phys`, charged to this process's slot (taken on
- * first use). */
+/* The node's GPUs, and the memory of GPU `phys`: total and what all processes
+ * hold. */
+int sim_gpu_count(void);
+void sim_phys_info(int phys, uint64_t *total, uint64_t *used);
+/* The processes holding memory on GPU `phys`, at most max: pids (the driver's
+ * clients, as this process's pid namespace sees them; else the state file's
+ * slots, each as its own namespace numbers it) and bytes. Returns how many. */
+int sim_phys_users(int phys, uint32_t *pid, uint64_t *bytes, int max);
+/* Physical memory of GPU `phys`: objects of the stand-in driver where it is
+ * loaded (rmclient.c); else the state file's ledger, charged to this process's
+ * slot (taken on first use). */
 int sim_phys_reserve(int phys, uint64_t bytes);	/* 0 or -ENOMEM */
 void sim_phys_release(int phys, uint64_t bytes);
 /* Frees what processes that died still held; call with the lock held. */

@@ -46,6 +46,24 @@ static unsigned long long nvml_used(unsigned idx)
 	return m.used;
 }
 
+/* How many processes NVML lists on GPU idx; the first one's pid and bytes. */
+static unsigned nvml_procs(unsigned idx, unsigned *pid, unsigned long long *bytes)
+{
+	nvmlDevice_t d;
+	nvmlProcessInfo_t p[4];
+	unsigned n = 0;
+
+	NOK(nvmlInit_v2());
+	NOK(nvmlDeviceGetHandleByIndex_v2(idx, &d));
+	CHECK(nvmlDeviceGetComputeRunningProcesses_v3(d, &n, NULL) == NVML_SUCCESS || n > 0);
+	n = 4;
+	NOK(nvmlDeviceGetComputeRunningProcesses_v3(d, &n, p));
+	NOK(nvmlShutdown());
+	*pid = n ? p[0].pid : 0;
+	*bytes = n ? p[0].usedGpuMemory : 0;
+	return n;
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -144,6 +162,8 @@ static void test_memory(void)
 	size_t free_b, total, pitch;
 	CUcontext ctx;
 	char buf[16] = "cgpu-sim", back[16] = "";
+	unsigned long long held;
+	unsigned pid;
 
 	use_device(1);
 	OK(cuMemGetInfo_v2(&free_b, &total));
@@ -152,6 +172,8 @@ static void test_memory(void)
 	OK(cuMemGetInfo_v2(&free_b, &total));
 	CHECK(free_b == TOTAL - 102 * MiB);	/* whole 2 MiB pages */
 	CHECK(nvml_used(1) == 102 * MiB && nvml_used(0) == 0);
+	CHECK(nvml_procs(1, &pid, &held) == 1 && pid == (unsigned)getpid() && held == 102 * MiB);
+	CHECK(nvml_procs(0, &pid, &held) == 0);
 	OK(cuMemcpyHtoD_v2(a, buf, sizeof(buf)));
 	OK(cuMemsetD8_v2(a + 0, 'C', 1));
 	OK(cuMemcpyDtoH_v2(back, a, sizeof(back)));

@@ -82,6 +82,34 @@ static void table_row(const struct gpu *g)
 	puts("+-----------------------------------------+----------------------+----------------------+");
 }
 
+/* The process table, as the real tool prints it; names are not known (N/A). */
+static void table_processes(unsigned n)
+{
+	nvmlProcessInfo_t p[64];
+	int any = 0;
+
+	puts("");
+	puts("+---------------------------------------------------------------------------------------+");
+	printf("|%-87s|\n", " Processes:");
+	printf("|%-87s|\n", "  GPU   GI   CI        PID   Type   Process name                            GPU Memory ");
+	printf("|%-87s|\n", "        ID   ID                                                             Usage      ");
+	puts("|=======================================================================================|");
+	for (unsigned i = 0; i < n; i++) {
+		nvmlDevice_t d;
+		unsigned int count = 64;
+
+		if (nvmlDeviceGetHandleByIndex_v2(i, &d) ||
+		    nvmlDeviceGetComputeRunningProcesses_v3(d, &count, p))
+			continue;
+		for (unsigned k = 0; k < count; k++, any = 1)
+			printf("|  %4u   N/A  N/A  %9u      C   %-37s %7lluMiB |\n", i,
+			       p[k].pid, "N/A", p[k].usedGpuMemory >> 20);
+	}
+	if (!any)
+		printf("|%-87s|\n", "  No running processes found");
+	puts("+---------------------------------------------------------------------------------------+");
+}
+
 static int field(const struct gpu *g, const char *f, int units, char *out,
 		 size_t len)
 {
@@ -184,6 +212,7 @@ int main(int argc, char **argv)
 		table_head();
 		for (unsigned i = 0; i < n; i++)
 			table_row(&gpus[i]);
+		table_processes(n);
 	}
 	nvmlShutdown();
 	return 0;

@@ -141,6 +141,23 @@ static void free_client(struct sd_node *n, struct sd_client *c)
 	sd_free(c);
 }
 
+void sd_gpu_clients(const struct sd_node *n, sd_u32 gpu,
+		    void (*emit)(void *arg, sd_u32 pid, sd_u64 bytes), void *arg)
+{
+	const struct sd_client *c;
+	const struct sd_obj *o;
+	sd_u64 bytes;
+
+	for (c = n->clients; c; c = c->next) {
+		bytes = 0;
+		for (o = c->objs; o; o = o->next)
+			if (o->gpu == gpu)
+				bytes += o->bytes;
+		if (bytes)
+			emit(arg, c->pid, bytes);
+	}
+}
+
 void sd_file_release(struct sd_file *f)
 {
 	struct sd_node *n = f->node;
@@ -238,7 +255,7 @@ static sd_u32 new_obj_handle(struct sd_node *n, const struct sd_client *c, sd_u3
 	return SD_NV_ERR_INSUFFICIENT_RESOURCES;
 }
 
-static sd_u32 alloc_client(struct sd_file *f, sd_u32 *hnew)
+static sd_u32 alloc_client(struct sd_file *f, sd_u32 pid, sd_u32 *hnew)
 {
 	struct sd_node *n = f->node;
 	struct sd_client *c;
@@ -255,6 +272,7 @@ static sd_u32 alloc_client(struct sd_file *f, sd_u32 *hnew)
 	if (!c)
 		return SD_NV_ERR_NO_MEMORY;
 	c->handle = h;
+	c->pid = pid;
 	c->file = f;
 	c->next = n->clients;
 	n->clients = c;
@@ -351,7 +369,7 @@ static enum sd_rc rm_alloc(struct sd_file *f, const struct sd_env *env, void *ar
 	sd_u32 *status = size == sizeof(struct sd_nvos64) ?
 		&((struct sd_nvos64 *)arg)->status : &p->status;
 	struct sd_alloc_req r;
-	sd_u32 psize, st;
+	sd_u32 psize, st, pid;
 
 	if (size != sizeof(struct sd_nvos21) && size != sizeof(struct sd_nvos64))
 		return SD_RC_INVAL;
@@ -368,8 +386,9 @@ static enum sd_rc rm_alloc(struct sd_file *f, const struct sd_env *env, void *ar
 	case SD_NV01_ROOT_CLIENT:
 		/* User space always gets the _CLIENT class, written back as RM does. */
 		p->hClass = SD_NV01_ROOT_CLIENT;
+		pid = env->caller(env->ctx);
 		env->lock(env->ctx);
-		st = alloc_client(f, &r.hNew);
+		st = alloc_client(f, pid, &r.hNew);
 		env->unlock(env->ctx);
 		if (st == SD_NV_OK)
 			p->hObjectNew = r.hNew;

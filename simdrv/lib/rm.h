@@ -37,6 +37,8 @@ struct sd_env {
 	int (*copy_out)(void *ctx, sd_u64 uaddr, const void *src, sd_u32 len);
 	/* Whether the calling process holds /dev/nvidia<gpu> open. */
 	int (*gpu_open)(void *ctx, sd_u32 gpu);
+	/* The calling process's id as the node's owner sees it (display only). */
+	sd_u32 (*caller)(void *ctx);
 	/* The node's one lock; never held across copy_in/copy_out. */
 	void (*lock)(void *ctx);
 	void (*unlock)(void *ctx);
@@ -62,6 +64,7 @@ struct sd_client {
 	struct sd_client *next;	/* the node's clients */
 	const struct sd_file *file;	/* the file that made it: only it may use it */
 	sd_u32 handle;
+	sd_u32 pid;		/* the process that made it (display only) */
 	struct sd_obj *objs;
 };
 
@@ -93,6 +96,14 @@ void sd_file_release(struct sd_file *f);
  * calls go into the parameter block, which is copied back as the real driver does.
  */
 enum sd_rc sd_entry(struct sd_file *f, const struct sd_env *env, sd_u32 nr, sd_u32 size, sd_u64 uarg);
+/*
+ * emit(arg, pid, bytes) for each client holding memory on gpu, with the pid env->caller
+ * gave when it was made (the module numbers it again for its reader):
+ * one line per client (linear in the node's objects; the sim makes one client per
+ * process). The caller holds the node's lock.
+ */
+void sd_gpu_clients(const struct sd_node *n, sd_u32 gpu,
+		    void (*emit)(void *arg, sd_u32 pid, sd_u64 bytes), void *arg);
 /* The PCI identity of GPU i (docs/contracts.md section 4): bus 0x10 + i. */
 sd_u32 sd_gpu_id(sd_u32 gpu);
 /* Whether version a is at least b; both "MAJOR.MINOR[.PATCH]". */

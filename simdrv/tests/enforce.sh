@@ -17,6 +17,8 @@ NV=$PWD/simdrv/nvidia.ko
 KO=$PWD/kmod/cgpu_km.ko
 RAW=$PWD/simdrv/build/rawalloc
 KT=$PWD/test/kmod/build/kt
+SIM=$PWD/sim/build
+LIBCGPU=$PWD/libcgpu/build/libcgpu.so
 P=/proc/cgpu_km
 MiB=$((1 << 20))
 ID=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
@@ -76,6 +78,15 @@ start() {
 	done <"$W/$name.fifo"
 	grep -qx held "$W/$name" || fail "$name: $(cat "$W/$name")"
 	echo "$name: $(grep -E '^(loop|refill)' "$W/$name" | tr '\n' ' ')"
+}
+# simloop NAME VAR=VALUE: the simulated libcuda's cuMemAlloc loop of 32 MiB on GPU 0 in
+# the container, with VAR set, until it holds what it got; output in $W/NAME.
+simloop() {
+	local name=$1 pid
+	bash -c "echo \$\$ >$CG/cgroup.procs && exec env LD_LIBRARY_PATH=$SIM CGPU_SIM_STATE=$W/sim-state $2 $SIM/cudaprobe alloc-loop -c 32 -k" >"$W/$name" 2>&1 &
+	pid=$!
+	echo $pid >"$W/$name.pid"
+	until grep -q '^holding' "$W/$name"; do kill -0 $pid 2>/dev/null || fail "$name: $(cat "$W/$name")"; sleep 0.1; done
 }
 kill_it() {
 	kill -KILL "$(cat "$W/$1.pid")"
@@ -139,6 +150,22 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(meminfo | head -1)" = "Free: $((18 * MiB))" ] || fail "meminfo: $(meminfo)"
 	kill_it c2
 	ok "$ver: 2 MiB page rounding"
+
+	# The simulated libcuda in the container allocates through the driver: its
+	# cuMemAlloc loop stops at the budget with CUDA_ERROR_OUT_OF_MEMORY, with libcgpu
+	# preloaded (kernel mode: it leaves the charge to the driver's boundary) and with
+	# neither libcgpu nor its consent (CGPU_DISABLE=1): the kernel stops it all the same.
+	for how in "LD_PRELOAD=$LIBCGPU" "CGPU_DISABLE=1"; do
+		simloop s1 "$how"
+		grep -qx "allocated=$((256 * MiB))" "$W/s1" && grep -qx stop=CUDA_ERROR_OUT_OF_MEMORY "$W/s1" ||
+			fail "simulated libcuda ($how): $(cat "$W/s1")"
+		[ "$(used)" = $((256 * MiB)) ] || fail "driver holds $(used) for the simulated libcuda ($how)"
+		[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$(cat "$W/s1.pid")" $((256 * MiB)))" ] ||
+			fail "meminfo for the simulated libcuda ($how): $(meminfo)"
+		kill_it s1
+		[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] || fail "after SIGKILL ($how): $(meminfo), driver $(used)"
+		ok "$ver: the simulated libcuda ($how): 8 x 32 MiB, then CUDA_ERROR_OUT_OF_MEMORY; meminfo charges what the driver holds"
+	done
 
 	# Two containers and a host process at once: each container stops at its own budget
 	# and is charged for its own memory only; the host is not limited.

@@ -76,6 +76,14 @@ static int h_gpu_open(void *ctx, sd_u32 gpu)
 	return gpu < 32 && (gpu_open_mask >> gpu) & 1;
 }
 
+static sd_u32 caller_pid = 1000;	/* the process the entry calls come from */
+
+static sd_u32 h_caller(void *ctx)
+{
+	(void)ctx;
+	return caller_pid;
+}
+
 static void h_lock(void *ctx)
 {
 	(void)ctx;
@@ -92,10 +100,17 @@ static void h_unlock(void *ctx)
 
 static const struct sd_env henv = {
 	.copy_in = h_copy_in, .copy_out = h_copy_out, .gpu_open = h_gpu_open,
-	.lock = h_lock, .unlock = h_unlock,
+	.caller = h_caller, .lock = h_lock, .unlock = h_unlock,
 };
 
-/* The ledger agrees with the live objects of every client. */
+static void add_bytes(void *sum, sd_u32 pid, sd_u64 bytes)
+{
+	(void)pid;
+	*(sd_u64 *)sum += bytes;
+}
+
+/* The ledger agrees with the live objects of every client, and with the per-client
+ * list of each GPU. */
 static void check_ledger(const struct sd_node *n)
 {
 	sd_u64 sum[SD_MAX_GPUS] = {0};
@@ -109,6 +124,10 @@ static void check_ledger(const struct sd_node *n)
 			sum[o->gpu] += o->bytes;
 		}
 	for (i = 0; i < SD_MAX_GPUS; i++) {
+		sd_u64 listed = 0;
+
+		sd_gpu_clients(n, i, add_bytes, &listed);
+		REQUIRE(listed == n->used[i]);
 		REQUIRE(sum[i] == n->used[i]);
 		REQUIRE(n->used[i] <= n->total[i]);
 	}

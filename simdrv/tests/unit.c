@@ -192,6 +192,58 @@ static void test_alloc_tree(void)
 	REQUIRE(node.clients == NULL);
 }
 
+struct listed {
+	int n;
+	sd_u32 pid[4];
+	sd_u64 bytes[4];
+};
+
+static void list_one(void *arg, sd_u32 pid, sd_u64 bytes)
+{
+	struct listed *l = arg;
+
+	REQUIRE(l->n < 4);
+	l->pid[l->n] = pid;
+	l->bytes[l->n++] = bytes;
+}
+
+/* (3 MiB in 2 MiB pages, 1 MiB in 64 KiB pages.) Each client holding memory on a GPU is listed with its creator's pid and its bytes
+ * there; a client holding nothing there is not. */
+static void test_clients_listed(void)
+{
+	struct sd_file ctl;
+	struct sd_memory_alloc m = vidmem(3 * MiB);
+	struct listed l = { 0 };
+	sd_u32 h;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	gpu_open_mask = ~0u;
+	caller_pid = 41;
+	setup(&ctl, 0xc1e00041, 2);
+	caller_pid = 42;
+	setup(&ctl, 0xc1e00042, 2);
+	caller_pid = 1000;
+	h = 0x2000;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00041, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	m = vidmem(MiB);
+	h = 0x2001;
+	REQUIRE(alloc(&ctl, 1, 0xc1e00041, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	sd_gpu_clients(&node, 2, list_one, &l);
+	REQUIRE(l.n == 1 && l.pid[0] == 41 && l.bytes[0] == 5 * MiB);
+	h = 0x2000;
+	REQUIRE(alloc(&ctl, 1, 0xc1e00042, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	l.n = 0;
+	sd_gpu_clients(&node, 2, list_one, &l);
+	REQUIRE(l.n == 2 && l.pid[0] + l.pid[1] == 83 && l.bytes[0] + l.bytes[1] == 6 * MiB);
+	l.n = 0;
+	sd_gpu_clients(&node, 1, list_one, &l);
+	REQUIRE(l.n == 0);
+	sd_file_release(&ctl);
+	l.n = 0;
+	sd_gpu_clients(&node, 2, list_one, &l);
+	REQUIRE(l.n == 0 && node.clients == NULL);
+}
+
 static void test_device_rules(void)
 {
 	struct sd_file ctl;
@@ -425,6 +477,7 @@ int main(void)
 	test_version();
 	test_card_info_attach();
 	test_alloc_tree();
+	test_clients_listed();
 	test_device_rules();
 	test_memory_rules();
 	test_bad_input();

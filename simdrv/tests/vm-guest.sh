@@ -2,11 +2,13 @@
 # Inside the test VM (test/suites/57-vm-simdrv.sh): loads the stand-in driver as built
 # on the host, checks its nodes, runs the raw-ABI program against it, kills a holder
 # with SIGKILL and expects every byte back, then does the same for the 545+ layout.
+# Then the simulated libcuda and NVML (sim/build) on it: their memory is the driver's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ko=$PWD/nvidia.ko
 raw=$PWD/build/rawalloc
-used() { cat /proc/driver/nvidia-sim/gpus/0/used; }
+used() { cat /proc/driver/nvidia-sim/gpus/"${1:-0}"/used; }
+MiB=$((1 << 20))
 
 for ver in 535.261.03 550.163.01; do
 	echo "== stand-in driver $ver"
@@ -43,6 +45,49 @@ for ver in 535.261.03 550.163.01; do
 	rmmod nvidia
 	[ ! -e /dev/nvidiactl ] && [ ! -e /proc/driver/nvidia-sim ]
 done
+# The simulated libcuda allocates through the driver (docs/sim.md, "Memory in the
+# stand-in driver"). sim-test's groups, on the node they expect (4 x 15109 MiB), check
+# each figure of the sim's model against NVML, which now reads the driver's ledger; a
+# holder shows the model's bytes in /proc, NVML and nvidia-smi; SIGKILL gives them back.
+sim=$PWD/../sim/build
+export LD_LIBRARY_PATH=$sim CGPU_SIM_STATE=$(mktemp -u)
+out=$(mktemp)
+all_free() { for g in 0 1 2 3; do [ "$(used $g)" = 0 ] || { echo "$1: GPU $g holds $(used $g)" >&2; exit 1; }; done; }
+for ver in 535.261.03 550.163.01; do
+	echo "== the simulated libcuda on driver $ver"
+	insmod "$ko" gpus=4 mem_mib=15109 version="$ver"
+	rm -f "$CGPU_SIM_STATE"
+	"$sim/cudaprobe" -d 1 alloc $((100 * MiB + 1)) -k >"$out" &
+	pid=$!
+	until grep -q '^holding' "$out"; do kill -0 "$pid" || { cat "$out" >&2; exit 1; }; sleep 0.1; done
+	# 100 MiB + 1 takes 51 pages of 2 MiB in the model.
+	[ "$(used 1)" = $((102 * MiB)) ] || { echo "driver holds $(used 1), want 102 MiB" >&2; exit 1; }
+	"$sim/cudaprobe" -d 1 meminfo | grep -qx "nvml.used=$((102 * MiB))" || { echo "NVML: $("$sim/cudaprobe" -d 1 meminfo)" >&2; exit 1; }
+	smi=$("$sim/nvidia-smi" --query-gpu=index,memory.used,memory.total --format=csv,noheader | sed -n 2p)
+	[ "$smi" = "1, 102 MiB, 15109 MiB" ] || { echo "nvidia-smi: $smi" >&2; exit 1; }
+	# The driver lists its client by the creator's pid; nvidia-smi's process table too.
+	grep -qx "$pid $((102 * MiB))" /proc/driver/nvidia-sim/gpus/1/processes ||
+		{ echo "processes: $(cat /proc/driver/nvidia-sim/gpus/1/processes)" >&2; exit 1; }
+	# A reader in another pid namespace (a container) is not shown the host's process.
+	[ -z "$(unshare --pid --fork cat /proc/driver/nvidia-sim/gpus/1/processes)" ] ||
+		{ echo "another pid namespace sees: $(unshare --pid --fork cat /proc/driver/nvidia-sim/gpus/1/processes)" >&2; exit 1; }
+	"$sim/nvidia-smi" | grep -Eq "^\|  +1 +N/A +N/A +$pid +C +N/A +102MiB \|$" || { "$sim/nvidia-smi" >&2; exit 1; }
+	echo "cudaprobe $pid holds 102 MiB in the driver, its process list, NVML and nvidia-smi say so; SIGKILL"
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	: >"$out"
+	all_free "after SIGKILL of cudaprobe"
+	if [ "$ver" = 535.261.03 ]; then
+		for g in memory pools vmm arrays graphmem fork reap nvml; do
+			"$sim/sim-test" "$g"
+			all_free "after sim-test $g"
+		done
+	fi
+	rmmod nvidia
+done
+rm -f "$CGPU_SIM_STATE" "$out"
+unset LD_LIBRARY_PATH CGPU_SIM_STATE
+
 # Bad module parameters are refused.
 for bad in "gpus=0" "gpus=17" "version=abc" "mem_mib=0"; do
 	if insmod "$ko" $bad 2>/dev/null; then echo "loaded with $bad" >&2; exit 1; fi

@@ -4,11 +4,14 @@
 # both sizes, direct and XFER-wrapped), its ledger shows the memory, SIGKILL returns
 # every byte, bad inputs get the documented errors, for the 535 and the 550 layout; the
 # kernel log stays clean (run.sh fails on any warning). Then cgpu_km enforce=1 on it
-# (simdrv/tests/enforce.sh): budgets held at the driver's boundary.
+# (simdrv/tests/enforce.sh): budgets held at the driver's boundary. The simulated
+# libcuda, NVML and nvidia-smi on the driver: their memory is the driver's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 make -C simdrv modules vmtest
 make -C kmod modules
 make -C test/kmod
+make -C sim
+make -C libcgpu build/libcgpu.so
 test/vm/run.sh --timeout 600 -- simdrv/tests/vm-guest.sh
 test/vm/run.sh --timeout 600 -- simdrv/tests/enforce.sh

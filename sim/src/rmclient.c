@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The simulator as an RM client of the stand-in driver (simdrv/), with the ioctls a
+ * CUDA process's libcuda makes: one root client per process; per GPU used, its
+ * /dev/nvidiaN held open (the driver checks it for the device), a device and a
+ * subdevice; one video memory object per physical take of the simulator's model, in
+ * 2 MiB pages as the model counts them, so the driver's ledger (and cgpu_km enforce=1
+ * on its boundary) holds exactly what the model says.
+ *
+ * A give need not match one take (a graph memory pool gives back its idle pages
+ * together; several takes may go back as one). It frees an object of exactly that size
+ * where there is one; else objects of that GPU until at least that much is freed, and
+ * takes the excess back as a new object. If another process took the memory in
+ * between, the driver then holds less than the model: the shortfall is remembered per
+ * GPU and the next gives of that GPU settle it first, so the driver never holds more
+ * than the model and both reach 0 together.
+ */
+#define _GNU_SOURCE
+#include "rmclient.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "abi.h"
+#include "state.h"
+
+#define PROC_DIR "/proc/driver/nvidia-sim"
+/* RM refuses owner 0 and 0xffffffff; which owner libcuda passes is not documented. */
+#define MEM_OWNER 0x63677075u
+
+struct obj {
+	sd_u32 h;
+	int phys;
+	uint64_t bytes;
+};
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static int loaded, ngpus;
+static uint64_t totals[SIM_MAX_GPUS];
+static sd_u32 memparams_size;
+
+/* Guards everything below; a leaf: nothing else is locked under it. */
+static pthread_mutex_t rm_lock = PTHREAD_MUTEX_INITIALIZER;
+static int ctl = -1;
+static sd_u32 client;
+static struct {
+	int fd;
+	sd_u32 device, subdevice;
+	uint64_t shortfall;	/* held by the model, not by the driver */
+} gpu[SIM_MAX_GPUS] = { [0 ... SIM_MAX_GPUS - 1] = { .fd = -1 } };
+static struct obj *objs;
+static size_t nobjs, cap;
+
+static int esc(int fd, unsigned int nr, void *p, unsigned int size)
+{
+	return ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, SD_IOCTL_MAGIC, nr, size), p);
+}
+
+static int read_u64(const char *path, uint64_t *v)
+{
+	FILE *f = fopen(path, "re");
+	unsigned long long x;
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%llu", &x);
+	fclose(f);
+	if (n != 1)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static void probe(void)
+{
+	struct sd_rm_api_version v = { .cmd = SD_VERSION_CMD_QUERY };
+	char want[SD_VERSION_STRING_LENGTH] = "", path[64];
+	FILE *f;
+	int n, fd;
+
+	/* Only the stand-in makes this file: a real NVIDIA driver is never asked. */
+	f = fopen(PROC_DIR "/version", "re");
+	if (!f)
+		return;
+	n = fscanf(f, "%63s", want);
+	fclose(f);
+	if (n != 1)
+		return;
+	for (n = 0; n < SIM_MAX_GPUS; n++) {
+		snprintf(path, sizeof(path), PROC_DIR "/gpus/%d/total", n);
+		if (read_u64(path, &totals[n]))
+			break;
+	}
+	if (n == 0)
+		return;
+	/* Without the node (a container not given it) the process is not a client. */
+	fd = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (esc(fd, SD_ESC_CHECK_VERSION_STR, &v, sizeof(v)) ||
+	    v.reply != SD_VERSION_REPLY_RECOGNIZED || strcmp(v.versionString, want)) {
+		close(fd);
+		return;
+	}
+	ngpus = n;
+	/* numaNode joined NV_MEMORY_ALLOCATION_PARAMS in 545.23.06. */
+	memparams_size = atoi(want) >= 545 ? SD_MEMPARAMS_SIZE_NEW : SD_MEMPARAMS_SIZE_OLD;
+	ctl = fd;
+	loaded = 1;
+}
+
+int sim_rm_loaded(void)
+{
+	pthread_once(&probe_once, probe);
+	return loaded;
+}
+
+int sim_rm_gpus(void)
+{
+	return ngpus;
+}
+
+uint64_t sim_rm_total(int phys)
+{
+	return totals[phys];
+}
+
+uint64_t sim_rm_used(int phys)
+{
+	char path[64];
+	uint64_t v = 0;
+
+	snprintf(path, sizeof(path), PROC_DIR "/gpus/%d/used", phys);
+	read_u64(path, &v);
+	return v;
+}
+
+int sim_rm_clients(int phys, uint32_t *pid, uint64_t *bytes, int max)
+{
+	char path[64];
+	unsigned long long b;
+	unsigned int p;
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), PROC_DIR "/gpus/%d/processes", phys);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (n < max && fscanf(f, "%u %llu", &p, &b) == 2) {
+		pid[n] = p;
+		bytes[n++] = b;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Caller holds rm_lock. 0, -ENOMEM for NV_ERR_NO_MEMORY, else -errno. */
+static int rm_alloc(sd_u32 parent, sd_u32 *h, sd_u32 cls, void *params, sd_u32 size)
+{
+	struct sd_nvos64 p = { .hRoot = client, .hObjectParent = parent, .hObjectNew = *h,
+			       .hClass = cls, .pAllocParms = (uintptr_t)params,
+			       .paramsSize = size };
+
+	if (esc(ctl, SD_ESC_RM_ALLOC, &p, sizeof(p)))
+		return -errno;
+	if (p.status == SD_NV_ERR_NO_MEMORY)
+		return -ENOMEM;
+	if (p.status != SD_NV_OK) {
+		fprintf(stderr, "cgpu-sim: RM_ALLOC of class 0x%x: status 0x%x\n", cls, p.status);
+		return -EIO;
+	}
+	*h = p.hObjectNew;
+	return 0;
+}
+
+/* Caller holds rm_lock. */
+static void rm_free(sd_u32 h)
+{
+	struct sd_nvos00 p = { .hRoot = client, .hObjectOld = h };
+
+	if (esc(ctl, SD_ESC_RM_FREE, &p, sizeof(p)) || p.status != SD_NV_OK)
+		fprintf(stderr, "cgpu-sim: RM_FREE of 0x%x: %s 0x%x\n", h,
+			p.status ? "status" : "errno", p.status ? p.status : (unsigned)errno);
+}
+
+/* Caller holds rm_lock. Each step is made once and kept: a failure leaves what was
+ * made for the next take to build on. */
+static int open_gpu(int phys)
+{
+	struct sd_nv0080_alloc d = { .deviceId = (sd_u32)phys };
+	struct sd_nv2080_alloc s = { 0 };
+	char path[32];
+	int err;
+
+	if (ctl < 0 && (ctl = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC)) < 0)
+		return -errno;
+	if (!client) {
+		struct sd_nvos64 p = { .hClass = SD_NV01_ROOT_CLIENT };
+
+		/* Handle 0: RM picks the client's handle. */
+		if (esc(ctl, SD_ESC_RM_ALLOC, &p, sizeof(p)))
+			return -errno;
+		if (p.status != SD_NV_OK) {
+			fprintf(stderr, "cgpu-sim: RM_ALLOC of a client: status 0x%x\n", p.status);
+			return -EIO;
+		}
+		client = p.hObjectNew;
+	}
+	if (gpu[phys].fd < 0) {
+		snprintf(path, sizeof(path), "/dev/nvidia%d", phys);
+		gpu[phys].fd = open(path, O_RDWR | O_CLOEXEC);
+		if (gpu[phys].fd < 0)
+			return -errno;
+	}
+	if (!gpu[phys].device &&
+	    (err = rm_alloc(client, &gpu[phys].device, SD_NV01_DEVICE_0, &d, sizeof(d))))
+		return err;
+	if (!gpu[phys].subdevice &&
+	    (err = rm_alloc(gpu[phys].device, &gpu[phys].subdevice, SD_NV20_SUBDEVICE_0,
+			    &s, sizeof(s))))
+		return err;
+	return 0;
+}
+
+/* Caller holds rm_lock. */
+static int take_locked(int phys, uint64_t bytes)
+{
+	struct sd_memory_alloc m = {
+		.owner = MEM_OWNER,
+		.attr = SD_ATTR_PAGE_SIZE_HUGE << SD_ATTR_PAGE_SIZE_SHIFT,
+		.size = bytes,
+	};
+	sd_u32 h = 0;
+	int err = open_gpu(phys);
+
+	if (!err)
+		err = rm_alloc(gpu[phys].subdevice, &h, SD_NV01_MEMORY_LOCAL_USER, &m,
+			       memparams_size);
+	if (err)
+		return err;
+	if (nobjs == cap) {
+		size_t n = cap ? 2 * cap : 64;
+		struct obj *o = realloc(objs, n * sizeof(*o));
+
+		if (!o) {
+			rm_free(h);
+			return -ENOMEM;
+		}
+		objs = o;
+		cap = n;
+	}
+	objs[nobjs++] = (struct obj){ h, phys, bytes };
+	return 0;
+}
+
+int sim_rm_take(int phys, uint64_t bytes)
+{
+	int err;
+
+	pthread_mutex_lock(&rm_lock);
+	err = take_locked(phys, bytes);
+	pthread_mutex_unlock(&rm_lock);
+	return err;
+}
+
+/* Caller holds rm_lock. Frees object i; the last one takes its place. */
+static uint64_t drop(size_t i)
+{
+	uint64_t bytes = objs[i].bytes;
+
+	rm_free(objs[i].h);
+	objs[i] = objs[--nobjs];
+	return bytes;
+}
+
+void sim_rm_give(int phys, uint64_t bytes)
+{
+	uint64_t settled, freed = 0;
+	size_t i;
+
+	pthread_mutex_lock(&rm_lock);
+	settled = bytes < gpu[phys].shortfall ? bytes : gpu[phys].shortfall;
+	gpu[phys].shortfall -= settled;
+	bytes -= settled;
+	for (i = nobjs; bytes && i-- > 0;)
+		if (objs[i].phys == phys && objs[i].bytes == bytes) {
+			drop(i);
+			bytes = 0;
+		}
+	for (i = nobjs; freed < bytes && i-- > 0;)
+		if (objs[i].phys == phys)
+			freed += drop(i);
+	if (freed > bytes && take_locked(phys, freed - bytes))
+		gpu[phys].shortfall += freed - bytes;
+	pthread_mutex_unlock(&rm_lock);
+}
+
+/*
+ * The parent's objects stay the parent's: the child closes its copies of the files
+ * (the parent's stay open, so the driver frees nothing) and is a new client at its
+ * next take. The table is dropped, not freed: a thread of the parent may have been
+ * changing it when fork copied it.
+ */
+static void after_fork_child(void)
+{
+	pthread_mutex_init(&rm_lock, NULL);
+	if (ctl >= 0)
+		close(ctl);
+	ctl = -1;
+	client = 0;
+	for (int i = 0; i < SIM_MAX_GPUS; i++) {
+		if (gpu[i].fd >= 0)
+			close(gpu[i].fd);
+		gpu[i].fd = -1;
+		gpu[i].device = gpu[i].subdevice = 0;
+		gpu[i].shortfall = 0;
+	}
+	objs = NULL;
+	nobjs = cap = 0;
+}
+
+__attribute__((constructor)) static void rm_atfork(void)
+{
+	pthread_atfork(NULL, NULL, after_fork_child);
+}
