@@ -295,6 +295,18 @@ static void destroy_nodes(void)
 		device_destroy(cls, MKDEV(SD_MAJOR, i));
 }
 
+/*
+ * /sys/module/nvidia/version, as NVIDIA's module has it (its MODULE_VERSION): the release
+ * served, which is a parameter here, so the attribute is made at load rather than
+ * stamped at build. cgpu_km's enforce=1 reads its layouts' version there.
+ */
+static ssize_t version_show(struct module_attribute *attr, struct module_kobject *mk, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", node.version);
+}
+
+static struct module_attribute version_attr = __ATTR(version, 0444, version_show, NULL);
+
 static int __init simdrv_init(void)
 {
 	const struct file_operations *fops;
@@ -353,6 +365,9 @@ static int __init simdrv_init(void)
 	rc = make_proc();
 	if (rc)
 		goto proc;
+	rc = sysfs_create_file(&THIS_MODULE->mkobj.kobj, &version_attr.attr);
+	if (rc)
+		goto proc;
 	pr_info("nvidia (cgpu stand-in): %u GPUs of %lu MiB, version %s\n", node.ngpus, mem_mib, node.version);
 	return 0;
 proc:
@@ -370,6 +385,7 @@ unregister:
 
 static void __exit simdrv_exit(void)
 {
+	sysfs_remove_file(&THIS_MODULE->mkobj.kobj, &version_attr.attr);
 	proc_remove(proc_root);
 	destroy_nodes();
 	class_destroy(cls);

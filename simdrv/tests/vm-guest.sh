@@ -19,6 +19,9 @@ for ver in 535.261.03 550.163.01; do
 			{ echo "bad node /dev/${n%%:*}: $(stat -c '%F %t %T %a' "/dev/${n%%:*}")" >&2; exit 1; }
 	done
 	[ ! -e /dev/nvidia2 ] || { echo "/dev/nvidia2 exists with gpus=2" >&2; exit 1; }
+	# The module's version where NVIDIA's module has it (its MODULE_VERSION).
+	[ "$(cat /sys/module/nvidia/version)" = "$ver" ] ||
+		{ echo "/sys/module/nvidia/version: $(cat /sys/module/nvidia/version)" >&2; exit 1; }
 	# The entry is reachable by the name the real release gives it.
 	if [ "${ver%%.*}" -ge 545 ]; then entry=nvidia_unlocked_ioctl; else entry=nvidia_frontend_unlocked_ioctl; fi
 	grep -q " $entry	\[nvidia\]" /proc/kallsyms || { echo "no $entry in kallsyms" >&2; exit 1; }
