@@ -243,7 +243,7 @@ install_standin() {
 	for n in nvidiactl $(seq -f 'nvidia%g' 0 $((ngpus - 1))); do
 		[ "$(stat -c %t "/dev/$n" 2>/dev/null)" = c3 ] || fail "the stand-in driver loaded but /dev/$n is not its character device (major 195)"
 	done
-	say "  loaded     $STANDIN (the stand-in) $(cat $STANDIN_PROC/version): /dev/nvidiactl, /dev/nvidia0..$((ngpus - 1)) (major 195)"
+	say "  loaded     $STANDIN (the stand-in) $(cat $STANDIN_PROC/version): /dev/nvidiactl, /dev/nvidia0$([ "$ngpus" = 1 ] || echo "..$((ngpus - 1))") (major 195)"
 }
 
 # The simulated GPUs' state (under /run: made again after a reboot by cgpu-runtime, or by
