@@ -241,9 +241,10 @@ install_standin() {
 		sleep 0.1
 	done
 	for n in nvidiactl $(seq -f 'nvidia%g' 0 $((ngpus - 1))); do
-		[ "$(stat -c %t "/dev/$n" 2>/dev/null)" = c3 ] || fail "the stand-in driver loaded but /dev/$n is not its character device (major 195)"
+		[ "$(stat -c %F:%t "/dev/$n" 2>/dev/null)" = "character special file:$(printf %x $STANDIN_MAJOR)" ] ||
+			fail "the stand-in driver loaded but /dev/$n is not its character device (major $STANDIN_MAJOR)"
 	done
-	say "  loaded     $STANDIN (the stand-in) $(cat $STANDIN_PROC/version): /dev/nvidiactl, /dev/nvidia0$([ "$ngpus" = 1 ] || echo "..$((ngpus - 1))") (major 195)"
+	say "  loaded     $STANDIN (the stand-in) $(cat $STANDIN_PROC/version): /dev/nvidiactl, /dev/nvidia0$([ "$ngpus" = 1 ] || echo "..$((ngpus - 1))") (major $STANDIN_MAJOR)"
 }
 
 # The simulated GPUs' state (under /run: made again after a reboot by cgpu-runtime, or by

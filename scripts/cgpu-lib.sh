@@ -25,6 +25,7 @@ KVER=$(uname -r)
 # The stand-in NVIDIA kernel driver of the simulated node (simdrv/, docs/sim.md): named
 # as NVIDIA's module, so its files say cgpu-sim to be told apart from a real driver's.
 STANDIN=nvidia
+STANDIN_MAJOR=195 # NVIDIA's character major, which the stand-in takes too
 STANDIN_PROC=/proc/driver/nvidia-sim
 STANDIN_DIR=/lib/modules/$KVER/extra/cgpu-sim
 STANDIN_KO=$STANDIN_DIR/$STANDIN.ko
