@@ -13,21 +13,24 @@ usage: install.sh [--restart-docker] [--prebuilt] [--built KO] [--enforce] [--si
        install.sh --uninstall [--restart-docker]
   As root: builds and installs docker cgpu, cgpu-runtime and libcgpu, builds cgpu_km through
   DKMS and loads it (now and at every boot) with the node's GPU count, and adds the cgpu
-  runtime to /etc/docker/daemon.json. With no NVIDIA GPU it installs the simulated GPU.
+  runtime to /etc/docker/daemon.json. With no NVIDIA GPU it installs the simulated GPU:
+  its libraries and the stand-in kernel driver (simdrv/, loaded now and at every boot).
   --restart-docker   restart docker so that it knows the cgpu runtime (default: say how)
   --prebuilt         install what \`make\` already built in this tree instead of building
+                     (the stand-in driver too: simdrv/nvidia.ko for the running kernel)
   --built KO         DKMS takes KO, cgpu_km.ko as \`make kmod\` built it from this tree's
                      kmod/ for the running kernel, instead of compiling the same sources
   --enforce          load cgpu_km with enforce=1: budgets charged at the NVIDIA driver's
                      ioctl entry (docs/kmod.md; off by default); says whether it is on
-  --sim-gpus N       simulated GPUs on a node without NVIDIA GPU (1..16, default 4)
+  --sim-gpus N       simulated GPUs on a node without NVIDIA GPU (1..16, default 4);
+                     refused on a node with NVIDIA's driver
   --sim-mem-mib MIB  memory of each simulated GPU (default 15109, a Tesla T4's)
   --uninstall        remove everything install.sh installs (refused while cgpu is in use)
 EOT
 	exit 2
 }
 
-action=install restart=0 prebuilt=0 built= enforce=0 sim_gpus=4 sim_mem=15109
+action=install restart=0 prebuilt=0 built= enforce=0 sim_gpus=4 sim_mem=15109 sim_asked=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--uninstall) action=uninstall; shift ;;
@@ -35,8 +38,8 @@ while [ $# -gt 0 ]; do
 	--prebuilt) prebuilt=1; shift ;;
 	--built) built=${2-}; shift 2 || usage ;;
 	--enforce) enforce=1; shift ;;
-	--sim-gpus) sim_gpus=${2-}; shift 2 || usage ;;
-	--sim-mem-mib) sim_mem=${2-}; shift 2 || usage ;;
+	--sim-gpus) sim_gpus=${2-} sim_asked=$1; shift 2 || usage ;;
+	--sim-mem-mib) sim_mem=${2-} sim_asked=$1; shift 2 || usage ;;
 	*) usage ;;
 	esac
 done
@@ -69,6 +72,7 @@ detect_gpus() {
 	local smi
 	smi=$(command -v nvidia-smi || true)
 	if [ -e /proc/driver/nvidia/version ] && [ -n "$smi" ] && [ "$(readlink -f "$smi")" != "$SIMDIR/nvidia-smi" ]; then
+		[ -z "$sim_asked" ] || fail "$sim_asked is for a node without NVIDIA's driver; this one has it loaded (/proc/driver/nvidia)"
 		ngpus=$(nvidia-smi -L | grep -c '^GPU ') || fail "nvidia-smi -L lists no GPU"
 		sim=0
 		say "node: $ngpus NVIDIA GPU(s) (nvidia-smi -L)"
@@ -76,7 +80,27 @@ detect_gpus() {
 	else
 		ngpus=$sim_gpus sim=1
 		say "node: no NVIDIA driver loaded (/proc/driver/nvidia): installing the simulated GPU, $ngpus x Tesla T4 of $sim_mem MiB"
+		standin_can_load
 	fi
+}
+
+# standin_can_load: nothing here keeps the stand-in driver from loading: it refuses a
+# machine with an NVIDIA GPU, and the kernel a second module named nvidia.
+standin_can_load() {
+	local d
+	for d in /sys/bus/pci/devices/*; do
+		[ -f "$d/vendor" ] || continue
+		if [ "$(cat "$d/vendor")" = 0x10de ] && [[ "$(cat "$d/class")" == 0x03* ]]; then
+			fail "an NVIDIA GPU is in this machine (PCI $(basename "$d")) but NVIDIA's driver is not loaded: install NVIDIA's driver; the simulated GPU is for nodes without one"
+		fi
+	done
+	[ ! -d /sys/module/$STANDIN ] || [ -d $STANDIN_PROC ] ||
+		fail "a module named $STANDIN is loaded that is not the stand-in driver ($STANDIN_PROC is missing): NVIDIA's driver without nvidia-smi? Install nvidia-smi, or unload it"
+}
+
+# The loaded stand-in's options that install.sh sets, as it writes them.
+standin_opts() {
+	echo "gpus=$(cat /sys/module/$STANDIN/parameters/gpus) mem_mib=$(cat /sys/module/$STANDIN/parameters/mem_mib)"
 }
 
 preflight() {
@@ -122,14 +146,28 @@ build() {
 	local f
 	if [ "$prebuilt" = 1 ]; then
 		for f in bin/docker-cgpu bin/cgpu-runtime libcgpu/build/libcgpu.so sim/build/libcuda.so.1 \
-			sim/build/libnvidia-ml.so.1 sim/build/nvidia-smi; do
+			sim/build/libnvidia-ml.so.1 sim/build/nvidia-smi $([ "$sim" = 0 ] || echo simdrv/$STANDIN.ko); do
 			[ -f "$repo/$f" ] || fail "--prebuilt: $repo/$f is missing: run make first"
 		done
 		say "using what make built in $repo"
-		return
+	else
+		say "building: make -C $repo go sim libcgpu"
+		try "building cgpu (make)" make -C "$repo" go sim libcgpu
+		if [ "$sim" = 1 ]; then
+			say "building: make -C $repo/simdrv modules (the stand-in driver, for kernel $KVER)"
+			try "building the stand-in driver (make -C simdrv)" make -C "$repo/simdrv" modules KDIR="/lib/modules/$KVER/build"
+		fi
 	fi
-	say "building: make -C $repo go sim libcgpu"
-	try "building cgpu (make)" make -C "$repo" go sim libcgpu
+	[ "$sim" = 0 ] || check_standin "$repo/simdrv/$STANDIN.ko"
+}
+
+# check_standin KO: KO is the stand-in driver, built for the running kernel.
+check_standin() {
+	local k
+	[[ "$(modinfo -F description "$1" 2>/dev/null)" == "cgpu: a stand-in for NVIDIA"* ]] ||
+		fail "$1 is not cgpu's stand-in NVIDIA driver (simdrv/)"
+	k=$(modinfo -F vermagic "$1" | cut -d' ' -f1)
+	[ "$k" = "$KVER" ] || fail "$1 is built for kernel $k, not the running $KVER: make -C simdrv KDIR=/lib/modules/$KVER/build"
 }
 
 install_tools() {
@@ -167,6 +205,46 @@ install_sim() {
 		'{sim: true, sim_gpus: $n, sim_mem_mib: $mib, procfs_root: "/proc/cgpu_km"}' >"$work/runtime.json"
 	put "$work/runtime.json" "$CONFIG" 644
 	sim_state
+	install_standin
+}
+
+# The stand-in kernel driver, so that containers (cgpu-runtime gives them its nodes) and
+# cgpu_km (enforce=1) meet the device nodes and ioctls of NVIDIA's driver. Loaded before
+# cgpu_km, now and at boot (modules-load.d reads cgpu-sim.conf before cgpu_km.conf).
+install_standin() {
+	local opts="gpus=$ngpus mem_mib=$sim_mem" cur i n
+	say "installing the stand-in NVIDIA driver (simdrv/, module $STANDIN) with $opts:"
+	later "refresh the kernel's module index" "depmod -a $KVER"
+	changed=0
+	put "$repo/simdrv/$STANDIN.ko" "$STANDIN_KO" 644
+	[ "$changed" = 0 ] || try "refreshing the kernel's module index (depmod)" depmod -a "$KVER"
+	echo "options $STANDIN $opts" >"$work/standin-modprobe.conf"
+	put "$work/standin-modprobe.conf" "$STANDIN_MODPROBE" 644
+	echo "$STANDIN" >"$work/standin-modules-load.conf"
+	put "$work/standin-modules-load.conf" "$STANDIN_MODLOAD" 644
+	if [ -d $STANDIN_PROC ]; then
+		cur=$(standin_opts)
+		if [ "$cur" = "$opts" ] && [ "$(cat /sys/module/$STANDIN/srcversion)" = "$(modinfo -F srcversion "$STANDIN_KO")" ]; then
+			say "  unchanged  $STANDIN (the stand-in) is loaded with $opts"
+			return
+		fi
+		n=$(cat /sys/module/$STANDIN/refcnt)
+		[ "$n" = 0 ] || fail "the stand-in driver ($cur) is in use ($n open file(s) of /dev/nvidia*): stop the programs that hold them and run again"
+		try "unloading the stand-in driver ($cur)" rmmod $STANDIN
+		later "load the stand-in driver with $cur again" "modprobe $STANDIN $cur"
+	fi
+	try "loading the stand-in driver (modprobe $STANDIN)" modprobe $STANDIN
+	later "unload the stand-in driver" "rmmod $STANDIN"
+	[ -d $STANDIN_PROC ] || fail "modprobe $STANDIN loaded another module of that name (NVIDIA's?), not the stand-in in $STANDIN_KO"
+	for i in $(seq 1 50); do
+		[ -c /dev/nvidiactl ] && [ -c "/dev/nvidia$((ngpus - 1))" ] && break
+		sleep 0.1
+	done
+	for n in nvidiactl $(seq -f 'nvidia%g' 0 $((ngpus - 1))); do
+		[ "$(stat -c %F:%t "/dev/$n" 2>/dev/null)" = "character special file:$(printf %x $STANDIN_MAJOR)" ] ||
+			fail "the stand-in driver loaded but /dev/$n is not its character device (major $STANDIN_MAJOR)"
+	done
+	say "  loaded     $STANDIN (the stand-in) $(cat $STANDIN_PROC/version): /dev/nvidiactl, /dev/nvidia0$([ "$ngpus" = 1 ] || echo "..$((ngpus - 1))") (major $STANDIN_MAJOR)"
 }
 
 # The simulated GPUs' state (under /run: made again after a reboot by cgpu-runtime, or by
@@ -312,9 +390,13 @@ do_install() {
 }
 
 do_uninstall() {
-	local v new
+	local v new n
 	nothing_undone="what is removed stays removed: fix the cause and run install.sh --uninstall again"
 	refuse_busy "uninstall cgpu"
+	if [ -d $STANDIN_PROC ]; then
+		n=$(cat /sys/module/$STANDIN/refcnt)
+		[ "$n" = 0 ] || { echo "$me: refusing to uninstall cgpu while the stand-in driver is in use ($n open file(s) of /dev/nvidia*): stop the programs that hold them" >&2; exit 1; }
+	fi
 	daemon_json_ok
 	dkms_read
 	say "removing cgpu from this node:"
@@ -329,6 +411,16 @@ do_uninstall() {
 	done
 	rmdirs "/lib/modules/$KVER/updates/dkms" "/lib/modules/$KVER/updates"
 	remove "$MODPROBE_CONF" "$MODLOAD_CONF"
+	if [ -d $STANDIN_PROC ]; then
+		try "unloading the stand-in driver" rmmod $STANDIN
+		say "  unloaded   $STANDIN (the stand-in driver, and /dev/nvidia*)"
+	fi
+	if [ -e "$STANDIN_KO" ]; then
+		remove "$STANDIN_KO"
+		rmdirs "$STANDIN_DIR" "$(dirname "$STANDIN_DIR")"
+		try "refreshing the kernel's module index (depmod)" depmod -a "$KVER"
+	fi
+	remove "$STANDIN_MODPROBE" "$STANDIN_MODLOAD"
 	if [ -e "$DAEMON_JSON" ] && jq -e '.runtimes | has("cgpu")' "$DAEMON_JSON" >/dev/null 2>&1; then
 		new=$(jq 'del(.runtimes.cgpu) | if .runtimes == {} then del(.runtimes) else . end' "$DAEMON_JSON")
 		if [ "$new" = "{}" ] && [ ! -e "$BACKUP" ]; then

@@ -22,6 +22,15 @@ BACKUP=$DAEMON_JSON.cgpu-backup
 PROC=/proc/cgpu_km
 MOD=cgpu_km
 KVER=$(uname -r)
+# The stand-in NVIDIA kernel driver of the simulated node (simdrv/, docs/sim.md): named
+# as NVIDIA's module, so its files say cgpu-sim to be told apart from a real driver's.
+STANDIN=nvidia
+STANDIN_MAJOR=195 # NVIDIA's character major, which the stand-in takes too
+STANDIN_PROC=/proc/driver/nvidia-sim
+STANDIN_DIR=/lib/modules/$KVER/extra/cgpu-sim
+STANDIN_KO=$STANDIN_DIR/$STANDIN.ko
+STANDIN_MODPROBE=/etc/modprobe.d/cgpu-sim.conf
+STANDIN_MODLOAD=/etc/modules-load.d/cgpu-sim.conf
 # The node's own docker daemon, whatever DOCKER_HOST the caller has.
 DOCKER=(docker -H unix:///var/run/docker.sock)
 

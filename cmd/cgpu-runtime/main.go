@@ -1,7 +1,8 @@
 // Command cgpu-runtime is the cgpu OCI runtime, a wrapper in the manner of
 // nvidia-container-runtime: on create it decides the container's cGPU instances from its
 // environment, registers them in the cgpu tree and adds the hook (libcgpu, preloaded),
-// /dev/cgpu and, on the simulated node, the simulated driver to the container; on delete
+// /dev/cgpu and, on the simulated node, the simulated driver (and the stand-in kernel
+// driver's device nodes where it is loaded) to the container; on delete
 // it removes the instances; every command goes on to the next runtime
 // (nvidia-container-runtime or runc) with the same arguments.
 package main
@@ -135,7 +136,7 @@ func (r runtime) create() int {
 		return r.plain(bundle, spec, vars)
 	}
 	logf(r.args, "info", "registered container %s: %s", procfs.ShortID(r.args.ID), summary(plan))
-	inj, err := parts.For(bundle, spec)
+	inj, err := parts.For(bundle, spec, plan.Indexes())
 	if err == nil {
 		err = specmod.Apply(spec, plan, inj)
 	}
@@ -190,17 +191,26 @@ func (r runtime) forceDelete() {
 }
 
 // plain runs a container cGPU leaves alone: nothing of cgpu goes into it. On the
-// simulated node one that asks for GPUs still gets the simulated driver, as NVIDIA's
-// toolkit gives it the real one on a real node.
+// simulated node one that asks for GPUs still gets the simulated driver (and the
+// stand-in driver's nodes of the GPUs it names), as NVIDIA's toolkit gives it the real
+// one on a real node.
 func (r runtime) plain(bundle string, spec *oci.Spec, env map[string]string) int {
 	if !r.cfg.Sim || !inject.WantsDriver(env) {
 		return r.exec()
+	}
+	gpus, err := r.cfg.Inventory().GPUs()
+	if err != nil {
+		return fail(r.args, err)
+	}
+	visible, err := alloc.NvidiaVisible(env, gpus)
+	if err != nil {
+		return fail(r.args, err)
 	}
 	n, err := inject.Plain(r.cfg)
 	if err != nil {
 		return fail(r.args, err)
 	}
-	inj, err := n.For(bundle, spec)
+	inj, err := n.For(bundle, spec, visible)
 	if err == nil {
 		err = specmod.Inject(spec, inj)
 	}

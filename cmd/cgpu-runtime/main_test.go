@@ -297,6 +297,24 @@ func TestDisabledGetsOnlyTheSimulatedDriver(t *testing.T) {
 	}
 }
 
+// A container with cGPU off that names a GPU the simulated node does not have is refused,
+// as NVIDIA's toolkit refuses an unknown device, before anything is made.
+func TestDisabledUnknownGPURefused(t *testing.T) {
+	r := newRig(t)
+	b := r.bundle([]string{"/bin/busybox", "true"}, "NVIDIA_VISIBLE_DEVICES=5")
+	code, stderr := r.runtime("create", "--bundle", b, id)
+	if code == 0 {
+		r.runtime("delete", "--force", id)
+		t.Fatal("created")
+	}
+	if want := "NVIDIA_VISIBLE_DEVICES=5: unknown GPU 5; the node has GPUs 0..1"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q lacks %q", stderr, want)
+	}
+	if r.runcKnows(id) {
+		t.Fatal("a refused create left a container")
+	}
+}
+
 // On a node with neither GPU nor simulator a container that asks for nothing runs as with
 // runc, and one that asks for memory is refused with the line that names the simulator.
 func TestNoGPUNode(t *testing.T) {

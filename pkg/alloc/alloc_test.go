@@ -463,3 +463,31 @@ func TestEnvMap(t *testing.T) {
 		t.Fatalf("EnvMap = %v", got)
 	}
 }
+
+// NVIDIA_VISIBLE_DEVICES of a container cGPU leaves alone, as the toolkit reads it.
+func TestNvidiaVisible(t *testing.T) {
+	gpus := t4s(3)
+	for v, want := range map[string][]int{
+		"all": {0, 1, 2}, "none": {}, "void": {}, "": {}, "1": {1}, "2,0": {2, 0},
+		gpu.SimUUID(2) + "," + gpu.SimUUID(1): {2, 1},
+	} {
+		got, err := NvidiaVisible(map[string]string{EnvNvidiaVisible: v}, gpus)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %v %v, want %v", v, got, err, want)
+		}
+	}
+	for v, why := range map[string]string{
+		"3": "unknown GPU 3; the node has GPUs 0..2", "0,0": "GPU 0 is listed twice",
+		"0," + gpu.SimUUID(1): "mixes indexes and UUIDs", "x": `"x" is neither a GPU index`,
+	} {
+		_, err := NvidiaVisible(map[string]string{EnvNvidiaVisible: v}, gpus)
+		assertRefused(t, err, EnvNvidiaVisible, why)
+	}
+}
+
+func TestPlanIndexes(t *testing.T) {
+	p := Plan{Enabled: true, GPUs: []Assignment{{Index: 2}, {Index: 0}}}
+	if got := p.Indexes(); !reflect.DeepEqual(got, []int{2, 0}) {
+		t.Errorf("%v", got)
+	}
+}

@@ -8,6 +8,8 @@ package alloc
 import (
 	"strconv"
 	"strings"
+
+	"github.com/cgpu-project/cgpu/pkg/gpu"
 )
 
 // The variables of SPEC.md.
@@ -127,4 +129,31 @@ func parseVisible(env map[string]string) (Selection, error) {
 	}
 	items, err := parseDeviceList(EnvNvidiaVisible, v)
 	return Selection{Mode: SelectList, List: items, From: EnvNvidiaVisible + "=" + plain(v)}, err
+}
+
+// NvidiaVisible is the GPUs (node indexes, in the order given) that NVIDIA_VISIBLE_DEVICES
+// gives a container cGPU leaves alone, as NVIDIA's container toolkit reads it: "all",
+// "none" (the driver and no GPU), or a list of indexes or UUIDs of the node's GPUs. Unset,
+// empty and "void" give none (cgpu-runtime gives such a container no driver at all).
+func NvidiaVisible(env map[string]string, gpus []gpu.GPU) ([]int, error) {
+	v := env[EnvNvidiaVisible]
+	var chosen []gpu.GPU
+	switch v {
+	case "", "none", "void":
+	case "all":
+		chosen = gpus
+	default:
+		items, err := parseDeviceList(EnvNvidiaVisible, v)
+		if err != nil {
+			return nil, err
+		}
+		if _, chosen, err = resolve(Selection{Mode: SelectList, List: items, From: EnvNvidiaVisible + "=" + plain(v)}, gpus); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]int, len(chosen))
+	for i, g := range chosen {
+		out[i] = g.Index
+	}
+	return out, nil
 }

@@ -35,6 +35,15 @@ type Assignment struct {
 	HighPrio  bool   `json:"highprio"`
 }
 
+// Indexes is the node indexes of the plan's GPUs.
+func (p Plan) Indexes() []int {
+	out := make([]int, len(p.GPUs))
+	for i, a := range p.GPUs {
+		out[i] = a.Index
+	}
+	return out
+}
+
 // need is what one visible-GPU position of the container asks for.
 type need struct {
 	pos    int

@@ -3,7 +3,8 @@
 // dynamically linked process of the container loads the hook; /dev/cgpu when the cgpu_km
 // module keeps the node's tree; and on the simulated node the simulated driver's files
 // and the simulated GPUs' state, bound as NVIDIA's container toolkit binds the real
-// driver's, so CUDA programs in the container see the same GPUs as the node.
+// driver's, so CUDA programs in the container see the same GPUs as the node, and where
+// the stand-in kernel driver is loaded its device nodes (nvnodes.go).
 package inject
 
 import (
@@ -59,6 +60,8 @@ type Node struct {
 	device *specmod.Device
 	// simDriver and simState are set on the simulated node only.
 	simDriver, simState string
+	// nvidia is set where the stand-in driver is loaded.
+	nvidia *nvidiaNodes
 }
 
 // Check finds and checks everything a cGPU container will get, before its instances are
@@ -104,6 +107,10 @@ func (n *Node) checkSim(cfg node.Config) error {
 		if err := regular(filepath.Join(n.simDriver, f), "the simulated driver's"); err != nil {
 			return err
 		}
+	}
+	var err error
+	if n.nvidia, err = readStandIn(); err != nil {
+		return err
 	}
 	return ensureSimState(cfg, n.simDriver, n.simState)
 }
@@ -172,10 +179,10 @@ func ensureSimState(cfg node.Config, dir, state string) error {
 	return nil
 }
 
-// For returns what to inject into the container of this bundle. For a cGPU container it
-// writes the container's /etc/ld.so.preload into the bundle: libcgpu, then the image's
-// own entries.
-func (n *Node) For(bundle string, s *oci.Spec) (specmod.Injection, error) {
+// For returns what to inject into the container of this bundle, whose GPUs (node
+// indexes) are gpus. For a cGPU container it writes the container's /etc/ld.so.preload
+// into the bundle: libcgpu, then the image's own entries.
+func (n *Node) For(bundle string, s *oci.Spec, gpus []int) (specmod.Injection, error) {
 	bundle, err := filepath.Abs(bundle)
 	if err != nil {
 		return specmod.Injection{}, err
@@ -184,7 +191,17 @@ func (n *Node) For(bundle string, s *oci.Spec) (specmod.Injection, error) {
 	if err != nil {
 		return specmod.Injection{}, err
 	}
-	in := specmod.Injection{Device: n.device}
+	var in specmod.Injection
+	if n.device != nil {
+		in.Devices = append(in.Devices, *n.device)
+	}
+	if n.nvidia != nil {
+		nv, err := n.nvidia.devices(gpus)
+		if err != nil {
+			return specmod.Injection{}, err
+		}
+		in.Devices = append(in.Devices, nv...)
+	}
 	if n.hook != "" {
 		preload := filepath.Join(bundle, PreloadName)
 		if err := writePreload(preload, rootfs); err != nil {

@@ -28,6 +28,8 @@ func simNode(t *testing.T) (node.Config, procfs.Tree) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Whatever the machine running the tests has loaded: no stand-in driver.
+	fakeStandIn(t, filepath.Join(dir, "no-driver"), nil)
 	return cfg, tree
 }
 
@@ -125,7 +127,7 @@ func TestForKeepsTheImagesPreload(t *testing.T) {
 		"etc/ld.so.preload":   "/usr/lib/libjemalloc.so.2\n" + HookPath + "\n\n  \n/opt/trace.so",
 		"usr/lib64/libc.so.6": "",
 	})
-	in, err := n.For(b, s)
+	in, err := n.For(b, s, []int{0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +143,7 @@ func TestForKeepsTheImagesPreload(t *testing.T) {
 		{Source: filepath.Join(cfg.SimDriver, "nvidia-smi"), Dest: "/usr/bin/nvidia-smi"},
 		{Source: cfg.SimState, Dest: SimStatePath, Writable: true},
 	}
-	if !reflect.DeepEqual(in.Binds, want) || in.Device != nil {
+	if !reflect.DeepEqual(in.Binds, want) || in.Devices != nil {
 		t.Errorf("injection %+v\nwant binds %+v", in, want)
 	}
 }
@@ -158,7 +160,7 @@ func TestForStaysInTheImage(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "node-file")
 	os.WriteFile(secret, []byte("/node/secret.so\n"), 0o644)
 	b, s := bundle(t, map[string]string{"etc/ld.so.preload": "->" + secret, "usr/lib64": "->/usr/lib"})
-	in, err := n.For(b, s)
+	in, err := n.For(b, s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +183,7 @@ func TestForNeedsARoot(t *testing.T) {
 	}
 	b := t.TempDir()
 	s, _ := oci.Parse([]byte(`{"process": {"env": []}}`))
-	if _, err := n.For(b, s); err == nil || !strings.Contains(err.Error(), "root.path") {
+	if _, err := n.For(b, s, nil); err == nil || !strings.Contains(err.Error(), "root.path") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(b, PreloadName)); !os.IsNotExist(err) {
@@ -196,11 +198,11 @@ func TestPlainGetsTheDriverOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, s := bundle(t, nil)
-	in, err := n.For(b, s)
+	in, err := n.For(b, s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(in.Binds) != 4 || in.Binds[0].Dest != "/usr/lib/x86_64-linux-gnu/libcuda.so.1" || in.Device != nil {
+	if len(in.Binds) != 4 || in.Binds[0].Dest != "/usr/lib/x86_64-linux-gnu/libcuda.so.1" || in.Devices != nil {
 		t.Fatalf("%+v", in)
 	}
 	if _, err := os.Stat(filepath.Join(b, PreloadName)); !os.IsNotExist(err) {

@@ -16,12 +16,12 @@ import (
 
 // Injection is what a cGPU container gets besides its environment: host files bound
 // into it (libcgpu, the /etc/ld.so.preload naming it, on the simulated node the driver's
-// stand-ins) and the device the hook talks to the kernel through.
+// stand-ins) and devices: /dev/cgpu, which the hook talks to the kernel through (none
+// when no kernel module keeps the node's tree: the hook then enforces the budget from
+// the environment), and where the stand-in NVIDIA driver is loaded its nodes.
 type Injection struct {
-	Binds []Bind
-	// Device is nil when no kernel module keeps the node's tree: the hook then enforces
-	// the budget from the environment.
-	Device *Device
+	Binds   []Bind
+	Devices []Device
 }
 
 // Bind is a host file bound at Dest in the container, read-only unless Writable.
@@ -48,16 +48,18 @@ func Apply(s *oci.Spec, p alloc.Plan, in Injection) error {
 	return Inject(s, in)
 }
 
-// Inject adds in's binds and device to s; a container with cGPU off that still gets the
+// Inject adds in's binds and devices to s; a container with cGPU off that still gets the
 // simulated driver has its spec changed by this step alone.
 func Inject(s *oci.Spec, in Injection) error {
 	if err := addBinds(s, in.Binds); err != nil {
 		return err
 	}
-	if in.Device == nil {
-		return nil
+	for _, d := range in.Devices {
+		if err := addDevice(s, d); err != nil {
+			return err
+		}
 	}
-	return addDevice(s, *in.Device)
+	return nil
 }
 
 // addEnv writes the plan's own decisions (the GPUs placed, MEM_DEV from the device, the
@@ -152,7 +154,7 @@ type deviceRule struct {
 }
 
 // addDevice makes d in the container (mode 0666, as on the host: every process of the
-// container charges through it) unless the spec already has a device at that path (a
+// container charges through /dev/cgpu and allocates through the NVIDIA nodes) unless the spec already has a device at that path (a
 // privileged container gets the host's), and appends the cgroup rule that opens it
 // after the spec's own rules, which start by denying every device.
 func addDevice(s *oci.Spec, d Device) error {

@@ -97,7 +97,11 @@ var inj = Injection{
 		{Source: "/run/b/cgpu-ld.so.preload", Dest: "/etc/ld.so.preload"},
 		{Source: "/run/cgpu-sim/state", Dest: "/run/cgpu-sim/state", Writable: true},
 	},
-	Device: &Device{Path: "/dev/cgpu", Major: 246, Minor: 0},
+	Devices: []Device{
+		{Path: "/dev/cgpu", Major: 246, Minor: 0},
+		{Path: "/dev/nvidiactl", Major: 195, Minor: 255},
+		{Path: "/dev/nvidia1", Major: 195, Minor: 1},
+	},
 }
 
 func TestInjectAddsAfterWhatIsThere(t *testing.T) {
@@ -136,6 +140,8 @@ func TestInjectAddsAfterWhatIsThere(t *testing.T) {
 	dev := []any{
 		map[string]any{"path": "/dev/fuse", "type": "c", "major": 10.0, "minor": 229.0},
 		map[string]any{"path": "/dev/cgpu", "type": "c", "major": 246.0, "minor": 0.0, "fileMode": 438.0, "uid": 0.0, "gid": 0.0},
+		map[string]any{"path": "/dev/nvidiactl", "type": "c", "major": 195.0, "minor": 255.0, "fileMode": 438.0, "uid": 0.0, "gid": 0.0},
+		map[string]any{"path": "/dev/nvidia1", "type": "c", "major": 195.0, "minor": 1.0, "fileMode": 438.0, "uid": 0.0, "gid": 0.0},
 	}
 	if !reflect.DeepEqual(linux["devices"], dev) {
 		t.Errorf("devices %v", linux["devices"])
@@ -144,6 +150,8 @@ func TestInjectAddsAfterWhatIsThere(t *testing.T) {
 	rules := []any{
 		map[string]any{"allow": false, "access": "rwm"},
 		map[string]any{"allow": true, "type": "c", "major": 246.0, "minor": 0.0, "access": "rwm"},
+		map[string]any{"allow": true, "type": "c", "major": 195.0, "minor": 255.0, "access": "rwm"},
+		map[string]any{"allow": true, "type": "c", "major": 195.0, "minor": 1.0, "access": "rwm"},
 	}
 	if !reflect.DeepEqual(res["devices"], rules) || !reflect.DeepEqual(res["memory"], map[string]any{"limit": 1048576.0}) {
 		t.Errorf("resources %v", res)
@@ -173,8 +181,8 @@ func TestInjectTwiceAddsOnce(t *testing.T) {
 	if n := len(got["mounts"].([]any)); n != len(inj.Binds) {
 		t.Errorf("%d mounts, want %d", n, len(inj.Binds))
 	}
-	if n := len(got["linux"].(map[string]any)["devices"].([]any)); n != 1 {
-		t.Errorf("%d devices, want the one there was", n)
+	if n := len(got["linux"].(map[string]any)["devices"].([]any)); n != len(inj.Devices) {
+		t.Errorf("%d devices, want the one there was and the two added", n)
 	}
 }
 

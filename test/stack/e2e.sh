@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole stack in the test VM (test/suites/70-vm-stack.sh runs it through
 # test/vm/run.sh), as root from the repository root, with what `make` built on the host:
-# install.sh on a node running docker.io with the simulated GPU (one 15 GiB T4), SPEC's
-# two-container example and the failure paths through real containers, upgrade.sh, and
-# install.sh --uninstall. Every step ends with the kernel's tree and docker agreeing.
+# install.sh on a node running docker.io with the simulated GPU (one 15 GiB T4, its
+# libraries and the stand-in kernel driver), SPEC's two-container example and the failure
+# paths through real containers, the stand-in's nodes in containers (two GPUs, raw
+# allocations through the nodes), upgrade.sh, and install.sh --uninstall. Every step ends with the kernel's tree and docker agreeing.
 # $1: the module variants test/upgrade/variants.sh built on the host; the upgrade gives
 # DKMS the next one built (upgrade.sh --built), install.sh is the run's one DKMS build.
 set -uo pipefail
@@ -19,6 +20,7 @@ NEXT=$(modinfo -F version "$V/next/cgpu_km.ko")
 BROKEN=$(awk -F. '{print $1 "." $2 "." $3 + 9}' <<<"$VER")
 SIX=6337173913 EIGHT=8449565218 # 6 and 8 of 15 GiB of a 15109 MiB T4 (docs/contracts.md §1)
 GIB=$((1 << 30)) CHUNK=$((64 << 20))
+SD=/proc/driver/nvidia-sim
 SPEC_RUN=(cgpu run -d -t --gpus all --shm-size=1g --ulimit memlock=-1 --ulimit stack=67108864
 	-v /mnt:/mnt --label cgpu.test=on)
 
@@ -27,7 +29,7 @@ snapshot() {
 	{
 		find /usr/local -path /usr/local/go -prune -o -printf '%y %p %s %T@\n'
 		find /etc /var/lib/dkms "/lib/modules/$KVER" -printf '%y %p %s %T@\n'
-		ls -d /usr/src/* /run/cgpu-sim /var/lib/cgpu /dev/cgpu /sys/module/cgpu_km 2>/dev/null
+		ls -d /usr/src/* /run/cgpu-sim /var/lib/cgpu /dev/cgpu /dev/nvidia* /sys/module/cgpu_km /sys/module/nvidia 2>/dev/null
 	} | sort >"$1"
 }
 # names FILE: a snapshot's paths alone (files the loader and depmod rewrite keep their
@@ -37,6 +39,12 @@ names() { awk '$2 !~ "^/var/lib/dkms/mok\\.(key|pub)$" {print $1, $2}' "$1"; }
 
 # inside CONTAINER COMMAND...: runs COMMAND in the container; its output.
 inside() { docker exec "$@" 2>&1; }
+# nodes [CONTAINER]: the NVIDIA device nodes (of the node, or in CONTAINER) as
+# "NAME TYPE MAJOR:MINOR MODE;" (stat's %t:%T are hex: c3 is 195, ff 255).
+nodes() { ${1:+docker exec "$1"} sh -c 'stat -c "%n %F %t:%T %a;" /dev/nvidia*' 2>&1 | tr -d '\n'; }
+# CTL/GPU0/GPU1: the stand-in's nodes as NVIDIA's driver numbers them.
+CTL="/dev/nvidiactl character special file c3:ff 666;"
+GPU0="/dev/nvidia0 character special file c3:0 666;" GPU1="/dev/nvidia1 character special file c3:1 666;"
 
 # holding CONTAINER BYTES: starts a process in CONTAINER that allocates BYTES and keeps
 # them; prints its host PID once the kernel lists it in the container's meminfo.
@@ -80,9 +88,14 @@ eq "module version" "$(cat $P/version)" "$VER"
 eq "GPUs in the tree" "$(ls -d $P/[0-9]* | wc -l)" 1
 is "/dev/cgpu is a character device" test -c /dev/cgpu
 eq "loaded at boot" "$(cat /etc/modules-load.d/cgpu_km.conf) / $(cat /etc/modprobe.d/cgpu_km.conf)" "cgpu_km / options cgpu_km ngpus=1 enforce=1"
-# No NVIDIA driver on this node: enforcement asked for and off, and said so.
-eq "enforcement" "$(cat $P/enforcement)" "enforcement: off (no nvidia driver loaded)"
-is "install.sh says it is off and what that means" grep -qxF "install.sh:   warning    enforcement at the NVIDIA driver is off (no nvidia driver loaded): budgets hold only in processes that run libcgpu (docs/kmod.md)" "$W/install1"
+# cgpu_km finds the stand-in but not its version (/sys/module/nvidia/version, which
+# NVIDIA's driver has and the stand-in has not): enforcement off, and said so.
+eq "enforcement" "$(cat $P/enforcement)" "enforcement: off (driver version unknown)"
+is "install.sh says it is off and what that means" grep -qxF "install.sh:   warning    enforcement at the NVIDIA driver is off (driver version unknown): budgets hold only in processes that run libcgpu (docs/kmod.md)" "$W/install1"
+eq "the stand-in driver loaded at boot" "$(cat /etc/modules-load.d/cgpu-sim.conf) / $(cat /etc/modprobe.d/cgpu-sim.conf)" "nvidia / options nvidia gpus=1 mem_mib=15109"
+is "and installed where modprobe finds it" cmp "/lib/modules/$KVER/extra/cgpu-sim/nvidia.ko" simdrv/nvidia.ko
+eq "the stand-in's GPU" "$(cat $SD/version) $(cat $SD/gpus/0/total)" "535.261.03 $((15109 << 20))"
+eq "its nodes, with the real driver's numbers" "$(nodes)" "$GPU0$CTL"
 is "DKMS has it installed" sh -c "dkms status cgpu_km | grep -q 'cgpu_km/$VER, $KVER, .*: installed'"
 eq "docker lists the runtime" "$(docker info --format '{{(index .Runtimes "cgpu").Path}}')" /usr/local/bin/cgpu-runtime
 is "the user's daemon.json keys survive" cmp <(jq -S 'del(.runtimes)' /etc/docker/daemon.json) <(jq -S . "$W/user-daemon.json")
@@ -98,13 +111,13 @@ s=$(date +%s)
 rc=$?
 eq "exit status ($(($(date +%s) - s))s)" "$rc" 0
 eq "steps that changed something" "$(grep -cE '^install\.sh:   (installed|replaced|created|backup|building|loaded|restart)' "$W/install2")" 0
-is "every step said unchanged" sh -c "[ \$(grep -c '   unchanged  ' $W/install2) -ge 14 ]"
+is "every step said unchanged" sh -c "[ \$(grep -c '   unchanged  ' $W/install2) -ge 18 ]"
 snapshot "$W/installed2"
 is "every path, size and mtime as before" diff "$W/installed" "$W/installed2"
 eq "dockerd not restarted" "$(pidof dockerd)" "$dpid"
 
 section "a local image: busybox, glibc and cudaprobe (no CUDA driver inside)"
-build_image && ok "image $IMAGE built" || { bad "image build"; summary e2e; exit 1; }
+build_image simdrv/build/rawalloc && ok "image $IMAGE built" || { bad "image build"; summary e2e; exit 1; }
 
 section "SPEC's example: docker cgpu run, 6 and 8 GiB on a 15 GiB GPU"
 docker "${SPEC_RUN[@]}" --name gpu_test1 -e ALIYUN_COM_GPU_MEM_CONTAINER=6 -e ALIYUN_COM_GPU_MEM_DEV=15 $IMAGE >/dev/null
@@ -116,6 +129,7 @@ for x in "gpu_test1 $SIX 6043" "gpu_test2 $EIGHT 8058"; do
 	set -- $x
 	is "$1: /etc/ld.so.preload names libcgpu" sh -c "docker exec $1 cat /etc/ld.so.preload | grep -qx /usr/local/lib/cgpu/libcgpu.so"
 	is "$1: /dev/cgpu is there" docker exec "$1" test -c /dev/cgpu
+	eq "$1: the stand-in's nodes of its GPU" "$(nodes "$1")" "$GPU0$CTL"
 	mi=$(inside "$1" cudaprobe meminfo)
 	eq "$1: cuMemGetInfo total" "$(val cuda.total "$mi")" "$2"
 	eq "$1: NVML total" "$(val nvml.total "$mi")" "$2"
@@ -226,6 +240,34 @@ docker rm nomod >/dev/null
 modprobe cgpu_km
 agree "module loaded again"
 
+section "two GPUs: the stand-in's nodes in containers, raw allocations through them"
+rm -f /run/cgpu-sim/state # the simulated libraries' node changes size too
+s=$(date +%s)
+./install.sh --prebuilt --sim-gpus 2 --enforce >"$W/out" 2>&1
+rc=$?
+grep -E 'stand-in|nvidia|enforc|FAILED' "$W/out" | sed 's/^/  | /'
+eq "install.sh --sim-gpus 2 --enforce ($(($(date +%s) - s))s)" "$rc" 0
+eq "the stand-in reloaded" "$(cat /sys/module/nvidia/parameters/gpus) / $(cat /etc/modprobe.d/cgpu-sim.conf)" "2 / options nvidia gpus=2 mem_mib=15109"
+eq "its nodes" "$(nodes)" "$GPU0$GPU1$CTL"
+# rawalloc (static: no libcgpu) allocates 256 MiB at a time with raw RM ioctls on GPU 1
+# until the driver refuses, then holds it. Enforcement is off (above), so nothing stops
+# it at its 1 GiB budget: the GPU's 15109 MiB take 59, and the instance is not charged.
+docker cgpu run -d --label cgpu.test=on --name raw1 -e ALIYUN_COM_GPU_VISIBLE_DEVICES=1 \
+	-e ALIYUN_COM_GPU_MEM_CONTAINER=1 $IMAGE rawalloc loop 256 1 >/dev/null
+wait_for 60 sh -c "docker logs raw1 2>&1 | grep -qx held"
+eq "a container on GPU 1 has nvidiactl and nvidia1 only" "$(nodes raw1)" "$GPU1$CTL"
+eq "raw allocations through its nodes until GPU 1 is full" "$(docker logs raw1 2>&1 | grep ^loop:)" "loop: 59 x 256 MiB, then status 0x51"
+eq "the stand-in's ledger of GPU 1" "$(cat $SD/gpus/1/used)" $((59 * 256 << 20))
+eq "GPU 0 untouched" "$(cat $SD/gpus/0/used)" 0
+eq "raw1's instance is not charged (enforcement off)" "$(sed -n 's/^Free: //p' "$P/1/$(id_of raw1)/meminfo")" 1056195652
+eq "a plain container with NVIDIA_VISIBLE_DEVICES=0 has nvidia0 and nvidiactl" \
+	"$(docker run --rm --runtime cgpu -e NVIDIA_VISIBLE_DEVICES=0 $IMAGE sh -c 'stat -c "%n %F %t:%T %a;" /dev/nvidia*' | tr -d '\n')" "$GPU0$CTL"
+agree "raw allocations"
+docker rm -f raw1 >/dev/null
+wait_for 30 sh -c "[ \$(cat $SD/gpus/1/used) = 0 ]"
+eq "docker rm gives the stand-in's memory back" "$(cat $SD/gpus/1/used)" 0
+agree "raw1 removed"
+
 section "upgrade.sh (cold)"
 # The next version is the same sources under another number, built on the host; the
 # broken one fails at once in Kbuild, before compiling anything.
@@ -274,6 +316,7 @@ sed 's/^/  | /' "$W/out"
 eq "exit status ($(($(date +%s) - s))s)" "$rc" 0
 is "no module" test ! -d /sys/module/cgpu_km
 is "no device" test ! -e /dev/cgpu
+is "no stand-in driver, no /dev/nvidia*" sh -c "[ ! -d /sys/module/nvidia ] && ! ls /dev/nvidia* 2>/dev/null"
 is "no runtime in docker" sh -c "! docker info --format '{{json .Runtimes}}' | grep -q cgpu"
 is "daemon.json has the user's settings, and only those" cmp <(jq -S . /etc/docker/daemon.json) <(jq -S . "$W/user-daemon.json")
 snapshot "$W/uninstalled"
@@ -282,11 +325,12 @@ diff <(names "$W/before") <(names "$W/uninstalled") | head -20
 
 section "a failed install leaves the node as it was"
 cp /etc/docker/daemon.json "$W/pre-rollback.json"
-mkdir -p "$W/tree/scripts" "$W/tree/libcgpu/build" "$W/tree/sim"
+mkdir -p "$W/tree/scripts" "$W/tree/libcgpu/build" "$W/tree/sim" "$W/tree/simdrv"
 cp -r install.sh bin "$W/tree/"
 cp -r sim/build "$W/tree/sim/"
 cp scripts/cgpu-lib.sh "$W/tree/scripts/"
 cp libcgpu/build/libcgpu.so "$W/tree/libcgpu/build/"
+cp simdrv/nvidia.ko "$W/tree/simdrv/"
 cp -r kmod "$W/tree/kmod"
 echo '$(error broken on purpose by the cgpu stack test)' >>"$W/tree/kmod/Kbuild"
 s=$(date +%s)
@@ -297,6 +341,7 @@ eq "exit status ($(($(date +%s) - s))s)" "$rc" 1
 is "the failed step is named" grep -q "FAILED: building cgpu_km $VER through DKMS" "$W/out"
 is "what it changed is undone" grep -q 'the node is as it was before this run' "$W/out"
 is "daemon.json as it was" cmp /etc/docker/daemon.json "$W/pre-rollback.json"
+is "the stand-in unloaded again" test ! -d /sys/module/nvidia
 snapshot "$W/rolled-back"
 is "no file left behind" diff <(names "$W/before") <(names "$W/rolled-back")
 diff <(names "$W/before") <(names "$W/rolled-back") | head -20

@@ -10,6 +10,8 @@ export PATH=/usr/local/go/bin:$PATH CGO_ENABLED=1
 # Built here: Go under TCG would take longer than the whole suite (install.sh --prebuilt),
 # and so would a second DKMS build of the module (the upgrade takes the host's build).
 make -s go sim libcgpu
+# The stand-in driver (install.sh --prebuilt takes it) and the raw-ABI program.
+make -s -C simdrv modules build/rawalloc
 V=test/upgrade/build
 test/upgrade/variants.sh "$V" next
 exec test/vm/run.sh --mem 3072 --timeout 1500 -- bash test/stack/e2e.sh "$PWD/$V"
