@@ -88,10 +88,10 @@ eq "module version" "$(cat $P/version)" "$VER"
 eq "GPUs in the tree" "$(ls -d $P/[0-9]* | wc -l)" 1
 is "/dev/cgpu is a character device" test -c /dev/cgpu
 eq "loaded at boot" "$(cat /etc/modules-load.d/cgpu_km.conf) / $(cat /etc/modprobe.d/cgpu_km.conf)" "cgpu_km / options cgpu_km ngpus=1 enforce=1"
-# cgpu_km finds the stand-in but not its version (/sys/module/nvidia/version, which
-# NVIDIA's driver has and the stand-in has not): enforcement off, and said so.
-eq "enforcement" "$(cat $P/enforcement)" "enforcement: off (driver version unknown)"
-is "install.sh says it is off and what that means" grep -qxF "install.sh:   warning    enforcement at the NVIDIA driver is off (driver version unknown): budgets hold only in processes that run libcgpu (docs/kmod.md)" "$W/install1"
+# cgpu_km finds the stand-in and its release (/sys/module/nvidia/version, as on a real
+# node): budgets are enforced at its boundary from here on, and libcgpu steps back.
+eq "enforcement" "$(cat $P/enforcement)" "enforcement: on (driver 535.261.03)"
+is "install.sh says so" grep -qxF "install.sh:   enforcing  at the NVIDIA driver's boundary: on (driver 535.261.03)" "$W/install1"
 eq "the stand-in driver loaded at boot" "$(cat /etc/modules-load.d/cgpu-sim.conf) / $(cat /etc/modprobe.d/cgpu-sim.conf)" "nvidia / options nvidia gpus=1 mem_mib=15109"
 is "and installed where modprobe finds it" cmp "/lib/modules/$KVER/extra/cgpu-sim/nvidia.ko" simdrv/nvidia.ko
 eq "the stand-in's GPU" "$(cat $SD/version) $(cat $SD/gpus/0/total)" "535.261.03 $((15109 << 20))"
@@ -249,17 +249,17 @@ grep -E 'stand-in|nvidia|enforc|FAILED' "$W/out" | sed 's/^/  | /'
 eq "install.sh --sim-gpus 2 --enforce ($(($(date +%s) - s))s)" "$rc" 0
 eq "the stand-in reloaded" "$(cat /sys/module/nvidia/parameters/gpus) / $(cat /etc/modprobe.d/cgpu-sim.conf)" "2 / options nvidia gpus=2 mem_mib=15109"
 eq "its nodes" "$(nodes)" "$GPU0$GPU1$CTL"
+eq "cgpu_km enforces at the stand-in's boundary" "$(cat $P/enforcement)" "enforcement: on (driver 535.261.03)"
 # rawalloc (static: no libcgpu) allocates 256 MiB at a time with raw RM ioctls on GPU 1
-# until the driver refuses, then holds it. Enforcement is off (above), so nothing stops
-# it at its 1 GiB budget: the GPU's 15109 MiB take 59, and the instance is not charged.
+# until refused, then holds it: the 1 GiB budget (1056195652 bytes) takes three.
 docker cgpu run -d --label cgpu.test=on --name raw1 -e ALIYUN_COM_GPU_VISIBLE_DEVICES=1 \
 	-e ALIYUN_COM_GPU_MEM_CONTAINER=1 $IMAGE rawalloc loop 256 1 >/dev/null
 wait_for 60 sh -c "docker logs raw1 2>&1 | grep -qx held"
 eq "a container on GPU 1 has nvidiactl and nvidia1 only" "$(nodes raw1)" "$GPU1$CTL"
-eq "raw allocations through its nodes until GPU 1 is full" "$(docker logs raw1 2>&1 | grep ^loop:)" "loop: 59 x 256 MiB, then status 0x51"
-eq "the stand-in's ledger of GPU 1" "$(cat $SD/gpus/1/used)" $((59 * 256 << 20))
+eq "refused at its budget by cgpu_km" "$(docker logs raw1 2>&1 | grep ^loop:)" "loop: 3 x 256 MiB, then status 0x51"
+eq "the stand-in's ledger of GPU 1" "$(cat $SD/gpus/1/used)" $((768 << 20))
 eq "GPU 0 untouched" "$(cat $SD/gpus/0/used)" 0
-eq "raw1's instance is not charged (enforcement off)" "$(sed -n 's/^Free: //p' "$P/1/$(id_of raw1)/meminfo")" 1056195652
+eq "charged to raw1's instance on GPU 1" "$(sed -n 's/^Free: //p' "$P/1/$(id_of raw1)/meminfo")" $((1056195652 - (768 << 20)))
 eq "a plain container with NVIDIA_VISIBLE_DEVICES=0 has nvidia0 and nvidiactl" \
 	"$(docker run --rm --runtime cgpu -e NVIDIA_VISIBLE_DEVICES=0 $IMAGE sh -c 'stat -c "%n %F %t:%T %a;" /dev/nvidia*' | tr -d '\n')" "$GPU0$CTL"
 agree "raw allocations"
@@ -267,6 +267,46 @@ docker rm -f raw1 >/dev/null
 wait_for 30 sh -c "[ \$(cat $SD/gpus/1/used) = 0 ]"
 eq "docker rm gives the stand-in's memory back" "$(cat $SD/gpus/1/used)" 0
 agree "raw1 removed"
+
+section "enforce=1: a 2 GiB container cannot hold more, whatever runs in it"
+# Each way out of the budget (docs/kmod.md): the simulated libcuda allocates through the
+# stand-in, cgpu_km charges and refuses at its boundary; libcgpu, in kernel mode, charges
+# nothing itself. At the peak, what GPU 0 holds (the node's driver) must be within the
+# budget and equal to the container's charge; after the process, 0.
+TWO=2112391304 # 2 of 15 GiB of a 15109 MiB T4
+docker cgpu run -d --label cgpu.test=on --name esc -e ALIYUN_COM_GPU_VISIBLE_DEVICES=0 \
+	-e ALIYUN_COM_GPU_MEM_CONTAINER=2 $IMAGE sleep 600 >/dev/null
+ESC=$(id_of esc)
+# escape NAME WANT [EXEC-OPTIONS] -- COMMAND...: runs COMMAND in esc until it holds
+# ("holding" or "held"), then checks it stopped at WANT bytes held on GPU 0, charged as held.
+escape() {
+	local name=$1 want=$2 opts=() out held charged
+	shift 2
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	docker exec -d "${opts[@]}" esc sh -c "exec $* >/tmp/$name 2>&1"
+	wait_for 120 sh -c "docker exec esc grep -qE '^(holding|held)' /tmp/$name"
+	out=$(docker exec esc cat /tmp/$name | grep -E '^(stop|loop:)' | tr '\n' ' ')
+	held=$(cat $SD/gpus/0/used)
+	charged=$((TWO - $(sed -n 's/^Free: //p' "$P/0/$ESC/meminfo")))
+	if [ "$held" = "$want" ] && [ "$charged" = "$held" ] && [ "$held" -le "$TWO" ]; then
+		ok "$name: stopped at $held bytes of $TWO, charged $charged ($out)"
+	else
+		bad "$name: GPU 0 holds $held (want $want, at most $TWO), charged $charged ($out)"
+	fi
+	docker exec esc sh -c 'kill $(pidof cudaprobe rawalloc)' 2>/dev/null
+	wait_for 30 sh -c "[ \$(cat $SD/gpus/0/used) = 0 ]"
+	eq "$name: given back" "$(cat $SD/gpus/0/used) $(sed -n 's/^Free: //p' "$P/0/$ESC/meminfo")" "0 $TWO"
+}
+MIB64=$((64 << 20))
+escape alloc-loop $((31 * MIB64)) -- cudaprobe alloc-loop -c 64 -k
+escape cgpu-disable $((31 * MIB64)) -e CGPU_DISABLE=1 -- cudaprobe alloc-loop -c 64 -k
+escape vmm-release-mapped $((31 * MIB64)) -- cudaprobe vmm-loop -c 64 -k
+escape pools $((31 * MIB64)) -- cudaprobe pool-loop -c 64 -k
+escape 2mib-plus-1 $((503 * (4 << 20))) -- cudaprobe alloc-loop -b 2097153 -k
+escape static-raw-ioctls $((31 * MIB64)) -- rawalloc loop 64 0
+docker rm -f esc >/dev/null
+agree "esc removed"
 
 section "upgrade.sh (cold)"
 # The next version is the same sources under another number, built on the host; the

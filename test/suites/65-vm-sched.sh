@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 make -s -C kmod
+make -s -C simdrv
 make -s -C test/kmod
 make -s -C sim
 make -s -C libcgpu
