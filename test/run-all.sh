@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 export PATH=/usr/local/go/bin:$PATH
 make all || { echo "run-all: build failed" >&2; exit 1; }
 failed=() times=()
+# Each suite's output, kept when one fails (the excerpt below names the file).
 logs=$(mktemp -d /tmp/cgpu-suites.XXXXXX)
 t0=$(date +%s)
 for s in test/suites/*.sh; do
@@ -35,4 +36,5 @@ if [ ${#failed[@]} -gt 0 ]; then
 	echo "run-all: FAILED: ${failed[*]}" >&2
 	exit 1
 fi
+rm -rf "$logs"
 echo "run-all: all suites passed"
