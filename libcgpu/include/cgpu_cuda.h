@@ -401,6 +401,7 @@ CUresult cuCtxPushCurrent_v2(CUcontext ctx);
 CUresult cuCtxPopCurrent_v2(CUcontext *pctx);
 CUresult cuCtxGetDevice(CUdevice *device);
 CUresult cuCtxSynchronize(void);
+CUresult cuCtxSynchronize_v2(CUcontext ctx); /* CUDA 13.0: a named context */
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
@@ -474,6 +475,9 @@ typedef struct CUDA_MEMCPY3D_st CUDA_MEMCPY3D;
 typedef struct CUDA_MEMCPY3D_v1_st CUDA_MEMCPY3D_v1;
 typedef struct CUDA_MEMCPY3D_PEER_st CUDA_MEMCPY3D_PEER;
 typedef union CUstreamBatchMemOpParams_union CUstreamBatchMemOpParams;
+typedef struct CUmemcpyAttributes_st CUmemcpyAttributes;
+typedef struct CUDA_MEMCPY3D_BATCH_OP_st CUDA_MEMCPY3D_BATCH_OP;
+typedef struct CUmemDecompressParams_st CUmemDecompressParams;
 typedef void (*CUhostFn)(void *userData);
 
 CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx);
@@ -484,6 +488,8 @@ CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height,
 			   CUstream hStream);
 CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);
 CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData);
+CUresult cuLaunchHostFunc_v2(CUstream hStream, CUhostFn fn, void *userData,
+			     unsigned int syncMode);
 CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost,
 			   unsigned int ByteCount, CUstream hStream);
 CUresult cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice,
@@ -523,6 +529,46 @@ CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
 CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream);
 CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *pCopy,
 				  CUstream hStream);
+/* CUDA 12.8 (with failIdx) and 13.0 (_v2, without) batch copies; 13.2's
+ * copies with attributes; 12.8's batch decompression. */
+CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+			    size_t count, CUmemcpyAttributes *attrs,
+			    size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+			    CUstream hStream);
+CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs,
+				 size_t *sizes, size_t count,
+				 CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+				 size_t numAttrs, size_t *failIdx,
+				 CUstream hStream);
+CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs,
+			       size_t *sizes, size_t count,
+			       CUmemcpyAttributes *attrs, size_t *attrsIdxs,
+			       size_t numAttrs, CUstream hStream);
+CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs,
+				    size_t *sizes, size_t count,
+				    CUmemcpyAttributes *attrs,
+				    size_t *attrsIdxs, size_t numAttrs,
+				    CUstream hStream);
+CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+			      size_t *failIdx, unsigned long long flags,
+			      CUstream hStream);
+CUresult cuMemcpy3DBatchAsync_ptsz(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+				   size_t *failIdx, unsigned long long flags,
+				   CUstream hStream);
+CUresult cuMemcpy3DBatchAsync_v2(size_t numOps, CUDA_MEMCPY3D_BATCH_OP *opList,
+				 unsigned long long flags, CUstream hStream);
+CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps,
+				      CUDA_MEMCPY3D_BATCH_OP *opList,
+				      unsigned long long flags, CUstream hStream);
+CUresult cuMemcpyWithAttributesAsync(CUdeviceptr dst, CUdeviceptr src,
+				     size_t size, CUmemcpyAttributes *attr,
+				     CUstream hStream);
+CUresult cuMemcpy3DWithAttributesAsync(CUDA_MEMCPY3D_BATCH_OP *op,
+				       unsigned long long flags,
+				       CUstream hStream);
+CUresult cuMemBatchDecompressAsync(CUmemDecompressParams *paramsArray,
+				   size_t count, unsigned int flags,
+				   size_t *errorIndex, CUstream stream);
 CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch,
 			unsigned char uc, size_t Width, size_t Height,
 			CUstream hStream);
@@ -590,6 +636,9 @@ CUresult cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count,
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev);
 CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev);
 CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
+/* CUDA 13.0: the current pool of a location (a device's: as cuDeviceSetMemPool). */
+CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type,
+			 CUmemoryPool pool);
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps);
 CUresult cuMemPoolDestroy(CUmemoryPool pool);
 CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);

@@ -3,8 +3,8 @@
  * Every call that submits work to the GPU passes the compute gate (gate.h)
  * first: kernel launches of each kind (the pre-4.0 cuLaunch / cuLaunchGrid
  * too), graph launches, stream-ordered copies of every shape (linear, 2D,
- * 3D, peer, array), memsets of every shape, stream memory operations and
- * host functions. Even the copies and the CPU-side host functions occupy the
+ * 3D, peer, array, batches; decompression), memsets of every shape, stream
+ * memory operations and host functions. Even the copies and the CPU-side host functions occupy the
  * stream while they run, so work queued behind them runs in whoever's slice
  * they end in; gating them keeps a stream's work inside its own slices.
  *
@@ -75,6 +75,8 @@ GATED(cuGraphLaunch_ptsz, s, (CUgraphExec e, CUstream s), e, s)
 
 GATED(cuLaunchHostFunc, s, (CUstream s, CUhostFn fn, void *data), s, fn, data)
 GATED(cuLaunchHostFunc_ptsz, s, (CUstream s, CUhostFn fn, void *data), s, fn, data)
+GATED(cuLaunchHostFunc_v2, s, (CUstream s, CUhostFn fn, void *data, unsigned int mode), s,
+      fn, data, mode)
 
 #define COPY_PARAMS (CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s)
 GATED(cuMemcpyAsync, s, COPY_PARAMS, d, src, n, s)
@@ -122,6 +124,33 @@ GATED(cuMemcpy3DAsync_v2_ptsz, s, (const CUDA_MEMCPY3D *p, CUstream s), p, s)
 GATED(cuMemcpy3DAsync, s, (const CUDA_MEMCPY3D_v1 *p, CUstream s), p, s)
 GATED(cuMemcpy3DPeerAsync, s, (const CUDA_MEMCPY3D_PEER *p, CUstream s), p, s)
 GATED(cuMemcpy3DPeerAsync_ptsz, s, (const CUDA_MEMCPY3D_PEER *p, CUstream s), p, s)
+
+/* Batches of copies (CUDA 12.8; _v2 13.0 without failIdx), copies with
+ * attributes (13.2) and batch decompression (12.8), each on one stream. */
+#define COPIES_PARAMS(...)                                                   \
+	(CUdeviceptr *d, CUdeviceptr *src, size_t *n, size_t count,          \
+	 CUmemcpyAttributes *at, size_t *ai, size_t na, __VA_ARGS__ CUstream s)
+#define COPIES_ARGS d, src, n, count, at, ai, na
+GATED(cuMemcpyBatchAsync, s, COPIES_PARAMS(size_t *fi,), COPIES_ARGS, fi, s)
+GATED(cuMemcpyBatchAsync_ptsz, s, COPIES_PARAMS(size_t *fi,), COPIES_ARGS, fi, s)
+GATED(cuMemcpyBatchAsync_v2, s, COPIES_PARAMS(), COPIES_ARGS, s)
+GATED(cuMemcpyBatchAsync_v2_ptsz, s, COPIES_PARAMS(), COPIES_ARGS, s)
+#define BATCH3D_PARAMS \
+	(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, size_t *fi, unsigned long long fl, CUstream s)
+#define BATCH3D_V2_PARAMS \
+	(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long fl, CUstream s)
+GATED(cuMemcpy3DBatchAsync, s, BATCH3D_PARAMS, n, ops, fi, fl, s)
+GATED(cuMemcpy3DBatchAsync_ptsz, s, BATCH3D_PARAMS, n, ops, fi, fl, s)
+GATED(cuMemcpy3DBatchAsync_v2, s, BATCH3D_V2_PARAMS, n, ops, fl, s)
+GATED(cuMemcpy3DBatchAsync_v2_ptsz, s, BATCH3D_V2_PARAMS, n, ops, fl, s)
+GATED(cuMemcpyWithAttributesAsync, s,
+      (CUdeviceptr d, CUdeviceptr src, size_t n, CUmemcpyAttributes *at, CUstream s), d,
+      src, n, at, s)
+GATED(cuMemcpy3DWithAttributesAsync, s,
+      (CUDA_MEMCPY3D_BATCH_OP *op, unsigned long long fl, CUstream s), op, fl, s)
+GATED(cuMemBatchDecompressAsync, s,
+      (CUmemDecompressParams *p, size_t n, unsigned int fl, size_t *ei, CUstream s), p, n,
+      fl, ei, s)
 
 GATED(cuMemsetD8Async, s, (CUdeviceptr d, unsigned char v, size_t n, CUstream s), d, v,
       n, s)

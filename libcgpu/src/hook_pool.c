@@ -404,6 +404,20 @@ CGPU_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 	return r;
 }
 
+CGPU_EXPORT CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type,
+				     CUmemoryPool pool)
+{
+	CUresult r;
+
+	NEED_CUDA();
+	r = REAL_CU(cuMemSetMemPool, location, type, pool);
+	/* Only a device's pool of device memory is the one cuMemAllocAsync takes from. */
+	if (r == CUDA_SUCCESS && location && location->type == CU_MEM_LOCATION_TYPE_DEVICE &&
+	    type == CU_MEM_ALLOCATION_TYPE_PINNED && location->id >= 0 && location->id < MAX_DEV)
+		__atomic_store_n(&current[location->id], pool, __ATOMIC_RELEASE);
+	return r;
+}
+
 /* Synchronisation is where pools hand memory back to the device. */
 static CUresult synced(CUresult r)
 {
@@ -429,6 +443,12 @@ CGPU_EXPORT CUresult cuCtxSynchronize(void)
 {
 	NEED_CUDA();
 	return synced(REAL_CU(cuCtxSynchronize));
+}
+
+CGPU_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+	NEED_CUDA();
+	return synced(REAL_CU(cuCtxSynchronize_v2, ctx));
 }
 
 CGPU_EXPORT CUresult cuEventSynchronize(CUevent hEvent)

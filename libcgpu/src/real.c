@@ -218,8 +218,9 @@ static int said_variant;
  * cuGraphAddNode for CUDA 12.3, whose _v2 takes one more argument), so the
  * driver's export at the address it answered names the variant, and that
  * variant's hook is returned. Failing that, ours replaces the driver's only
- * if the driver has the variant and resolves it to the same address, so a
- * newer variant we do not know stays the driver's.
+ * if the driver has the variant and resolves it, in that variant's own stream
+ * mode, to the same address, so a newer variant we do not know, or a
+ * per-thread one we lack, stays the driver's.
  */
 void *cgpu_procaddr_substitute(const char *symbol, void *pfn, int version,
 			       cuuint64_t flags)
@@ -248,6 +249,10 @@ void *cgpu_procaddr_substitute(const char *symbol, void *pfn, int version,
 		return exact->fn;
 	if (!best)
 		return pfn;
+	/* Asked with best's own stream mode: a per-thread lookup that best (a
+	 * legacy-stream hook) would answer must resolve to the legacy variant. */
+	if (!best->ptds)
+		flags &= ~(cuuint64_t)CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
 	if (real_cuGetProcAddress_v2)
 		real_cuGetProcAddress_v2(symbol, &same, best->version, flags, NULL);
 	else if (real_cuGetProcAddress)

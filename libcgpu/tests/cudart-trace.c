@@ -14,9 +14,12 @@
  * when cudart got the driver's function for an entry point that allocates,
  * frees, copies, sets memory, launches, or creates, destroys or resets a
  * context, unless the `unhooked` table below says why libcgpu leaves it
- * alone; when it got the driver's function for a name libcgpu hooks; when a
- * name the table lists came back hooked (the table would be out of date); or
- * when too few lookups passed through here to be cudart's.
+ * alone; when it got the driver's function for a name libcgpu hooks; when it
+ * got libcgpu's hook of another variant than the one the driver itself answers
+ * the same lookup with (asked directly, past libcgpu): a per-thread-stream
+ * variant given the legacy stream's hook, or a v1 given a _v2's; when a name
+ * the table lists came back hooked (the table would be out of date); or when
+ * too few lookups passed through here to be cudart's.
  * Exit status: 0, or 1 on any failure.
  */
 #define _GNU_SOURCE
@@ -211,6 +214,31 @@ static void strip_suffixes(char *name)
 	}
 }
 
+/*
+ * Whether the driver itself (asked directly, past libcgpu) answers l with its
+ * export named hook, the function libcgpu's hook of that name calls. By
+ * address: the simulated driver gives variants without a difference one
+ * function under several names. If not, why goes into buf.
+ */
+static int driver_answers(void *drv, gpa1_fn g1, gpa2_fn g2, const struct lookup *l,
+			  const char *hook, char *buf, size_t n)
+{
+	void *fn = NULL;
+	Dl_info info;
+	int st = 0;
+
+	if (g2)
+		g2(l->symbol, &fn, l->version, l->flags, &st);
+	else if (g1)
+		g1(l->symbol, &fn, l->version, l->flags);
+	if (fn && fn == glibc_dlsym(drv, hook))
+		return 1;
+	snprintf(buf, n, "the hook of another variant: the driver answers %s",
+		 fn && dladdr(fn, &info) && info.dli_sname && info.dli_saddr == fn ?
+			 info.dli_sname : "?");
+	return 0;
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -225,7 +253,9 @@ int main(int argc, char **argv)
 	int version = 0, count = -1, fails = 0, hooked = 0, resolved = 0, ptds = 0, listed = 0;
 	const char *runtime = "libcudart";
 	char buf[64];
-	void *p = NULL;
+	void *p = NULL, *drv;
+	gpa1_fn drv1;
+	gpa2_fn drv2;
 	Dl_info rt;
 
 	if (libcgpu && !hc) {
@@ -234,10 +264,14 @@ int main(int argc, char **argv)
 	}
 	find_dlsym(hc);
 	/* cudart unloads the driver when cuInit fails; its functions are named below. */
-	if (!dlopen("libcuda.so.1", RTLD_LAZY)) {
+	drv = dlopen("libcuda.so.1", RTLD_LAZY);
+	if (!drv) {
 		fprintf(stderr, "cudart-trace: %s\n", dlerror());
 		return 1;
 	}
+	/* The driver's own answers, past libcgpu (glibc's dlsym on the driver). */
+	drv2 = (gpa2_fn)glibc_dlsym(drv, "cuGetProcAddress_v2");
+	drv1 = (gpa1_fn)glibc_dlsym(drv, "cuGetProcAddress");
 	/* Each runs cudart's initialisation, or reports why it stopped. */
 	printf("# cudaRuntimeGetVersion: %s\n", cudaGetErrorName(cudaRuntimeGetVersion(&version)));
 	printf("# cudaGetDeviceCount: %s\n", cudaGetErrorName(cudaGetDeviceCount(&count)));
@@ -252,7 +286,7 @@ int main(int argc, char **argv)
 	pthread_mutex_lock(&lock);
 	for (int i = 0; i < nlookups; i++) {
 		const struct lookup *l = &lookups[i];
-		char name[64], base[64];
+		char name[64], base[64], why[128];
 		const char *owner = "-", *left = NULL, *fail = NULL;
 		Dl_info info;
 		int ours;
@@ -272,7 +306,9 @@ int main(int argc, char **argv)
 		hooked += ours;
 		snprintf(base, sizeof(base), "%s", name);
 		strip_suffixes(base);
-		if (!ours && hc && glibc_dlsym(hc, name)) {
+		if (ours && !driver_answers(drv, drv1, drv2, l, name, why, sizeof(why))) {
+			fail = why;
+		} else if (!ours && hc && glibc_dlsym(hc, name)) {
 			fail = "libcgpu hooks it, cudart got the driver's";
 		} else if (matches(must_hook, base)) {
 			size_t u = 0;

@@ -39,6 +39,9 @@ static CUlaunchConfig ex_config = { .hStream = S };
 #define S4 (0, 0, 0, S)
 #define S5 (0, 0, 0, 0, S)
 #define S6 (0, 0, 0, 0, 0, S)
+#define S8 (0, 0, 0, 0, 0, 0, 0, S)
+#define S9 (0, 0, 0, 0, 0, 0, 0, 0, S)
+#define S3 (0, 0, S)
 #define FIRST3 (S, 0, 0)
 #define FIRST4 (S, 0, 0, 0)
 #define V2(X, n, a) X(n, a, 1) X(n##_ptsz, a, 1) X(n##_v2, a, 1) X(n##_v2_ptsz, a, 1)
@@ -51,6 +54,7 @@ static CUlaunchConfig ex_config = { .hStream = S };
 	X(cuLaunchGridAsync, S4, 1)                                         \
 	X(cuGraphLaunch, S2, 1) X(cuGraphLaunch_ptsz, S2, 1)                \
 	X(cuLaunchHostFunc, FIRST3, 1) X(cuLaunchHostFunc_ptsz, FIRST3, 1)  \
+	X(cuLaunchHostFunc_v2, FIRST4, 1)                                   \
 	X(cuMemcpyAsync, S4, 1) X(cuMemcpyAsync_ptsz, S4, 1)                \
 	X(cuMemcpyHtoDAsync, S4, 1) X(cuMemcpyHtoDAsync_v2, S4, 1)          \
 	X(cuMemcpyHtoDAsync_v2_ptsz, S4, 1)                                 \
@@ -68,6 +72,14 @@ static CUlaunchConfig ex_config = { .hStream = S };
 	X(cuMemcpy3DAsync, S2, 1) X(cuMemcpy3DAsync_v2, S2, 1)              \
 	X(cuMemcpy3DAsync_v2_ptsz, S2, 1)                                   \
 	X(cuMemcpy3DPeerAsync, S2, 1) X(cuMemcpy3DPeerAsync_ptsz, S2, 1)    \
+	X(cuMemcpyBatchAsync, S9, 1) X(cuMemcpyBatchAsync_ptsz, S9, 1)      \
+	X(cuMemcpyBatchAsync_v2, S8, 1) X(cuMemcpyBatchAsync_v2_ptsz, S8, 1) \
+	X(cuMemcpy3DBatchAsync, S5, 1) X(cuMemcpy3DBatchAsync_ptsz, S5, 1)  \
+	X(cuMemcpy3DBatchAsync_v2, S4, 1)                                   \
+	X(cuMemcpy3DBatchAsync_v2_ptsz, S4, 1)                              \
+	X(cuMemcpyWithAttributesAsync, S5, 1)                               \
+	X(cuMemcpy3DWithAttributesAsync, S3, 1)                             \
+	X(cuMemBatchDecompressAsync, S5, 1)                                 \
 	X(cuMemsetD8Async, S4, 1) X(cuMemsetD8Async_ptsz, S4, 1)            \
 	X(cuMemsetD16Async, S4, 1) X(cuMemsetD16Async_ptsz, S4, 1)          \
 	X(cuMemsetD32Async, S4, 1) X(cuMemsetD32Async_ptsz, S4, 1)          \

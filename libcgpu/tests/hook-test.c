@@ -409,6 +409,25 @@ static void test_pools(unsigned long long budget)
 	OK(a.memFree(x));
 	OK(a.ctxSynchronize());
 	CHECK(free_now(&a) == budget);
+	/* CUDA 13.0: cuMemSetMemPool makes a pool the device's current one (after
+	 * libcgpu has met the one before it), and cuCtxSynchronize_v2 is a point
+	 * where pools give memory back. */
+	OK(a.memAllocAsync(&x, 2 * MiB, s));
+	OK(a.memFreeAsync(x, s));
+	OK(a.streamSynchronize(s));
+	CHECK(free_now(&a) == budget);
+	OK(a.memPoolCreate(&mine, &props));
+	OK(a.memPoolSetAttribute(mine, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep));
+	OK(cuMemSetMemPool(&(CUmemLocation){ CU_MEM_LOCATION_TYPE_DEVICE, 0 },
+			   CU_MEM_ALLOCATION_TYPE_PINNED, mine));
+	OK(a.memAllocAsync(&x, 8 * MiB, s));
+	CHECK(free_now(&a) == budget - 8 * MiB);
+	OK(a.memFreeAsync(x, s));
+	OK(a.memPoolSetAttribute(mine, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &zero));
+	CHECK(free_now(&a) == budget - 8 * MiB);	/* in the pool until a sync */
+	OK(cuCtxSynchronize_v2(NULL));
+	CHECK(free_now(&a) == budget);
+	OK(a.memPoolDestroy(mine));
 	IS(a.memAllocAsync(&x, budget + MiB, s), CUDA_ERROR_OUT_OF_MEMORY);
 	CHECK(phys_used(0) == base);
 }

@@ -167,6 +167,24 @@ SIM_API CUresult cuCtxSynchronize(void)
 	return CUDA_SUCCESS;
 }
 
+/* CUDA 13.0: the named context, or the current one for NULL. Exported, not
+ * handed out by cuGetProcAddress (this driver is a 12.2 one, as 535), so that
+ * libcgpu's hook of it has a driver function to reach in the tests. */
+SIM_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+	CUresult r = sim_check_init();
+
+	if (r)
+		return r;
+	if (!ctx)
+		return cuCtxSynchronize();
+	if (sim_valid_ctx(ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	sim_wait_until(__atomic_load_n(&ctx->last_end, __ATOMIC_ACQUIRE));
+	sim_pools_trim_on_sync();
+	return CUDA_SUCCESS;
+}
+
 SIM_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 	CUresult r = sim_device(dev, NULL);

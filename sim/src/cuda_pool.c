@@ -340,6 +340,19 @@ SIM_API CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 	return r;
 }
 
+/* CUDA 13.0: a location's current pool; only devices' pools of device memory
+ * are simulated. Exported like cuCtxSynchronize_v2 (cuda_ctx.c), not handed
+ * out by cuGetProcAddress. */
+SIM_API CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type,
+				 CUmemoryPool pool)
+{
+	if (!location)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (location->type != CU_MEM_LOCATION_TYPE_DEVICE || type != CU_MEM_ALLOCATION_TYPE_PINNED)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	return cuDeviceSetMemPool(location->id, pool);
+}
+
 SIM_API CUresult cuMemPoolCreate(CUmemoryPool *pool,
 				 const CUmemPoolProps *props)
 {
