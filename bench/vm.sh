@@ -7,21 +7,23 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 [ "$(id -u)" -eq 0 ] || { echo "bench/vm.sh: needs root (QEMU)" >&2; exit 1; }
-make -s -C kmod >/dev/null && make -s -C test/kmod >/dev/null && make -s -C sim >/dev/null &&
-	make -s -C libcgpu >/dev/null || exit 1
+make -s -C kmod >/dev/null && make -s -C test/kmod >/dev/null && make -s -C simdrv >/dev/null &&
+	make -s -C sim >/dev/null && make -s -C libcgpu >/dev/null || exit 1
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 test/vm/run.sh --timeout 2400 -- bash libcgpu/tests/vm-share.sh | tee "$out"
 rc=${PIPESTATUS[0]}
 for w in 2 3; do
 	for k in 20 1000 4000 50000; do
+		# The guest's lines come prefixed "vm| "; no line of a run prints nothing.
 		read -r lo hi err clo chi < <(awk -v w="$w" -v k="$k" '
+			{ sub(/^vm\| /, "") }
 			$1 == "share" && $2 == "weight=" w && $3 == "kernel_us=" k {
-				split($5, r, "="); split($6, c, "="); r = r[2] + 0; c = c[2] + 0
+				split($5, rf, "="); split($6, cf, "="); r = rf[2] + 0; c = cf[2] + 0
 				if (lo == "" || r < lo) lo = r; if (hi == "" || r > hi) hi = r
 				e = (r - w) / w * 100; e = e < 0 ? -e : e; if (e > m) m = e
 				if (clo == "" || c < clo) clo = c; if (chi == "" || c > chi) chi = c }
-			END { printf "%s %s %.1f %s %s\n", lo, hi, m, clo, chi }' "$out")
+			END { if (lo != "") printf "%s %s %.1f %s %s\n", lo, hi, m, clo, chi }' "$out")
 		[ -n "$lo" ] || { figure "1:$w share, ${k} us kernels, batches 1..128 (VM)" "$w.0 +-2%" "no run" 0; continue; }
 		figure "1:$w share, ${k} us kernels, batches 1..128 (VM)" "$w.0 +-2%" \
 			"$lo..$hi (max error ${err}%; charged $clo..$chi)" "$(le "$err" 2)"
