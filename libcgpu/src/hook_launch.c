@@ -4,9 +4,10 @@
  * first: kernel launches of each kind (the pre-4.0 cuLaunch / cuLaunchGrid
  * too), graph launches, stream-ordered copies of every shape (linear, 2D,
  * 3D, peer, array, batches; decompression), memsets of every shape, stream
- * memory operations and host functions. Even the copies and the CPU-side host functions occupy the
- * stream while they run, so work queued behind them runs in whoever's slice
- * they end in; gating them keeps a stream's work inside its own slices.
+ * memory operations and host functions. Even the copies and the CPU-side
+ * host functions occupy the stream while they run, so work queued behind
+ * them runs in whoever's slice they end in; gating them keeps a stream's work
+ * inside its own slices.
  *
  * A launch into a stream being captured into a graph submits nothing, but is
  * gated like any other (the gate cannot tell without a driver call per

@@ -393,17 +393,22 @@ CGPU_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool,
 	return r;
 }
 
-CGPU_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+/* After the driver took it: the pool cuMemAllocAsync on dev now takes from. */
+static CUresult now_current(CUresult r, CUdevice dev, CUmemoryPool pool)
 {
-	CUresult r;
-
-	NEED_CUDA();
-	r = REAL_CU(cuDeviceSetMemPool, dev, pool);
 	if (r == CUDA_SUCCESS && dev >= 0 && dev < MAX_DEV)
 		__atomic_store_n(&current[dev], pool, __ATOMIC_RELEASE);
 	return r;
 }
 
+CGPU_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+	NEED_CUDA();
+	return now_current(REAL_CU(cuDeviceSetMemPool, dev, pool), dev, pool);
+}
+
+/* CUDA 13.0: any location's pool of any type; only a device's pool of device
+ * memory is the one cuMemAllocAsync takes from. */
 CGPU_EXPORT CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type,
 				     CUmemoryPool pool)
 {
@@ -411,11 +416,10 @@ CGPU_EXPORT CUresult cuMemSetMemPool(CUmemLocation *location, CUmemAllocationTyp
 
 	NEED_CUDA();
 	r = REAL_CU(cuMemSetMemPool, location, type, pool);
-	/* Only a device's pool of device memory is the one cuMemAllocAsync takes from. */
-	if (r == CUDA_SUCCESS && location && location->type == CU_MEM_LOCATION_TYPE_DEVICE &&
-	    type == CU_MEM_ALLOCATION_TYPE_PINNED && location->id >= 0 && location->id < MAX_DEV)
-		__atomic_store_n(&current[location->id], pool, __ATOMIC_RELEASE);
-	return r;
+	if (!location || location->type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    type != CU_MEM_ALLOCATION_TYPE_PINNED)
+		return r;
+	return now_current(r, location->id, pool);
 }
 
 /* Synchronisation is where pools hand memory back to the device. */

@@ -155,16 +155,19 @@ SIM_API CUresult cuCtxGetDevice(CUdevice *device)
 	return CUDA_SUCCESS;
 }
 
+static CUresult sync_ctx(struct CUctx_st *c)
+{
+	sim_wait_until(__atomic_load_n(&c->last_end, __ATOMIC_ACQUIRE));
+	sim_pools_trim_on_sync();
+	return CUDA_SUCCESS;
+}
+
 SIM_API CUresult cuCtxSynchronize(void)
 {
 	struct CUctx_st *c;
 	CUresult r = sim_current(&c);
 
-	if (r)
-		return r;
-	sim_wait_until(__atomic_load_n(&c->last_end, __ATOMIC_ACQUIRE));
-	sim_pools_trim_on_sync();
-	return CUDA_SUCCESS;
+	return r ? r : sync_ctx(c);
 }
 
 /* CUDA 13.0: the named context, or the current one for NULL. Exported, not
@@ -178,11 +181,7 @@ SIM_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
 		return r;
 	if (!ctx)
 		return cuCtxSynchronize();
-	if (sim_valid_ctx(ctx))
-		return CUDA_ERROR_INVALID_CONTEXT;
-	sim_wait_until(__atomic_load_n(&ctx->last_end, __ATOMIC_ACQUIRE));
-	sim_pools_trim_on_sync();
-	return CUDA_SUCCESS;
+	return sim_valid_ctx(ctx) ? CUDA_ERROR_INVALID_CONTEXT : sync_ctx(ctx);
 }
 
 SIM_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
