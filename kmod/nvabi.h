@@ -118,6 +118,68 @@ struct nva_xfer {
 #define NVA_MEMPARAMS_SIZE_NEW	128
 #define NVA_MEMPARAMS_SIZE_OFF	64
 
+/*
+ * The RM API NVIDIA's driver gives kernel clients: nvidia_get_rm_ops() (exported; the
+ * caller's version_string must be the driver's own) fills nvidia_modeset_rm_ops_t,
+ * whose op (rm_kernel_rmapi_op) runs one nvidia_kernel_rmapi_ops_t with kernel
+ * privilege and parameters in kernel memory (nv-kernel-rmapi-ops.h).
+ */
+struct nva_rm_ops {
+	const char *version_string;
+	struct {
+		u8 allow_write_combining;
+	} system_info;
+	int (*alloc_stack)(void **sp);
+	void (*free_stack)(void *sp);
+	u32 (*enumerate_gpus)(void *gpu_info);
+	int (*open_gpu)(u32 gpu_id, void *sp);
+	void (*close_gpu)(u32 gpu_id, void *sp);
+	void (*op)(void *sp, void *ops_cmd);
+	int (*set_callbacks)(const void *cb);
+};
+
+#define NVA_NV01_FREE		0x00
+#define NVA_NV04_CONTROL	0x36
+
+/* NVOS54_PARAMETERS */
+struct nva_nvos54 {
+	u32 hClient;
+	u32 hObject;
+	u32 cmd;
+	u32 flags;
+	u64 params;
+	u32 paramsSize;
+	u32 status;
+};
+
+/* nvidia_kernel_rmapi_ops_t: op, then the union (of NVIDIA's size) of the blocks. */
+#define NVA_RMAPI_OPS_SIZE	64
+struct nva_rmapi_ops {
+	u32 op;
+	u32 pad;
+	union {
+		struct nva_nvos00 free;
+		struct nva_nvos54 control;
+		u8 all[NVA_RMAPI_OPS_SIZE - 8];
+	} params;
+};
+
+/* NV0041_CTRL_CMD_GET_SURFACE_INFO: a memory object's size (4 KiB units) and place. */
+#define NVA_NV0041_CTRL_CMD_GET_SURFACE_INFO	0x410110
+#define NVA_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE	7
+#define NVA_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE 9
+#define NVA_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE	0x1000
+#define NVA_ADDR_SPACE_TYPE_VIDMEM		2
+struct nva_nv0041_surface_info {
+	u32 index;
+	u32 data;
+};
+struct nva_nv0041_get_surface_info {
+	u32 surfaceInfoListSize;
+	u32 pad;
+	u64 surfaceInfoList;
+};
+
 static_assert(sizeof(struct nva_nvos21) == 32);
 static_assert(sizeof(struct nva_nvos64) == 48);
 static_assert(sizeof(struct nva_nvos00) == 16);
@@ -127,5 +189,7 @@ static_assert(offsetof(struct nva_nvos21, status) == 28);
 static_assert(offsetof(struct nva_nvos64, status) == 40);
 static_assert(offsetof(struct nva_nvos32_head, status) == 20);
 static_assert(sizeof(struct nva_nvos32_head) == 40);
+static_assert(sizeof(struct nva_nvos54) == 32);
+static_assert(sizeof(struct nva_rmapi_ops) == NVA_RMAPI_OPS_SIZE);
 
 #endif

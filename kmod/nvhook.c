@@ -63,21 +63,24 @@ MODULE_PARM_DESC(nv_version, "the NVIDIA driver's version, for its layouts; empt
  */
 static const struct nvh_layout {
 	const char *version;
-	const char *ioctl_sym;
 	const char *close_sym;
 	u32 memparams_size;
 } nvh_layouts[] = {
-	{ "535.261.03", "nvidia_frontend_unlocked_ioctl", "nvidia_frontend_close",
-	  NVA_MEMPARAMS_SIZE_OLD },
-	{ "550.163.01", "nvidia_unlocked_ioctl", "nvidia_close", NVA_MEMPARAMS_SIZE_NEW },
+	{ "535.261.03", "nvidia_frontend_close", NVA_MEMPARAMS_SIZE_OLD },
+	{ "550.163.01", "nvidia_close", NVA_MEMPARAMS_SIZE_NEW },
 };
+
+/* RM's entry and the kernel client's API: one name each in every release of the table. */
+#define NVH_RM_IOCTL_SYM	"rm_ioctl"
+#define NVH_GET_RM_OPS_SYM	"nvidia_get_rm_ops"
 
 #define NVH_PAGE	(2ULL << 20)	/* the charge is checked in 2 MiB pages */
 #define NVH_OBJS_MAX	16384		/* tracked objects per driver file */
 #define NVH_FILE_BITS	8
 
-typedef long (*nvh_ioctl_fn)(struct file *, unsigned int, unsigned long);
+typedef u32 (*nvh_rm_ioctl_fn)(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size);
 typedef int (*nvh_close_fn)(struct inode *, struct file *);
+typedef u32 (*nvh_get_rm_ops_fn)(struct nva_rm_ops *);
 
 struct nvh_hook {
 	unsigned long addr;		/* the driver's function, its start: callable */
@@ -88,8 +91,8 @@ struct nvh_hook {
 
 /* One driver file that a limited container allocated through. */
 struct nvh_file {
-	struct hlist_node node;		/* nvh.files, by file */
-	const struct file *file;	/* identity only: no reference */
+	struct hlist_node node;		/* nvh.files, by key */
+	const void *key;		/* the file's private data, rm_ioctl's nvfp: identity only */
 	struct cgpu_attachment *att;	/* the container's ledgers, one per GPU (its files count) */
 	struct mutex lock;		/* objs, nobjs */
 	DECLARE_HASHTABLE(objs, 6);
@@ -117,8 +120,10 @@ static struct {
 	bool attached;
 	bool notifier;
 	const struct nvh_layout *layout;	/* fixed while attached */
-	char state[128];		/* /proc/cgpu_km/enforcement */
-	struct nvh_hook ioctl, close;
+	char state[160];		/* /proc/cgpu_km/enforcement */
+	struct nvh_hook rm_ioctl, close;
+	struct nva_rm_ops rm;		/* the driver's kernel client API, fixed while attached */
+	atomic64_t taken_back;		/* objects freed after the fact (over the budget) */
 	struct notifier_block nb;
 	struct mutex files_lock;
 	DECLARE_HASHTABLE(files, NVH_FILE_BITS);
@@ -203,13 +208,13 @@ static void nvh_file_free(struct nvh_file *rec)
 	cgpu_free(rec);
 }
 
-static struct nvh_file *nvh_file_find(const struct file *f)
+static struct nvh_file *nvh_file_find(const void *key)
 {
 	struct nvh_file *rec;
 
 	lockdep_assert_held(&nvh.files_lock);
-	hash_for_each_possible(nvh.files, rec, node, (unsigned long)f)
-		if (rec->file == f)
+	hash_for_each_possible(nvh.files, rec, node, (unsigned long)key)
+		if (rec->key == key)
 			return rec;
 	return NULL;
 }
@@ -238,7 +243,7 @@ static bool nvh_owns(const struct nvh_file *rec)
  * The record lives until f is released or cgpu_km detaches, neither of which can
  * happen while an ioctl on f is running.
  */
-static struct nvh_file *nvh_file_for_caller(struct file *f, bool *refuse)
+static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
 {
 	struct nvh_file *rec, *other;
 	int err;
@@ -274,7 +279,7 @@ static struct nvh_file *nvh_file_for_caller(struct file *f, bool *refuse)
 		*refuse = err != -ENOENT && nvh_caller_contained();
 		return NULL;
 	}
-	rec->file = f;
+	rec->key = f;
 	mutex_init(&rec->lock);
 	hash_init(rec->objs);
 	mutex_lock(&nvh.files_lock);
@@ -293,41 +298,100 @@ static struct nvh_file *nvh_file_for_caller(struct file *f, bool *refuse)
 	return rec;
 }
 
+/* ---- the driver's kernel client (nvidia_get_rm_ops) ---- */
+
+/*
+ * One operation of the RM API the driver gives kernel clients, with kernel privilege:
+ * RM checks neither whose the client is nor copies parameters from user space
+ * (XlateUserModeArgsToSecInfo, rmclientValidate), so cgpu_km can ask about, and free,
+ * an object of the caller's client by its handle, with buffers no task can write.
+ */
+static int nvh_rm_op(struct nva_rmapi_ops *ops)
+{
+	void *sp = NULL;
+
+	if (nvh.rm.alloc_stack(&sp))
+		return -ENOMEM;
+	nvh.rm.op(sp, ops);
+	nvh.rm.free_stack(sp);
+	return 0;
+}
+
+/* The driver's own figure for memory object (client, handle): its bytes and whether in video memory. */
+static int nvh_rm_surface(u32 client, u32 handle, u64 *bytes, bool *vidmem)
+{
+	struct nva_nv0041_surface_info list[2] = {
+		{ .index = NVA_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE },
+		{ .index = NVA_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE },
+	};
+	struct nva_nv0041_get_surface_info gp = {
+		.surfaceInfoListSize = ARRAY_SIZE(list),
+		.surfaceInfoList = (u64)(unsigned long)list,
+	};
+	struct nva_rmapi_ops ops = { .op = NVA_NV04_CONTROL };
+
+	ops.params.control = (struct nva_nvos54){
+		.hClient = client, .hObject = handle, .cmd = NVA_NV0041_CTRL_CMD_GET_SURFACE_INFO,
+		.params = (u64)(unsigned long)&gp, .paramsSize = sizeof(gp),
+	};
+	if (nvh_rm_op(&ops))
+		return -ENOMEM;
+	if (ops.params.control.status != NVA_NV_OK)
+		return -EIO;
+	*bytes = (u64)list[0].data * NVA_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE;
+	*vidmem = list[1].data == NVA_ADDR_SPACE_TYPE_VIDMEM;
+	return 0;
+}
+
+/* Frees (client, parent, handle) in the driver, as the owner would; the driver's status. */
+static u32 nvh_rm_free_obj(u32 client, u32 parent, u32 handle)
+{
+	struct nva_rmapi_ops ops = { .op = NVA_NV01_FREE };
+
+	ops.params.free = (struct nva_nvos00){
+		.hRoot = client, .hObjectParent = parent, .hObjectOld = handle,
+	};
+	if (nvh_rm_op(&ops))
+		return NVA_ERR_NO_MEMORY;
+	return ops.params.free.status;
+}
+
 /* ---- the wrapped calls ---- */
 
 #define NVH_GPU_NONE	U32_MAX
 
-/* The driver's answer to a limited caller, without calling it: status set, return 0. */
-static long nvh_answer(void __user *status, u32 code)
-{
-	return put_user(code, (u32 __user *)status) ? -EFAULT : 0;
-}
-
-/* A parameter block of RM_ALLOC as the caller passed it (direct, or inside XFER). */
-struct nvh_blk {
-	void __user *u;
-	unsigned int size;		/* 32: NVOS21, 48: NVOS64 */
-	union { struct nva_nvos21 p21; struct nva_nvos64 p64; } v;	/* copied once */
+/*
+ * One call of RM's entry, rm_ioctl(sp, nv, nvfp, cmd, data, size): data is the driver's
+ * own kernel copy of the escape's block (nvidia_ioctl copied it in, unwrapping XFER, and
+ * copies it back out after), so no thread of the caller can change what is read here
+ * between our look and the driver's; nvfp is the file's private data.
+ */
+struct nvh_call {
+	void *sp, *nv, *nvfp;
+	u32 cmd;
+	void *data;
+	u32 size;
 };
 
-static void __user *nvh_status(const struct nvh_blk *b)
+static u32 nvh_orig(const struct nvh_call *c)
 {
-	return b->u + (b->size == sizeof(struct nva_nvos21) ?
-		       offsetof(struct nva_nvos21, status) : offsetof(struct nva_nvos64, status));
+	nvh_rm_ioctl_fn orig = (nvh_rm_ioctl_fn)READ_ONCE(nvh.rm_ioctl.addr);
+
+	return orig(c->sp, c->nv, c->nvfp, c->cmd, c->data, c->size);
 }
 
-/*
- * The driver's answer, read back once: NV_OK and the new handle, or false. The two fields
- * alone, not the block: each copy is paid on every charged allocation (docs/kmod.md,
- * "Cost"). Time of check to time of use: another thread of the caller may rewrite the
- * block between the driver's write and this read (docs/kmod.md: what is left).
- */
-static bool nvh_answered_ok(const struct nvh_blk *b, long ret, u32 *handle)
+/* RM_ALLOC's status: NVOS21 (32 bytes) and NVOS64 (48) keep it in different places. */
+static u32 *nvh_alloc_status(const struct nvh_call *c)
 {
-	u32 st;
+	return c->size == sizeof(struct nva_nvos21) ? &((struct nva_nvos21 *)c->data)->status :
+		&((struct nva_nvos64 *)c->data)->status;
+}
 
-	return !ret && !get_user(st, (u32 __user *)nvh_status(b)) && st == NVA_NV_OK &&
-	       !get_user(*handle, (u32 __user *)(b->u + offsetof(struct nva_nvos21, hObjectNew)));
+/* The driver's answer to a limited caller, without calling it: status set, as RM does. */
+static u32 nvh_answer(u32 *status, u32 code)
+{
+	*status = code;
+	return NVA_NV_OK;
 }
 
 /* A tracked device or subdevice of rec, or NULL. rec->lock held. */
@@ -351,12 +415,19 @@ static bool nvh_take_place(struct nvh_file *rec)
 	return ok;
 }
 
+static void nvh_give_place(struct nvh_file *rec)
+{
+	mutex_lock(&rec->lock);
+	rec->nobjs--;
+	mutex_unlock(&rec->lock);
+}
+
 /* Records o (its place taken) under its handle. rec->lock held. */
 static void nvh_record(struct nvh_file *rec, struct nvh_obj *o)
 {
 	/*
-	 * A line left by an object the driver freed behind our back (the free's block
-	 * rewritten meanwhile): the handle is reused, and what was under it went too.
+	 * A line left by an object freed behind our back (by another thread between the
+	 * driver's answer and this record): the handle is reused, and what was under it went too.
 	 */
 	struct nvh_obj *stale = nvh_obj_find(rec, o->client, o->handle);
 
@@ -367,86 +438,103 @@ static void nvh_record(struct nvh_file *rec, struct nvh_obj *o)
 
 /*
  * NV01_DEVICE_0 and NV20_SUBDEVICE_0: which GPU the objects under them are on. A device
- * is made for NV0080_ALLOC_PARAMETERS.deviceId (its first field), read once before the
- * call; a subdevice is on its parent device's GPU. One not tracked (made before cgpu_km
- * attached, or its parameters unreadable) is not recorded, and memory under it is
- * refused below: never charged to a guessed GPU.
+ * is made for NV0080_ALLOC_PARAMETERS.deviceId (its first field, in the caller's memory,
+ * read once before the call); a subdevice is on its parent device's GPU. One not tracked
+ * (made before cgpu_km attached, or its parameters unreadable) is not recorded, and
+ * memory under it is refused below: never charged to a guessed GPU.
  */
-static long nvh_alloc_parent(struct file *f, unsigned int cmd, unsigned long arg,
-			     nvh_ioctl_fn orig, struct nvh_blk *b, struct nvh_file *rec)
+static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 {
-	struct nvh_obj *o, *p;
-	u32 gpu = NVH_GPU_NONE, handle;
-	long ret;
+	struct nva_nvos21 *p = c->data;
+	u32 gpu = NVH_GPU_NONE, st;
+	struct nvh_obj *o, *par;
 
-	if (b->v.p21.hClass == NVA_NV01_DEVICE_0) {
-		if (b->v.p21.pAllocParms &&
-		    get_user(gpu, (u32 __user *)u64_to_user_ptr(b->v.p21.pAllocParms)))
+	if (p->hClass == NVA_NV01_DEVICE_0) {
+		if (p->pAllocParms && get_user(gpu, (u32 __user *)u64_to_user_ptr(p->pAllocParms)))
 			gpu = NVH_GPU_NONE;
 	} else {
 		mutex_lock(&rec->lock);
-		p = nvh_parent(rec, b->v.p21.hRoot, b->v.p21.hObjectParent);
-		if (p && p->kind == NVH_DEVICE)
-			gpu = p->gpu;
+		par = nvh_parent(rec, p->hRoot, p->hObjectParent);
+		if (par && par->kind == NVH_DEVICE)
+			gpu = par->gpu;
 		mutex_unlock(&rec->lock);
 	}
 	if (gpu == NVH_GPU_NONE)
-		return orig(f, cmd, arg);
+		return nvh_orig(c);
 	o = cgpu_zalloc(sizeof(*o));
 	if (!o || !nvh_take_place(rec)) {
 		if (o)
 			cgpu_free(o);
-		return nvh_answer(nvh_status(b), NVA_ERR_NO_MEMORY);
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
-	ret = orig(f, cmd, arg);
-	mutex_lock(&rec->lock);
-	if (!nvh_answered_ok(b, ret, &handle)) {
-		rec->nobjs--;
-		mutex_unlock(&rec->lock);
+	st = nvh_orig(c);
+	if (st != NVA_NV_OK || *nvh_alloc_status(c) != NVA_NV_OK) {
+		nvh_give_place(rec);
 		cgpu_free(o);
-		return ret;
+		return st;
 	}
-	o->client = b->v.p21.hRoot;
-	o->handle = handle;
-	o->parent = b->v.p21.hObjectParent;
+	o->client = p->hRoot;
+	o->handle = p->hObjectNew;
+	o->parent = p->hObjectParent;
 	o->gpu = gpu;
-	o->kind = b->v.p21.hClass == NVA_NV01_DEVICE_0 ? NVH_DEVICE : NVH_SUBDEVICE;
+	o->kind = p->hClass == NVA_NV01_DEVICE_0 ? NVH_DEVICE : NVH_SUBDEVICE;
+	mutex_lock(&rec->lock);
 	nvh_record(rec, o);
 	mutex_unlock(&rec->lock);
-	return ret;
+	return st;
+}
+
+/*
+ * An allocation the driver made that cannot stand (over the budget once its true size is
+ * known, or of a size the driver would not tell): freed in the driver at once, and the
+ * caller told NV_ERR_NO_MEMORY, as if the driver had refused it.
+ */
+static u32 nvh_take_back(const struct nvh_call *c, const char *why, u64 bytes)
+{
+	struct nva_nvos21 *p = c->data;
+	u32 st = nvh_rm_free_obj(p->hRoot, p->hObjectParent, p->hObjectNew);
+
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: video memory object 0x%x (%llu bytes) %s: freed (driver status 0x%x), NV_ERR_NO_MEMORY\n",
+			    task_tgid_nr(current), p->hObjectNew, bytes, why, st);
+	atomic64_inc(&nvh.taken_back);
+	return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 }
 
 /*
  * NV01_MEMORY_LOCAL_USER, under a tracked device or subdevice: charged to the container's
- * ledger on that GPU before the driver runs, then set to what the driver took.
+ * ledger on that GPU before the driver runs, from the size asked; then set to what the
+ * driver says it holds for the new object, asked by its handle. The class's parameters
+ * are the caller's memory, which RM copies in after our look: a second thread can grow
+ * the size in between, so the first charge is only a way to refuse early; the driver's
+ * own answer decides, and an object found over the budget is freed.
  */
-static long nvh_alloc_memory(struct file *f, unsigned int cmd, unsigned long arg,
-			     nvh_ioctl_fn orig, struct nvh_blk *b, struct nvh_file *rec)
+static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 {
-	u32 msize = nvh.layout->memparams_size, handle;
+	struct nva_nvos21 *p = c->data;
+	u32 msize = nvh.layout->memparams_size, st;
 	u8 mp[NVA_MEMPARAMS_SIZE_NEW];
 	u64 want, est, got, used, memsize;
 	struct cgpu_slot *slot = NULL;
 	u32 gpu = NVH_GPU_NONE;
-	struct nvh_obj *o, *p;
-	long ret;
+	struct nvh_obj *o, *par;
+	bool vidmem;
 
 	/* The class's parameters, once; answered as the driver answers them. */
-	if (!b->v.p21.pAllocParms)
-		return nvh_answer(nvh_status(b), NVA_ERR_INVALID_ARGUMENT);
-	if (copy_from_user(mp, u64_to_user_ptr(b->v.p21.pAllocParms), msize))
-		return nvh_answer(nvh_status(b), NVA_ERR_INVALID_ADDRESS);
+	if (!p->pAllocParms)
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_INVALID_ARGUMENT);
+	if (copy_from_user(mp, u64_to_user_ptr(p->pAllocParms), msize))
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_INVALID_ADDRESS);
 	memcpy(&want, mp + NVA_MEMPARAMS_SIZE_OFF, sizeof(want));
 	if (want > U64_MAX - (NVH_PAGE - 1))
-		return nvh_answer(nvh_status(b), NVA_ERR_NO_MEMORY);
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	est = round_up(want, NVH_PAGE);
 
 	/* The GPU it goes on; none known, or no budget there for this container: refused. */
 	mutex_lock(&rec->lock);
 	/* The parent may go once unlocked (a free on another thread): its GPU is kept. */
-	p = nvh_parent(rec, b->v.p21.hRoot, b->v.p21.hObjectParent);
-	if (p) {
-		gpu = p->gpu;
+	par = nvh_parent(rec, p->hRoot, p->hObjectParent);
+	if (par) {
+		gpu = par->gpu;
 		slot = cgpu_slot_of(rec->att, gpu);
 	}
 	mutex_unlock(&rec->lock);
@@ -455,8 +543,8 @@ static long nvh_alloc_memory(struct file *f, unsigned int cmd, unsigned long arg
 				    task_tgid_nr(current),
 				    gpu != NVH_GPU_NONE ? "a GPU the container has no budget on" :
 				    "a device cgpu_km did not see made",
-				    b->v.p21.hObjectParent);
-		return nvh_answer(nvh_status(b), NVA_ERR_NO_MEMORY);
+				    p->hObjectParent);
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
 
 	/* Room for the object's line first, then the charge: nothing to undo after. */
@@ -464,51 +552,49 @@ static long nvh_alloc_memory(struct file *f, unsigned int cmd, unsigned long arg
 	if (!o || !nvh_take_place(rec)) {
 		if (o)
 			cgpu_free(o);
-		return nvh_answer(nvh_status(b), NVA_ERR_NO_MEMORY);
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
 	if (est && cgpu_ledger_charge(slot, est, &used, &memsize)) {
-		mutex_lock(&rec->lock);
-		rec->nobjs--;
-		mutex_unlock(&rec->lock);
+		nvh_give_place(rec);
 		cgpu_free(o);
-		return nvh_answer(nvh_status(b), NVA_ERR_NO_MEMORY);
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
 
-	ret = orig(f, cmd, arg);
+	st = nvh_orig(c);
+	if (st != NVA_NV_OK || *nvh_alloc_status(c) != NVA_NV_OK)
+		goto undo;
 
-	/* The size the driver took, written back into the class parameters; read once. */
-	got = 0;
-	if (!nvh_answered_ok(b, ret, &handle) ||
-	    get_user(got, (u64 __user *)(u64_to_user_ptr(b->v.p21.pAllocParms) +
-					 NVA_MEMPARAMS_SIZE_OFF))) {
-		mutex_lock(&rec->lock);
-		rec->nobjs--;
-		if (est)
-			cgpu_ledger_uncharge(slot, est, &used, &memsize);
-		mutex_unlock(&rec->lock);
-		cgpu_free(o);
-		return ret;
+	/* What the driver holds for the new object, by its handle from the kernel copy. */
+	if (nvh_rm_surface(p->hRoot, p->hObjectNew, &got, &vidmem)) {
+		st = nvh_take_back(c, "of a size the driver would not tell", want);
+		goto undo;
 	}
-	mutex_lock(&rec->lock);
-	/* What the driver took: less than the 2 MiB estimate is given back. */
-	if (got < est) {
+	if (!vidmem)
+		got = 0;
+	if (got > est && cgpu_ledger_charge(slot, got - est, &used, &memsize)) {
+		st = nvh_take_back(c, "over the budget once the driver had made it", got);
+		goto undo;
+	}
+	if (got < est)
 		cgpu_ledger_uncharge(slot, est - got, &used, &memsize);
-	} else if (got > est && cgpu_ledger_charge(slot, got - est, &used, &memsize)) {
-		/* Larger pages than 2 MiB, or the size rewritten under us: see docs. */
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: the driver took %llu bytes, %llu over the budget's room; %llu charged\n",
-				    task_tgid_nr(current), got, got - est, est);
-		got = est;
-	}
-	o->client = b->v.p21.hRoot;
-	o->handle = handle;
-	o->parent = b->v.p21.hObjectParent;
+	o->client = p->hRoot;
+	o->handle = p->hObjectNew;
+	o->parent = p->hObjectParent;
 	o->gpu = gpu;
 	o->kind = NVH_MEMORY;
 	o->slot = slot;
 	o->bytes = got;
+	mutex_lock(&rec->lock);
 	nvh_record(rec, o);
 	mutex_unlock(&rec->lock);
-	return ret;
+	return st;
+
+undo:
+	if (est)
+		cgpu_ledger_uncharge(slot, est, &used, &memsize);
+	nvh_give_place(rec);
+	cgpu_free(o);
+	return st;
 }
 
 static bool nvh_class_read(u32 cls)
@@ -525,79 +611,59 @@ static bool nvh_class_refused(u32 cls)
 }
 
 /*
- * NV_ESC_RM_ALLOC, whose block (32 or 48 bytes) is at ublk: copied once. Only the classes
- * that place or take video memory are looked at, and only for a limited caller.
+ * NV_ESC_RM_ALLOC (NVOS21 or NVOS64). Only the classes that place or take video memory
+ * are looked at, and only for a limited caller; the host and unlimited containers pass
+ * for one read of the class.
  */
-static long nvh_rm_alloc(struct file *f, unsigned int cmd, unsigned long arg,
-			 nvh_ioctl_fn orig, void __user *ublk, unsigned int bsize)
+static u32 nvh_rm_alloc(const struct nvh_call *c)
 {
-	struct nvh_blk b = { .u = ublk, .size = bsize };
+	struct nva_nvos21 *p = c->data;
 	struct nvh_file *rec;
 	bool refuse;
-	u32 cls;
 
-	/*
-	 * The class alone first, and whose the caller is: what is not looked at (most
-	 * classes; the host; an unlimited container) passes for one read, not the block's
-	 * copy (docs/kmod.md, "Cost"). A fault is the driver's to report.
-	 */
-	if (get_user(cls, (u32 __user *)(ublk + offsetof(struct nva_nvos21, hClass))))
-		return orig(f, cmd, arg);
-	if (nvh_class_refused(cls) && nvh_caller_contained()) {
+	if (nvh_class_refused(p->hClass) && nvh_caller_contained()) {
 		pr_warn_ratelimited("cgpu_km: enforce: pid %d: RM_ALLOC of class 0x%x refused in a container (video memory this module does not charge)\n",
-				    task_tgid_nr(current), cls);
-		return nvh_answer(nvh_status(&b), NVA_ERR_NOT_SUPPORTED);
+				    task_tgid_nr(current), p->hClass);
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NOT_SUPPORTED);
 	}
-	if (!nvh_class_read(cls))
-		return orig(f, cmd, arg);
-	rec = nvh_file_for_caller(f, &refuse);
+	if (!nvh_class_read(p->hClass))
+		return nvh_orig(c);
+	rec = nvh_file_for_caller(c->nvfp, &refuse);
 	if (!rec)
-		return refuse ? nvh_answer(nvh_status(&b), NVA_ERR_NO_MEMORY) : orig(f, cmd, arg);
-	/* The block decides, whatever the class read first. */
-	if (copy_from_user(&b.v, ublk, bsize) || !nvh_class_read(b.v.p21.hClass))
-		return orig(f, cmd, arg);
-	if (b.v.p21.hClass == NVA_NV01_MEMORY_LOCAL_USER)
-		return nvh_alloc_memory(f, cmd, arg, orig, &b, rec);
-	return nvh_alloc_parent(f, cmd, arg, orig, &b, rec);
+		return refuse ? nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY) : nvh_orig(c);
+	if (p->hClass == NVA_NV01_MEMORY_LOCAL_USER)
+		return nvh_alloc_memory(c, rec);
+	return nvh_alloc_parent(c, rec);
 }
 
-/* NV_ESC_RM_FREE, whose block is at ublk. */
-static long nvh_rm_free(struct file *f, unsigned int cmd, unsigned long arg,
-			nvh_ioctl_fn orig, void __user *ublk)
+/* NV_ESC_RM_FREE: the charge goes back once the driver says it freed. */
+static u32 nvh_rm_free(const struct nvh_call *c)
 {
-	struct nva_nvos00 before, after;
+	struct nva_nvos00 *p = c->data;
 	struct hlist_node *tmp;
 	struct nvh_file *rec;
 	struct nvh_obj *o;
-	long ret;
 	int bkt;
+	u32 st;
 
 	mutex_lock(&nvh.files_lock);
-	rec = nvh_file_find(f);
+	rec = nvh_file_find(c->nvfp);
 	mutex_unlock(&nvh.files_lock);
-	if (!rec || copy_from_user(&before, ublk, sizeof(before)))
-		return orig(f, cmd, arg);
-	ret = orig(f, cmd, arg);
-	/*
-	 * Given back only when the driver says it freed, and the block still names what it
-	 * named before the call (a rewrite in between keeps the charge: too much, not too
-	 * little, until the file closes).
-	 */
-	if (ret || copy_from_user(&after, ublk, sizeof(after)) || after.status != NVA_NV_OK ||
-	    after.hRoot != before.hRoot || after.hObjectOld != before.hObjectOld)
-		return ret;
+	st = nvh_orig(c);
+	if (!rec || st != NVA_NV_OK || p->status != NVA_NV_OK)
+		return st;
 	mutex_lock(&rec->lock);
-	if (before.hObjectOld == before.hRoot) {
+	if (p->hObjectOld == p->hRoot) {
 		hash_for_each_safe(rec->objs, bkt, tmp, o, node)
-			if (o->client == before.hRoot)
+			if (o->client == p->hRoot)
 				nvh_obj_drop(rec, o);
 	} else {
-		o = nvh_obj_find(rec, before.hRoot, before.hObjectOld);
+		o = nvh_obj_find(rec, p->hRoot, p->hObjectOld);
 		if (o)
 			nvh_drop_tree(rec, o);
 	}
 	mutex_unlock(&rec->lock);
-	return ret;
+	return st;
 }
 
 /*
@@ -608,21 +674,18 @@ static long nvh_rm_free(struct file *f, unsigned int cmd, unsigned long arg,
  * they are refused with the driver's NV_ERR_INSUFFICIENT_PERMISSIONS; everything else
  * (devices, memory nobody is charged for, the host's calls) goes to the driver.
  */
-static long nvh_rm_dup(struct file *f, unsigned int cmd, unsigned long arg,
-		       nvh_ioctl_fn orig, void __user *ublk)
+static u32 nvh_rm_dup(const struct nvh_call *c)
 {
-	struct nva_nvos55 p;
+	struct nva_nvos55 *p = c->data;
 	struct nvh_file *rec;
 	struct nvh_obj *o;
 	bool charged = false;
 	int bkt;
 
-	if (copy_from_user(&p, ublk, sizeof(p)))
-		return orig(f, cmd, arg);
 	mutex_lock(&nvh.files_lock);
 	hash_for_each(nvh.files, bkt, rec, node) {
 		mutex_lock(&rec->lock);
-		o = nvh_obj_find(rec, p.hClientSrc, p.hObjectSrc);
+		o = nvh_obj_find(rec, p->hClientSrc, p->hObjectSrc);
 		charged = o && o->kind == NVH_MEMORY;
 		mutex_unlock(&rec->lock);
 		if (charged)
@@ -630,11 +693,10 @@ static long nvh_rm_dup(struct file *f, unsigned int cmd, unsigned long arg,
 	}
 	mutex_unlock(&nvh.files_lock);
 	if (!charged || !nvh_caller_contained())
-		return orig(f, cmd, arg);
+		return nvh_orig(c);
 	pr_warn_ratelimited("cgpu_km: enforce: pid %d: duplicating charged memory (client 0x%x, object 0x%x) refused\n",
-			    task_tgid_nr(current), p.hClientSrc, p.hObjectSrc);
-	return nvh_answer(ublk + offsetof(struct nva_nvos55, status),
-			  NVA_ERR_INSUFFICIENT_PERMISSIONS);
+			    task_tgid_nr(current), p->hClientSrc, p->hObjectSrc);
+	return nvh_answer(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS);
 }
 
 static bool nvh_vid_heap_passes(u32 function)
@@ -660,67 +722,46 @@ static bool nvh_vid_heap_passes(u32 function)
  * this module does not know. A FREE of charged memory through it keeps the charge until
  * the file closes: too much, never too little.
  */
-static long nvh_vid_heap(struct file *f, unsigned int cmd, unsigned long arg,
-			 nvh_ioctl_fn orig, void __user *ublk)
+static u32 nvh_vid_heap(const struct nvh_call *c)
 {
-	u32 function;
+	struct nva_nvos32_head *p = c->data;
 
-	if (get_user(function, (u32 __user *)(ublk + offsetof(struct nva_nvos32_head, function))) ||
-	    nvh_vid_heap_passes(function) || !nvh_caller_contained())
-		return orig(f, cmd, arg);
+	if (nvh_vid_heap_passes(p->function) || !nvh_caller_contained())
+		return nvh_orig(c);
 	pr_warn_ratelimited("cgpu_km: enforce: pid %d: RM_VID_HEAP_CONTROL function %u refused in a container (it allocates outside RM_ALLOC)\n",
-			    task_tgid_nr(current), function);
-	return nvh_answer(ublk + offsetof(struct nva_nvos32_head, status), NVA_ERR_NOT_SUPPORTED);
+			    task_tgid_nr(current), p->function);
+	return nvh_answer(&p->status, NVA_ERR_NOT_SUPPORTED);
 }
 
-/* One escape's block at ublk of bsize bytes, direct or unwrapped from XFER. */
-static long nvh_escape(struct file *f, unsigned int cmd, unsigned long arg, nvh_ioctl_fn orig,
-		       unsigned int nr, void __user *ublk, unsigned int bsize)
+/* One RM escape, its block the driver's kernel copy; a block of another size is RM's to refuse. */
+static u32 nvh_rm_ioctl_body(const struct nvh_call *c)
 {
-	switch (nr) {
+	switch (c->cmd) {
 	case NVA_ESC_RM_ALLOC:
-		if (bsize == sizeof(struct nva_nvos21) || bsize == sizeof(struct nva_nvos64))
-			return nvh_rm_alloc(f, cmd, arg, orig, ublk, bsize);
+		if (c->size == sizeof(struct nva_nvos21) || c->size == sizeof(struct nva_nvos64))
+			return nvh_rm_alloc(c);
 		break;
 	case NVA_ESC_RM_FREE:
-		if (bsize == sizeof(struct nva_nvos00))
-			return nvh_rm_free(f, cmd, arg, orig, ublk);
+		if (c->size == sizeof(struct nva_nvos00))
+			return nvh_rm_free(c);
 		break;
 	case NVA_ESC_RM_DUP_OBJECT:
-		if (bsize == sizeof(struct nva_nvos55))
-			return nvh_rm_dup(f, cmd, arg, orig, ublk);
+		if (c->size == sizeof(struct nva_nvos55))
+			return nvh_rm_dup(c);
 		break;
 	case NVA_ESC_RM_VID_HEAP_CONTROL:
-		if (bsize == NVA_NVOS32_SIZE)
-			return nvh_vid_heap(f, cmd, arg, orig, ublk);
+		if (c->size == NVA_NVOS32_SIZE)
+			return nvh_vid_heap(c);
 		break;
 	}
-	return orig(f, cmd, arg);
+	return nvh_orig(c);
 }
 
-static long nvh_ioctl_body(struct file *f, unsigned int cmd, unsigned long arg)
+static u32 nvh_rm_ioctl_wrap(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size)
 {
-	nvh_ioctl_fn orig = (nvh_ioctl_fn)READ_ONCE(nvh.ioctl.addr);
-	struct nva_xfer x;
-
-	if (_IOC_NR(cmd) != NVA_ESC_IOCTL_XFER_CMD)
-		return nvh_escape(f, cmd, arg, orig, _IOC_NR(cmd), (void __user *)arg,
-				  _IOC_SIZE(cmd));
-	/*
-	 * The wrapped form libcuda uses for large blocks: the 16-byte header copied once,
-	 * the inner block treated as if direct (an XFER inside an XFER is the driver's to
-	 * refuse). A fault, or a header of another size, is the driver's to answer.
-	 */
-	if (_IOC_SIZE(cmd) != sizeof(x) || copy_from_user(&x, (void __user *)arg, sizeof(x)) ||
-	    x.cmd == NVA_ESC_IOCTL_XFER_CMD)
-		return orig(f, cmd, arg);
-	return nvh_escape(f, cmd, arg, orig, x.cmd, u64_to_user_ptr(x.ptr), x.size);
-}
-
-static long nvh_ioctl_wrap(struct file *f, unsigned int cmd, unsigned long arg)
-{
+	const struct nvh_call c = { sp, nv, nvfp, cmd, data, size };
 	int idx = srcu_read_lock(&nvh_srcu);
-	long ret = nvh_ioctl_body(f, cmd, arg);
+	u32 ret = nvh_rm_ioctl_body(&c);
 
 	srcu_read_unlock(&nvh_srcu, idx);
 	return ret;
@@ -731,12 +772,14 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 {
 	int idx = srcu_read_lock(&nvh_srcu);
 	nvh_close_fn orig = (nvh_close_fn)READ_ONCE(nvh.close.addr);
+	/* The key rm_ioctl saw (nvfp), read before the driver lets go of it. */
+	const void *key = f->private_data;
 	struct nvh_file *rec;
 	int ret;
 
 	ret = orig(inode, f);
 	mutex_lock(&nvh.files_lock);
-	rec = nvh_file_find(f);
+	rec = nvh_file_find(key);
 	if (rec)
 		hash_del(&rec->node);
 	mutex_unlock(&nvh.files_lock);
@@ -749,16 +792,16 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 /* ---- attaching ---- */
 
 /*
- * The ioctls the wrapper reads: RM_ALLOC, RM_FREE, RM_DUP_OBJECT, RM_VID_HEAP_CONTROL, and XFER, whose inner
- * escape only user memory tells. Every other (RM_CONTROL, most of what libcuda issues) goes to the driver
- * from the entry at once: redirecting it would cost the wrapper and a second pass through
- * ftrace to call the original, for nothing (docs/kmod.md, "Cost").
+ * The RM escapes the wrapper reads: RM_ALLOC, RM_FREE, RM_DUP_OBJECT, RM_VID_HEAP_CONTROL
+ * (rm_ioctl's command is the escape number, XFER already unwrapped). Every other
+ * (RM_CONTROL, most of what libcuda issues) goes to the driver at once: redirecting it
+ * would cost the wrapper and a second pass through ftrace to call the original, for
+ * nothing (docs/kmod.md, "Cost").
  */
-static __always_inline bool nvh_reads(unsigned int cmd)
+static __always_inline bool nvh_reads(unsigned long cmd)
 {
-	return _IOC_NR(cmd) == NVA_ESC_RM_ALLOC || _IOC_NR(cmd) == NVA_ESC_RM_FREE ||
-	       _IOC_NR(cmd) == NVA_ESC_RM_DUP_OBJECT || _IOC_NR(cmd) == NVA_ESC_RM_VID_HEAP_CONTROL ||
-	       _IOC_NR(cmd) == NVA_ESC_IOCTL_XFER_CMD;
+	return cmd == NVA_ESC_RM_ALLOC || cmd == NVA_ESC_RM_FREE ||
+	       cmd == NVA_ESC_RM_DUP_OBJECT || cmd == NVA_ESC_RM_VID_HEAP_CONTROL;
 }
 
 static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
@@ -770,7 +813,7 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 	/* The wrapper's own call of the original runs the original. */
 	if (!regs || within_module(parent_ip, THIS_MODULE))
 		return;
-	if (h == &nvh.ioctl && !nvh_reads(regs_get_kernel_argument(regs, 1)))
+	if (h == &nvh.rm_ioctl && !nvh_reads(regs_get_kernel_argument(regs, 3)))
 		return;
 	regs->ip = (unsigned long)h->wrapper;
 }
@@ -893,8 +936,10 @@ static void nvh_driver_version(char *buf, size_t len)
 static void nvh_attach(void)
 {
 	const struct nvh_layout *l = NULL;
+	unsigned long get;
 	char ver[64];
 	unsigned int i;
+	u32 st;
 	int err;
 
 	lockdep_assert_held(&nvh.lock);
@@ -911,26 +956,52 @@ static void nvh_attach(void)
 			ver[0] ? ver : "of unknown version");
 		return;
 	}
+	/*
+	 * The kernel client API, which also says the driver's own version: asked with the
+	 * one chosen, it answers NV_OK only if that is the running driver's (strcmp), so a
+	 * wrong nv_version or a stale version file cannot pick a layout.
+	 */
+	get = nvh_resolve(NVH_GET_RM_OPS_SYM);
+	if (!get) {
+		snprintf(nvh.state, sizeof(nvh.state), "off (driver %s: no %s)", ver,
+			 NVH_GET_RM_OPS_SYM);
+		pr_err("cgpu_km: enforce=1 but enforcement is OFF: driver %s has no %s\n", ver,
+		       NVH_GET_RM_OPS_SYM);
+		return;
+	}
+	memset(&nvh.rm, 0, sizeof(nvh.rm));
+	nvh.rm.version_string = l->version;
+	st = ((nvh_get_rm_ops_fn)get)(&nvh.rm);
+	if (st != NVA_NV_OK || !nvh.rm.op || !nvh.rm.alloc_stack || !nvh.rm.free_stack) {
+		strscpy(ver, st != NVA_NV_OK && nvh.rm.version_string ? nvh.rm.version_string : "?",
+			sizeof(ver));
+		snprintf(nvh.state, sizeof(nvh.state),
+			 "off (driver %s unknown: its RM interface is of %s)", l->version, ver);
+		pr_warn("cgpu_km: enforce=1 but enforcement is OFF: the layouts of %s were chosen, the driver's RM interface is of %s (status 0x%x)\n",
+			l->version, ver, st);
+		return;
+	}
 	nvh.layout = l;
-	/* The release first: every file charged through the ioctl is seen closing. */
+	/* The release first: every file charged through RM's entry is seen closing. */
 	err = nvh_hook_on(&nvh.close, l->close_sym, nvh_close_wrap);
 	if (!err) {
-		err = nvh_hook_on(&nvh.ioctl, l->ioctl_sym, nvh_ioctl_wrap);
+		err = nvh_hook_on(&nvh.rm_ioctl, NVH_RM_IOCTL_SYM, nvh_rm_ioctl_wrap);
 		if (err)
 			nvh_hook_off(&nvh.close);
 	}
 	if (err) {
+		nvh.layout = NULL;
 		snprintf(nvh.state, sizeof(nvh.state), "off (driver %s: cannot attach: %d)",
 			 ver, err);
 		pr_err("cgpu_km: enforce=1 but enforcement is OFF: cannot attach to driver %s (%s, %s): %d\n",
-		       ver, l->ioctl_sym, l->close_sym, err);
+		       ver, NVH_RM_IOCTL_SYM, l->close_sym, err);
 		return;
 	}
 	nvh.attached = true;
 	WRITE_ONCE(cgpu.driver_charged, true);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
 	pr_info("cgpu_km: enforcement on: attached to %s and %s of NVIDIA driver %s\n",
-		l->ioctl_sym, l->close_sym, ver);
+		NVH_RM_IOCTL_SYM, l->close_sym, ver);
 }
 
 /*
@@ -948,7 +1019,7 @@ static void nvh_detach(const char *why)
 	if (!nvh.attached)
 		return;
 	WRITE_ONCE(cgpu.driver_charged, false);
-	nvh_hook_off(&nvh.ioctl);
+	nvh_hook_off(&nvh.rm_ioctl);
 	nvh_hook_off(&nvh.close);
 	synchronize_srcu(&nvh_srcu);
 	mutex_lock(&nvh.files_lock);
@@ -982,6 +1053,7 @@ static int nvh_show(struct seq_file *m, void *v)
 {
 	mutex_lock(&nvh.lock);
 	seq_printf(m, "enforcement: %s\n", nvh.state);
+	seq_printf(m, "taken back: %lld\n", (long long)atomic64_read(&nvh.taken_back));
 	mutex_unlock(&nvh.lock);
 	return 0;
 }
@@ -1024,7 +1096,7 @@ int cgpu_nvhook_init(void)
 	 * and the load goes on with enforcement off.
 	 */
 	mutex_lock(&nvh.lock);
-	if (nvh_resolve(nvh_layouts[0].ioctl_sym) || nvh_resolve(nvh_layouts[1].ioctl_sym))
+	if (nvh_resolve(NVH_RM_IOCTL_SYM))
 		nvh_attach();
 	mutex_unlock(&nvh.lock);
 	return 0;

@@ -92,6 +92,8 @@ static void env_unlock(void *ctx)
 	mutex_unlock(&node_lock);
 }
 
+static enum sd_rc env_rm_ioctl(void *ctx, struct sd_file *f, sd_u32 nr, void *arg, sd_u32 size);
+
 static const struct sd_env env = {
 	.copy_in = env_copy_in,
 	.copy_out = env_copy_out,
@@ -99,7 +101,65 @@ static const struct sd_env env = {
 	.caller = env_caller,
 	.lock = env_lock,
 	.unlock = env_unlock,
+	.rm_ioctl = env_rm_ioctl,
 };
+
+/*
+ * RM's entry as nvidia_ioctl calls it (osapi.c), same name and arguments in 535 and
+ * 550: the escape's block is the driver's kernel copy (XFER already unwrapped), nvfp
+ * the file's private data. NV_OK, or an error nvidia_ioctl turns into -EINVAL.
+ */
+u32 rm_ioctl(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size);
+noinline u32 rm_ioctl(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size)
+{
+	return sd_rm_ioctl(nvfp, &env, cmd, data, size) == SD_OK ? SD_NV_OK : SD_NV_ERR_INVALID_ARGUMENT;
+}
+
+static enum sd_rc env_rm_ioctl(void *ctx, struct sd_file *f, sd_u32 nr, void *arg, sd_u32 size)
+{
+	return rm_ioctl(NULL, NULL, f, nr, arg, size) == SD_NV_OK ? SD_OK : SD_RC_INVAL;
+}
+
+/*
+ * The RM API for kernel clients (nvidia-modeset's), by NVIDIA's names: nvidia_get_rm_ops
+ * is exported; its op is rm_kernel_rmapi_op (nv-kernel.o in the real driver).
+ */
+void rm_kernel_rmapi_op(void *sp, void *ops_cmd);
+noinline void rm_kernel_rmapi_op(void *sp, void *ops_cmd)
+{
+	sd_kernel_op(&node, &env, ops_cmd);
+}
+
+/* A kernel client's stack: the real driver's is a separate stack; a token is enough here. */
+static int simdrv_alloc_stack(void **sp)
+{
+	*sp = kzalloc(sizeof(long), GFP_KERNEL);
+	return *sp ? 0 : -ENOMEM;
+}
+
+static void simdrv_free_stack(void *sp)
+{
+	kfree(sp);
+}
+
+u32 nvidia_get_rm_ops(struct sd_rm_ops *rm_ops);
+u32 nvidia_get_rm_ops(struct sd_rm_ops *rm_ops)
+{
+	const struct sd_rm_ops ours = {
+		.version_string = node.version,
+		.alloc_stack = simdrv_alloc_stack,
+		.free_stack = simdrv_free_stack,
+		.op = rm_kernel_rmapi_op,
+	};
+
+	if (!rm_ops->version_string || strcmp(rm_ops->version_string, node.version)) {
+		rm_ops->version_string = node.version;
+		return SD_NV_ERR_GENERIC;
+	}
+	*rm_ops = ours;
+	return SD_NV_OK;
+}
+EXPORT_SYMBOL(nvidia_get_rm_ops);
 
 static long simdrv_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {

@@ -16,6 +16,7 @@ func TestReadEnforcement(t *testing.T) {
 	}{
 		{"", "", false, ""},
 		{"enforcement: on (driver 535.261.03)\n", "on (driver 535.261.03)", false, ""},
+		{"enforcement: on (driver 535.261.03)\ntaken back: 3\n", "on (driver 535.261.03)", false, ""},
 		{"enforcement: off (driver 999.1 unknown)\n", "off (driver 999.1 unknown)", true, ""},
 		{"enforcement: off (no nvidia driver loaded)\n", "off (no nvidia driver loaded)", true, ""},
 		{"enforcement: maybe\n", "", false, `"enforcement: maybe" is not`},

@@ -203,7 +203,8 @@ func ReadEnforcement(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	line := strings.TrimSuffix(string(b), "\n")
+	// The first line; the next ones are counters (docs/kmod.md).
+	line, _, _ := strings.Cut(string(b), "\n")
 	v, ok := strings.CutPrefix(line, "enforcement: ")
 	if !ok || (!strings.HasPrefix(v, "on (") && !strings.HasPrefix(v, "off (")) {
 		return "", fmt.Errorf("%s: %q is not \"enforcement: on|off (...)\"", filepath.Join(root, fileEnforcement), line)

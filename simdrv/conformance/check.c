@@ -273,4 +273,68 @@ SAME(NVA_MEMPARAMS_SIZE_NEW, sizeof(NV_MEMORY_ALLOCATION_PARAMS));
 #else
 SAME(NVA_MEMPARAMS_SIZE_OLD, sizeof(NV_MEMORY_ALLOCATION_PARAMS));
 #endif
+/* The kernel client's RM API (rm_kernel_rmapi_op), which cgpu_km asks by handle. */
+#include "nv-kernel-rmapi-ops.h"
+#include "ctrl/ctrl0041.h"
+#include "ctrl/ctrl0000/ctrl0000client.h"
+SAME(SD_NV01_FREE, NV01_FREE);
+SAME(SD_NV04_CONTROL, NV04_CONTROL);
+SAME(SD_NV_ERR_INVALID_PARAM_STRUCT, NV_ERR_INVALID_PARAM_STRUCT);
+SAME(SD_NV_ERR_GENERIC, NV_ERR_GENERIC);
+SAME_SIZE(sd_nvos54, NVOS54_PARAMETERS);
+SAME_FIELD(sd_nvos54, NVOS54_PARAMETERS, hClient);
+SAME_FIELD(sd_nvos54, NVOS54_PARAMETERS, hObject);
+SAME_FIELD(sd_nvos54, NVOS54_PARAMETERS, cmd);
+SAME_FIELD(sd_nvos54, NVOS54_PARAMETERS, flags);
+SAME_FIELD(sd_nvos54, NVOS54_PARAMETERS, params);
+SAME_FIELD(sd_nvos54, NVOS54_PARAMETERS, paramsSize);
+SAME_FIELD(sd_nvos54, NVOS54_PARAMETERS, status);
+SAME(SD_RMAPI_OPS_PARAMS_OFF, offsetof(nvidia_kernel_rmapi_ops_t, params));
+SAME(offsetof(struct sd_rmapi_ops, params), offsetof(nvidia_kernel_rmapi_ops_t, params));
+SAME_FIELD(sd_rmapi_ops, nvidia_kernel_rmapi_ops_t, op);
+SAME(SD_NV0041_CTRL_CMD_GET_SURFACE_INFO, NV0041_CTRL_CMD_GET_SURFACE_INFO);
+SAME(SD_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE, NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE);
+SAME(SD_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE, NV0041_CTRL_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE);
+SAME(SD_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE, NV0041_CTRL_SURFACE_INFO_PHYS_SIZE_SCALE_FACTOR);
+SAME(SD_ADDR_SPACE_TYPE_VIDMEM, NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE_VIDMEM);
+SAME_SIZE(sd_nv0041_surface_info, NV0041_CTRL_SURFACE_INFO);
+SAME_FIELD(sd_nv0041_surface_info, NV0041_CTRL_SURFACE_INFO, index);
+SAME_FIELD(sd_nv0041_surface_info, NV0041_CTRL_SURFACE_INFO, data);
+SAME_SIZE(sd_nv0041_get_surface_info, NV0041_CTRL_GET_SURFACE_INFO_PARAMS);
+SAME_FIELD(sd_nv0041_get_surface_info, NV0041_CTRL_GET_SURFACE_INFO_PARAMS, surfaceInfoListSize);
+SAME_FIELD(sd_nv0041_get_surface_info, NV0041_CTRL_GET_SURFACE_INFO_PARAMS, surfaceInfoList);
+SAME(NVA_NV01_FREE, NV01_FREE);
+SAME(NVA_NV04_CONTROL, NV04_CONTROL);
+SAME_SIZE(nva_nvos54, NVOS54_PARAMETERS);
+SAME_FIELD(nva_nvos54, NVOS54_PARAMETERS, hClient);
+SAME_FIELD(nva_nvos54, NVOS54_PARAMETERS, hObject);
+SAME_FIELD(nva_nvos54, NVOS54_PARAMETERS, cmd);
+SAME_FIELD(nva_nvos54, NVOS54_PARAMETERS, params);
+SAME_FIELD(nva_nvos54, NVOS54_PARAMETERS, paramsSize);
+SAME_FIELD(nva_nvos54, NVOS54_PARAMETERS, status);
+SAME_SIZE(nva_rmapi_ops, nvidia_kernel_rmapi_ops_t);
+SAME_FIELD(nva_rmapi_ops, nvidia_kernel_rmapi_ops_t, op);
+SAME(offsetof(struct nva_rmapi_ops, params), offsetof(nvidia_kernel_rmapi_ops_t, params));
+SAME(offsetof(struct nva_rmapi_ops, params.free), offsetof(nvidia_kernel_rmapi_ops_t, params.free));
+SAME(offsetof(struct nva_rmapi_ops, params.control), offsetof(nvidia_kernel_rmapi_ops_t, params.control));
+SAME(NVA_NV0041_CTRL_CMD_GET_SURFACE_INFO, NV0041_CTRL_CMD_GET_SURFACE_INFO);
+SAME(NVA_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE, NV0041_CTRL_SURFACE_INFO_INDEX_PHYS_SIZE);
+SAME(NVA_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE, NV0041_CTRL_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE);
+SAME(NVA_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE, NV0041_CTRL_SURFACE_INFO_PHYS_SIZE_SCALE_FACTOR);
+SAME(NVA_ADDR_SPACE_TYPE_VIDMEM, NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE_VIDMEM);
+SAME_SIZE(nva_nv0041_surface_info, NV0041_CTRL_SURFACE_INFO);
+SAME_SIZE(nva_nv0041_get_surface_info, NV0041_CTRL_GET_SURFACE_INFO_PARAMS);
+SAME_FIELD(nva_nv0041_get_surface_info, NV0041_CTRL_GET_SURFACE_INFO_PARAMS, surfaceInfoListSize);
+SAME_FIELD(nva_nv0041_get_surface_info, NV0041_CTRL_GET_SURFACE_INFO_PARAMS, surfaceInfoList);
 #endif
+
+/* nvidia_modeset_rm_ops_t (kernel-open, both releases): what nvidia_get_rm_ops fills. */
+#include "nv-modeset-interface.h"
+#define RMOPS(ours, f) SAME_FIELD(ours, nvidia_modeset_rm_ops_t, f)
+SAME_SIZE(sd_rm_ops, nvidia_modeset_rm_ops_t);
+RMOPS(sd_rm_ops, version_string); RMOPS(sd_rm_ops, system_info); RMOPS(sd_rm_ops, alloc_stack);
+RMOPS(sd_rm_ops, free_stack); RMOPS(sd_rm_ops, enumerate_gpus); RMOPS(sd_rm_ops, open_gpu);
+RMOPS(sd_rm_ops, close_gpu); RMOPS(sd_rm_ops, op); RMOPS(sd_rm_ops, set_callbacks);
+SAME_SIZE(nva_rm_ops, nvidia_modeset_rm_ops_t);
+RMOPS(nva_rm_ops, version_string); RMOPS(nva_rm_ops, alloc_stack); RMOPS(nva_rm_ops, free_stack);
+RMOPS(nva_rm_ops, op);

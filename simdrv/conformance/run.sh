@@ -57,5 +57,20 @@ for ver in 535.261.03 550.163.01; do
 		echo "conformance $ver: the real entry is '$theirs', main.c serves '$ours'" >&2
 		fail=1
 	fi
+
+	# cgpu_km's hook on RM's entry (kmod/nvhook.c) rests on three facts of kernel-open:
+	# nvidia_ioctl hands rm_ioctl its kernel copy of the block, rm_ioctl's arguments are
+	# (sp, nv, nvfp, cmd, data, size), and nvfp is the first member of the file's private
+	# data (so the hook's nvfp is the file's private_data). main.c serves the same.
+	if grep -q 'rm_ioctl(sp, nv, &nvlfp->nvfp, arg_cmd, arg_copy, arg_size)' "$src"/kernel-open/nvidia/nv.c &&
+		grep -Eq '^NV_STATUS +NV_API_CALL +rm_ioctl +\(nvidia_stack_t \*, nv_state_t \*, nv_file_private_t \*, NvU32, void \*, NvU32\);' "$inc"/nv.h &&
+		[ "$(awk '/^typedef struct/ {n = 0; next} /^[{]/ {next} NF {l[n++] = $0}
+			/^} nv_linux_file_private_t;/ {print l[0]; exit}' "$inc"/nv-linux.h)" = "    nv_file_private_t nvfp;" ] &&
+		grep -q "^noinline u32 rm_ioctl(void \*sp, void \*nv, void \*nvfp, u32 cmd, void \*data, u32 size)" main.c; then
+		echo "conformance $ver: rm_ioctl(sp, nv, nvfp, cmd, kernel copy, size), nvfp first in the file's private data"
+	else
+		echo "conformance $ver: rm_ioctl's call, declaration or nv_linux_file_private_t's first member differs from what cgpu_km hooks" >&2
+		fail=1
+	fi
 done
 exit "$fail"

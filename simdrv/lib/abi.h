@@ -56,6 +56,8 @@
 #define SD_NV_ERR_NO_MEMORY		0x51
 #define SD_NV_ERR_NOT_SUPPORTED		0x56
 #define SD_NV_ERR_OBJECT_NOT_FOUND	0x57
+#define SD_NV_ERR_INVALID_PARAM_STRUCT	0x3A
+#define SD_NV_ERR_GENERIC		0xFFFF
 
 /* NVOS21_PARAMETERS: NV_ESC_RM_ALLOC of 32 bytes */
 struct sd_nvos21 {
@@ -227,5 +229,72 @@ struct sd_memory_alloc {
 #define SD_ATTR2_PAGE_SIZE_HUGE_512MB	2
 #define SD_ALLOC_FLAGS_USE_BEGIN_END	0x00020000u
 #define SD_ALLOC_FLAGS_VIRTUAL		0x00080000u
+
+/*
+ * The RM API NVIDIA's driver gives kernel clients (nvidia-modeset):
+ * nvidia_kernel_rmapi_ops_t, handed to rm_kernel_rmapi_op() (nv-kernel-rmapi-ops.h).
+ * Kernel privilege, parameters in kernel memory: RM checks neither the client's owner
+ * nor copies from user space. The stand-in serves the two operations cgpu_km makes.
+ */
+#define SD_NV01_FREE			0x00
+#define SD_NV04_CONTROL			0x36
+
+/* NVOS54_PARAMETERS: NV04_CONTROL (and NV_ESC_RM_CONTROL) */
+struct sd_nvos54 {
+	sd_u32 hClient;
+	sd_u32 hObject;
+	sd_u32 cmd;
+	sd_u32 flags;
+	sd_u64 params;
+	sd_u32 paramsSize;
+	sd_u32 status;
+};
+
+/* The head of nvidia_kernel_rmapi_ops_t: op, then the union of every operation's block. */
+#define SD_RMAPI_OPS_PARAMS_OFF		8
+struct sd_rmapi_ops {
+	sd_u32 op;
+	sd_u32 pad;
+	union {
+		struct sd_nvos00 free;
+		struct sd_nvos54 control;
+	} params;
+};
+
+/*
+ * nvidia_modeset_rm_ops_t, what the exported nvidia_get_rm_ops() fills in when the
+ * caller's version_string is the driver's own (nv-modeset-interface.h); on another it
+ * writes the driver's there and answers NV_ERR_GENERIC. The stand-in fills
+ * version_string, alloc_stack, free_stack and op; the display members stay NULL.
+ */
+struct sd_rm_ops {
+	const char *version_string;
+	struct {
+		sd_u8 allow_write_combining;
+	} system_info;
+	int (*alloc_stack)(void **sp);
+	void (*free_stack)(void *sp);
+	sd_u32 (*enumerate_gpus)(void *gpu_info);
+	int (*open_gpu)(sd_u32 gpu_id, void *sp);
+	void (*close_gpu)(sd_u32 gpu_id, void *sp);
+	void (*op)(void *sp, void *ops_cmd);
+	int (*set_callbacks)(const void *cb);
+};
+
+/* NV0041_CTRL_CMD_GET_SURFACE_INFO on a memory object (ctrl0041.h) */
+#define SD_NV0041_CTRL_CMD_GET_SURFACE_INFO	0x410110
+#define SD_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE	7
+#define SD_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE 9
+#define SD_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE	0x1000
+#define SD_ADDR_SPACE_TYPE_VIDMEM		2	/* NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE_VIDMEM */
+struct sd_nv0041_surface_info {
+	sd_u32 index;
+	sd_u32 data;
+};
+struct sd_nv0041_get_surface_info {
+	sd_u32 surfaceInfoListSize;
+	sd_u32 pad;
+	sd_u64 surfaceInfoList;
+};
 
 #endif

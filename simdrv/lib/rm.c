@@ -442,13 +442,28 @@ static enum sd_rc rm_alloc(struct sd_file *f, const struct sd_env *env, void *ar
 	return SD_OK;
 }
 
-/* NV_ESC_RM_FREE: a client with all it holds, or an object with its subtree. */
+/* Frees hObjectOld of c: c itself with all it holds, or an object with its subtree. Locked. */
+static sd_u32 free_handle(struct sd_node *n, struct sd_client *c, sd_u32 hObjectOld)
+{
+	struct sd_obj *o;
+
+	if (hObjectOld == c->handle) {
+		free_client(n, c);
+		return SD_NV_OK;
+	}
+	o = find_obj(c, hObjectOld);
+	if (!o)
+		return SD_NV_ERR_OBJECT_NOT_FOUND;
+	free_subtree(n, c, o);
+	return SD_NV_OK;
+}
+
+/* NV_ESC_RM_FREE, on the caller's own clients only. */
 static enum sd_rc rm_free(struct sd_file *f, const struct sd_env *env, void *arg, sd_u32 size)
 {
 	struct sd_nvos00 *p = arg;
 	struct sd_node *n = f->node;
 	struct sd_client *c;
-	struct sd_obj *o;
 
 	if (!is_ctl(f))
 		return SD_RC_INVAL;
@@ -456,17 +471,7 @@ static enum sd_rc rm_free(struct sd_file *f, const struct sd_env *env, void *arg
 		return SD_RC_INVAL;
 	env->lock(env->ctx);
 	c = find_client(n, p->hRoot);
-	if (!c || c->file != f) {
-		p->status = SD_NV_ERR_INVALID_CLIENT;
-	} else if (p->hObjectOld == c->handle) {
-		free_client(n, c);
-		p->status = SD_NV_OK;
-	} else if (!(o = find_obj(c, p->hObjectOld))) {
-		p->status = SD_NV_ERR_OBJECT_NOT_FOUND;
-	} else {
-		free_subtree(n, c, o);
-		p->status = SD_NV_OK;
-	}
+	p->status = !c || c->file != f ? SD_NV_ERR_INVALID_CLIENT : free_handle(n, c, p->hObjectOld);
 	env->unlock(env->ctx);
 	return SD_OK;
 }
@@ -560,13 +565,23 @@ static enum sd_rc attach_gpus(struct sd_file *f, const struct sd_env *env, void 
 	return rc;
 }
 
-static enum sd_rc dispatch(struct sd_file *f, const struct sd_env *env, sd_u32 nr, void *arg, sd_u32 size)
+enum sd_rc sd_rm_ioctl(struct sd_file *f, const struct sd_env *env, sd_u32 nr, void *arg, sd_u32 size)
 {
 	switch (nr) {
 	case SD_ESC_RM_ALLOC:
 		return rm_alloc(f, env, arg, size);
 	case SD_ESC_RM_FREE:
 		return rm_free(f, env, arg, size);
+	default:
+		/* What RmIoctl answers an escape it does not know. */
+		return SD_RC_INVAL;
+	}
+}
+
+/* The escapes nvidia_ioctl answers itself; every other goes to RM (rm_ioctl). */
+static enum sd_rc dispatch(struct sd_file *f, const struct sd_env *env, sd_u32 nr, void *arg, sd_u32 size)
+{
+	switch (nr) {
 	case SD_ESC_CHECK_VERSION_STR:
 		return check_version(f, arg, size);
 	case SD_ESC_CARD_INFO:
@@ -574,8 +589,7 @@ static enum sd_rc dispatch(struct sd_file *f, const struct sd_env *env, sd_u32 n
 	case SD_ESC_ATTACH_GPUS_TO_FD:
 		return attach_gpus(f, env, arg, size);
 	default:
-		/* What RmIoctl answers an escape it does not know. */
-		return SD_RC_INVAL;
+		return env->rm_ioctl(env->ctx, f, nr, arg, size);
 	}
 }
 
@@ -611,4 +625,61 @@ enum sd_rc sd_entry(struct sd_file *f, const struct sd_env *env, sd_u32 nr, sd_u
 		rc = SD_RC_FAULT;
 	sd_free(arg);
 	return rc;
+}
+
+/* NV0041_CTRL_CMD_GET_SURFACE_INFO (memCtrlCmdGetSurfaceInfoLvm): stops at the first bad index. */
+static sd_u32 surface_info(const struct sd_obj *o, struct sd_nvos54 *c)
+{
+	struct sd_nv0041_get_surface_info *p = (void *)(unsigned long)c->params;
+	struct sd_nv0041_surface_info *list;
+	sd_u32 i;
+
+	if (o->cls != SD_NV01_MEMORY_LOCAL_USER)
+		return SD_NV_ERR_NOT_SUPPORTED;
+	if (!p || c->paramsSize != sizeof(*p))
+		return SD_NV_ERR_INVALID_PARAM_STRUCT;
+	list = (void *)(unsigned long)p->surfaceInfoList;
+	if (!p->surfaceInfoListSize || !list)
+		return SD_NV_OK;
+	for (i = 0; i < p->surfaceInfoListSize; i++) {
+		switch (list[i].index) {
+		case SD_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE:
+			list[i].data = (sd_u32)(o->bytes / SD_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE);
+			break;
+		case SD_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE:
+			list[i].data = SD_ADDR_SPACE_TYPE_VIDMEM;
+			break;
+		default:
+			return SD_NV_ERR_INVALID_ARGUMENT;
+		}
+	}
+	return SD_NV_OK;
+}
+
+void sd_kernel_op(struct sd_node *n, const struct sd_env *env, struct sd_rmapi_ops *ops)
+{
+	struct sd_client *c;
+	struct sd_obj *o;
+
+	env->lock(env->ctx);
+	switch (ops->op) {
+	case SD_NV01_FREE:
+		c = find_client(n, ops->params.free.hRoot);
+		ops->params.free.status = c ? free_handle(n, c, ops->params.free.hObjectOld) :
+			SD_NV_ERR_INVALID_CLIENT;
+		break;
+	case SD_NV04_CONTROL:
+		c = find_client(n, ops->params.control.hClient);
+		o = c ? find_obj(c, ops->params.control.hObject) : 0;
+		if (!c)
+			ops->params.control.status = SD_NV_ERR_INVALID_CLIENT;
+		else if (!o)
+			ops->params.control.status = SD_NV_ERR_OBJECT_NOT_FOUND;
+		else if (ops->params.control.cmd != SD_NV0041_CTRL_CMD_GET_SURFACE_INFO)
+			ops->params.control.status = SD_NV_ERR_NOT_SUPPORTED;
+		else
+			ops->params.control.status = surface_info(o, &ops->params.control);
+		break;
+	}
+	env->unlock(env->ctx);
 }

@@ -30,6 +30,8 @@ enum sd_rc {
 	SD_RC_FAULT,	/* a parameter block that cannot be read or written */
 };
 
+struct sd_file;
+
 struct sd_env {
 	void *ctx;
 	/* Nonzero when the user range cannot be read/written. */
@@ -42,6 +44,11 @@ struct sd_env {
 	/* The node's one lock; never held across copy_in/copy_out. */
 	void (*lock)(void *ctx);
 	void (*unlock)(void *ctx);
+	/*
+	 * The RM escapes, on the kernel's copy of their block: sd_rm_ioctl, called through
+	 * the module's function named as NVIDIA's (rm_ioctl), which cgpu_km hooks.
+	 */
+	enum sd_rc (*rm_ioctl)(void *ctx, struct sd_file *f, sd_u32 nr, void *arg, sd_u32 size);
 };
 
 /* Provided by the build: kzalloc(GFP_KERNEL_ACCOUNT) in the module, calloc in tests. */
@@ -57,8 +64,6 @@ struct sd_obj {
 	int doomed;		/* marked for a subtree free */
 	sd_u64 bytes;		/* physical memory held, whole pages */
 };
-
-struct sd_file;
 
 struct sd_client {
 	struct sd_client *next;	/* the node's clients */
@@ -96,6 +101,16 @@ void sd_file_release(struct sd_file *f);
  * calls go into the parameter block, which is copied back as the real driver does.
  */
 enum sd_rc sd_entry(struct sd_file *f, const struct sd_env *env, sd_u32 nr, sd_u32 size, sd_u64 uarg);
+/* RmIoctl: an RM escape (RM_ALLOC, RM_FREE, any other) on the kernel copy arg. */
+enum sd_rc sd_rm_ioctl(struct sd_file *f, const struct sd_env *env, sd_u32 nr, void *arg, sd_u32 size);
+/*
+ * rm_kernel_rmapi_op: one struct sd_rmapi_ops from a kernel client, its blocks and
+ * parameters in kernel memory, with kernel privilege (any client, any file). Serves
+ * NV01_FREE and NV04_CONTROL's NV0041_CTRL_CMD_GET_SURFACE_INFO; any other operation's
+ * block is left alone, as RM leaves an operation it does not know, and any other
+ * control gets NV_ERR_NOT_SUPPORTED.
+ */
+void sd_kernel_op(struct sd_node *n, const struct sd_env *env, struct sd_rmapi_ops *ops);
 /*
  * emit(arg, pid, bytes) for each client holding memory on gpu, with the pid env->caller
  * gave when it was made (the module numbers it again for its reader):

@@ -35,7 +35,7 @@ for _ in $(seq 100); do grep -qx "$INIT" "$CGL/cgroup.procs" && break; sleep 0.0
 
 attach() {
 	insmod "$KO" enforce=1 nv_version=535.261.03 ngpus=2
-	[ "$(cat $P/enforcement)" = "enforcement: on (driver 535.261.03)" ] || fail "$(cat $P/enforcement)"
+	[ "$(head -1 $P/enforcement)" = "enforcement: on (driver 535.261.03)" ] || fail "$(cat $P/enforcement)"
 	echo "add 0 $LIM memsize=$((256 << 20))" >$P/inst_ctl
 	echo "bind 0 $LIM $INIT" >$P/inst_ctl
 }

@@ -34,7 +34,7 @@ checks=0
 fail() { echo "FAIL: $*" >&2; dmesg | tail -20 >&2; exit 1; }
 ok() { checks=$((checks + 1)); echo "ok: $*"; }
 used() { cat /proc/driver/nvidia-sim/gpus/"${1:-0}"/used; }
-state() { cat $P/enforcement; }
+state() { head -1 $P/enforcement; }
 meminfo() { cat $P/"${1:-0}"/$SID/meminfo; }
 
 mkdir -p "$CG" "$CG2"
@@ -123,6 +123,23 @@ for ver in 535.261.03 550.163.01; do
 	ok "$ver: NV_ERR_NO_MEMORY at the budget, driver holds 256 MiB, meminfo charges pid $pid"
 	kill_it c1
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after SIGKILL: $(meminfo)"
+
+	# Time of check to time of use: a second thread rewrites the size (2 MiB, 64 MiB)
+	# between cgpu_km's look and the driver's copy. The driver's own answer, asked by
+	# the new object's handle, decides: what it made past the budget is freed and
+	# refused, so it never holds more than the budget, and the charge is what it holds.
+	tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
+	start r1 cg race 64 600
+	held=$(used)
+	[ "$held" -le $((256 * MiB)) ] || fail "race: the driver holds $held, past the 256 MiB budget"
+	pid=$(cat "$W/r1.pid")
+	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((256 * MiB - held)) "$pid" "$held")" ] ||
+		fail "race: meminfo $(meminfo), the driver holds $held"
+	tb=$(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0))
+	[ "$tb" -gt 0 ] || fail "race: nothing was found past the budget after the fact ($(cat "$W/r1"))"
+	ok "$ver: size rewritten during the call: $(grep ^race "$W/r1"), $tb freed after the fact; the driver holds $((held / MiB)) of 256 MiB, all charged"
+	kill_it r1
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] || fail "after the race: $(meminfo), the driver holds $(used)"
 	[ "$(used)" = 0 ] || fail "after SIGKILL the driver holds $(used)"
 	ok "$ver: SIGKILL returns the charge"
 
@@ -307,7 +324,15 @@ insmod "$NV" gpus=2 mem_mib=1024 version=560.35.03
 insmod "$KO" enforce=1
 [ "$(state)" = "enforcement: off (driver 560.35.03 unknown)" ] || fail "unknown release: $(state)"
 rmmod cgpu_km
-ok "unknown version: enforcement off, in procfs and the log"
+# A version in the table that is not the running driver's (a wrong nv_version, a stale
+# version file): the driver's kernel client API answers with its own, and nothing attaches.
+rmmod nvidia
+insmod "$NV" gpus=2 mem_mib=1024 version=535.261.03
+insmod "$KO" enforce=1 nv_version=550.163.01
+[ "$(state)" = "enforcement: off (driver 550.163.01 unknown: its RM interface is of 535.261.03)" ] ||
+	fail "wrong layouts chosen: $(state)"
+rmmod cgpu_km
+ok "unknown version: enforcement off, in procfs and the log; a wrong nv_version caught by the driver's own answer"
 if insmod "$KO" enforce=2 2>/dev/null; then fail "enforce=2 loaded"; fi
 insmod "$KO"
 [ ! -e $P/enforcement ] || fail "enforce=0 has an enforcement file"

@@ -178,6 +178,27 @@ static void one_call(struct sd_file *f, struct input *in)
 	}
 }
 
+/* A kernel client's free or surface query, on whatever handles (rm_kernel_rmapi_op). */
+static void kernel_op(struct sd_node *node, struct input *in)
+{
+	struct sd_nv0041_surface_info list[3];
+	struct sd_nv0041_get_surface_info gp = { .surfaceInfoListSize = byte(in) % 4,
+		.surfaceInfoList = (sd_u64)(unsigned long)list };
+	struct sd_rmapi_ops ops = { .op = byte(in) % 2 ? SD_NV01_FREE : SD_NV04_CONTROL };
+	int k;
+
+	for (k = 0; k < 3; k++)
+		list[k] = (struct sd_nv0041_surface_info){ .index = byte(in) % 11 };
+	if (ops.op == SD_NV01_FREE)
+		ops.params.free = (struct sd_nvos00){ .hRoot = handle(in), .hObjectOld = handle(in) };
+	else
+		ops.params.control = (struct sd_nvos54){ .hClient = handle(in), .hObject = handle(in),
+			.cmd = byte(in) % 4 ? SD_NV0041_CTRL_CMD_GET_SURFACE_INFO : u32(in),
+			.params = (sd_u64)(unsigned long)&gp,
+			.paramsSize = byte(in) % 4 ? sizeof(gp) : byte(in) };
+	sd_kernel_op(node, &henv, &ops);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	static const sd_u32 minors[NFILES] = { SD_CTL_MINOR, SD_CTL_MINOR, 0, 1 };
@@ -206,6 +227,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 			fail_alloc_after = byte(&in) % 3;
 			one_call(f, &in);
 			fail_alloc_after = -1;
+			break;
+		case 3:
+			kernel_op(&node, &in);
 			break;
 		default:
 			one_call(f, &in);

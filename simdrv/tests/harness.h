@@ -98,9 +98,19 @@ static void h_unlock(void *ctx)
 	locked = 0;
 }
 
+static const struct sd_env henv;
+
+/* RM's escapes straight to the core, as the module's rm_ioctl does. */
+static enum sd_rc h_rm_ioctl(void *ctx, struct sd_file *f, sd_u32 nr, void *arg, sd_u32 size)
+{
+	(void)ctx;
+	REQUIRE(!locked);
+	return sd_rm_ioctl(f, &henv, nr, arg, size);
+}
+
 static const struct sd_env henv = {
 	.copy_in = h_copy_in, .copy_out = h_copy_out, .gpu_open = h_gpu_open,
-	.caller = h_caller, .lock = h_lock, .unlock = h_unlock,
+	.caller = h_caller, .lock = h_lock, .unlock = h_unlock, .rm_ioctl = h_rm_ioctl,
 };
 
 static void add_bytes(void *sum, sd_u32 pid, sd_u64 bytes)

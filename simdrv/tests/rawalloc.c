@@ -20,8 +20,15 @@
  *   rawalloc churn MIB   allocates and frees MIB MiB on GPU 0 over and over, NVOS21 and
  *                        NVOS64 by turns, until killed; any status but NV_OK and
  *                        NV_ERR_NO_MEMORY, or a failed free, ends it with exit 1
+ *   rawalloc race MIB N  (cgpu_km enforce=1) N allocations of 2 MiB on GPU 0, all four
+ *                        forms by turns, none freed, while a second thread rewrites
+ *                        the size in the class parameters to MIB MiB and back without
+ *                        pause (time of check to time of use: the driver copies them
+ *                        after cgpu_km looked); prints "race: M made, R refused", "held",
+ *                        waits
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +313,54 @@ static void churn(unsigned long long mib)
 	}
 }
 
+static struct sd_memory_alloc *raced;
+static unsigned long long race_big;
+static volatile int race_done;
+
+static void *rewriter(void *arg)
+{
+	(void)arg;
+	while (!race_done) {
+		__atomic_store_n(&raced->size, 2 * MiB, __ATOMIC_RELAXED);
+		__atomic_store_n(&raced->size, race_big, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void race(unsigned long long mib, int n)
+{
+	unsigned int c, h, st;
+	int i, made = 0, refused = 0;
+	pthread_t t;
+
+	start();
+	CHECK(open("/dev/nvidia0", O_RDWR) >= 0);
+	c = client_on_gpu(0);
+	raced = calloc(1, 4096);
+	CHECK(raced);
+	raced->owner = 0x1234;
+	raced->size = 2 * MiB;
+	race_big = mib * MiB;
+	CHECK(pthread_create(&t, NULL, rewriter, NULL) == 0);
+	for (i = 0; i < n; i++) {
+		/* The driver hands back the page size it chose: the default again. */
+		raced->attr = 0;
+		h = 0x10000 + i;
+		st = alloc(i % 4, c, i % 2 ? 0x1001 : 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, raced);
+		CHECK(st == SD_NV_OK || st == SD_NV_ERR_NO_MEMORY);
+		if (st == SD_NV_OK)
+			made++;
+		else
+			refused++;
+	}
+	race_done = 1;
+	CHECK(pthread_join(t, NULL) == 0);
+	printf("race: %d made, %d refused\n", made, refused);
+	printf("held\n");
+	fflush(stdout);
+	pause();
+}
+
 static void check(void)
 {
 	struct sd_card_info ci[SD_MAX_DEVICES];
@@ -443,12 +498,14 @@ int main(int argc, char **argv)
 		churn(strtoull(argv[2], NULL, 10));
 	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "loop"))
 		loop(strtoull(argv[2], NULL, 10), argc == 4 ? atoi(argv[3]) : 0);
+	else if (argc == 4 && !strcmp(argv[1], "race"))
+		race(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
 		uncharged();
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc race MIB N | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;

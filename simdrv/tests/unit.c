@@ -471,6 +471,66 @@ static void test_layouts(void)
 	REQUIRE(n550.used[1] == 0 && n550.clients == NULL);
 }
 
+/* rm_kernel_rmapi_op: a kernel client asks about and frees any file's objects. */
+static sd_u32 kop_info(sd_u32 client, sd_u32 obj, struct sd_nv0041_surface_info *list, sd_u32 n,
+		       sd_u32 psize)
+{
+	struct sd_nv0041_get_surface_info gp = { .surfaceInfoListSize = n,
+		.surfaceInfoList = (sd_u64)(unsigned long)list };
+	struct sd_rmapi_ops ops = { .op = SD_NV04_CONTROL };
+
+	ops.params.control = (struct sd_nvos54){ .hClient = client, .hObject = obj,
+		.cmd = SD_NV0041_CTRL_CMD_GET_SURFACE_INFO, .params = (sd_u64)(unsigned long)&gp,
+		.paramsSize = psize };
+	sd_kernel_op(&node, &henv, &ops);
+	check_ledger(&node);
+	return ops.params.control.status;
+}
+
+static void test_kernel_client(void)
+{
+	struct sd_memory_alloc m = vidmem(3 * MiB);
+	struct sd_nv0041_surface_info l[2] = {
+		{ SD_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE, 0 },
+		{ SD_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE, 0 } };
+	struct sd_rmapi_ops ops = { .op = SD_NV01_FREE };
+	struct sd_file ctl;
+	sd_u32 h = 0x2000;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	gpu_open_mask = 1u << 2;
+	setup(&ctl, 0xc1e00007, 2);
+	REQUIRE(alloc(&ctl, 0, 0xc1e00007, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	/* The size the GPU holds (4 MiB in 2 MiB pages) in 4 KiB units, and where. */
+	REQUIRE(kop_info(0xc1e00007, 0x2000, l, 2, sizeof(struct sd_nv0041_get_surface_info)) == SD_NV_OK);
+	REQUIRE(l[0].data == 4 * MiB / 4096 && l[1].data == SD_ADDR_SPACE_TYPE_VIDMEM);
+	/* Not a memory object; unknown object, client; wrong block size; unknown index. */
+	REQUIRE(kop_info(0xc1e00007, 0x1000, l, 2, sizeof(struct sd_nv0041_get_surface_info)) == SD_NV_ERR_NOT_SUPPORTED);
+	REQUIRE(kop_info(0xc1e00007, 0x2999, l, 2, sizeof(struct sd_nv0041_get_surface_info)) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	REQUIRE(kop_info(0xc1e00008, 0x2000, l, 2, sizeof(struct sd_nv0041_get_surface_info)) == SD_NV_ERR_INVALID_CLIENT);
+	REQUIRE(kop_info(0xc1e00007, 0x2000, l, 2, 8) == SD_NV_ERR_INVALID_PARAM_STRUCT);
+	l[1].index = 0x77;
+	REQUIRE(kop_info(0xc1e00007, 0x2000, l, 2, sizeof(struct sd_nv0041_get_surface_info)) == SD_NV_ERR_INVALID_ARGUMENT);
+	/* An empty list is answered NV_OK, as RM does. */
+	REQUIRE(kop_info(0xc1e00007, 0x2000, NULL, 0, sizeof(struct sd_nv0041_get_surface_info)) == SD_NV_OK);
+	/* An operation it does not serve leaves the block alone. */
+	ops.op = 0x15;	/* NV04_ALLOC */
+	ops.params.free.status = 0x1234;
+	sd_kernel_op(&node, &henv, &ops);
+	REQUIRE(ops.params.free.status == 0x1234);
+	/* A kernel free of another file's object: no file of its own needed. */
+	ops.op = SD_NV01_FREE;
+	ops.params.free = (struct sd_nvos00){ .hRoot = 0xc1e00007, .hObjectOld = 0x2000 };
+	sd_kernel_op(&node, &henv, &ops);
+	REQUIRE(ops.params.free.status == SD_NV_OK && node.used[2] == 0);
+	sd_kernel_op(&node, &henv, &ops);
+	REQUIRE(ops.params.free.status == SD_NV_ERR_OBJECT_NOT_FOUND);
+	ops.params.free = (struct sd_nvos00){ .hRoot = 0xc1e00007, .hObjectOld = 0xc1e00007 };
+	sd_kernel_op(&node, &henv, &ops);
+	REQUIRE(ops.params.free.status == SD_NV_OK && node.clients == NULL);
+	sd_file_release(&ctl);
+}
+
 int main(void)
 {
 	REQUIRE(sd_node_init(&node, 4, 15109 * MiB, "535.261.03") == SD_OK);
@@ -482,6 +542,7 @@ int main(void)
 	test_memory_rules();
 	test_bad_input();
 	test_layouts();
+	test_kernel_client();
 	REQUIRE(live_allocs == 0);
 	printf("simdrv unit: all passed\n");
 	return 0;

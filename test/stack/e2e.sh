@@ -90,7 +90,7 @@ is "/dev/cgpu is a character device" test -c /dev/cgpu
 eq "loaded at boot" "$(cat /etc/modules-load.d/cgpu_km.conf) / $(cat /etc/modprobe.d/cgpu_km.conf)" "cgpu_km / options cgpu_km ngpus=1 enforce=1"
 # cgpu_km finds the stand-in and its release (/sys/module/nvidia/version, as on a real
 # node): budgets are enforced at its boundary from here on, and libcgpu steps back.
-eq "enforcement" "$(cat $P/enforcement)" "enforcement: on (driver 535.261.03)"
+eq "enforcement" "$(head -1 $P/enforcement)" "enforcement: on (driver 535.261.03)"
 is "install.sh says so" grep -qxF "install.sh:   enforcing  at the NVIDIA driver's boundary: on (driver 535.261.03)" "$W/install1"
 eq "the stand-in driver loaded at boot" "$(cat /etc/modules-load.d/cgpu-sim.conf) / $(cat /etc/modprobe.d/cgpu-sim.conf)" "nvidia / options nvidia gpus=1 mem_mib=15109"
 is "and installed where modprobe finds it" cmp "/lib/modules/$KVER/extra/cgpu-sim/nvidia.ko" simdrv/nvidia.ko
@@ -249,7 +249,7 @@ grep -E 'stand-in|nvidia|enforc|FAILED' "$W/out" | sed 's/^/  | /'
 eq "install.sh --sim-gpus 2 --enforce ($(($(date +%s) - s))s)" "$rc" 0
 eq "the stand-in reloaded" "$(cat /sys/module/nvidia/parameters/gpus) / $(cat /etc/modprobe.d/cgpu-sim.conf)" "2 / options nvidia gpus=2 mem_mib=15109"
 eq "its nodes" "$(nodes)" "$GPU0$GPU1$CTL"
-eq "cgpu_km enforces at the stand-in's boundary" "$(cat $P/enforcement)" "enforcement: on (driver 535.261.03)"
+eq "cgpu_km enforces at the stand-in's boundary" "$(head -1 $P/enforcement)" "enforcement: on (driver 535.261.03)"
 # rawalloc (static: no libcgpu) allocates 256 MiB at a time with raw RM ioctls on GPU 1
 # until refused, then holds it: the 1 GiB budget (1056195652 bytes) takes three.
 docker cgpu run -d --label cgpu.test=on --name raw1 -e ALIYUN_COM_GPU_VISIBLE_DEVICES=1 \
