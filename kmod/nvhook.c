@@ -1,20 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * enforce=1: the budget at the NVIDIA driver's own boundary (docs/kmod.md, "Enforcement
- * at the driver's boundary"). cgpu_km interposes on the driver's ioctl entry and on its
- * release entry, both found by name, so that a limited container's video-memory
- * allocations are charged to its ledger before the driver runs, whether or not the
- * process cooperates (libcgpu, static binaries, raw ioctls alike).
+ * at the driver's boundary"). cgpu_km interposes on RM's entry, rm_ioctl, which the
+ * driver's ioctl calls with its own kernel copy of the escape's block, and on the
+ * file's release, both found by name, so that a limited container's video-memory
+ * allocations are charged to its ledger whether or not the process cooperates
+ * (libcgpu, static binaries, raw ioctls alike). The charge is what the driver says it
+ * holds for the new object, asked by handle through the API it gives kernel clients
+ * (nvidia_get_rm_ops), with buffers no task of the tenant can write.
  *
- * How: the entry's address comes from kallsyms_lookup_name("nvidia:<name>"), itself
+ * How: each function's address comes from kallsyms_lookup_name("nvidia:<name>"), itself
  * found once at load by a kprobe registered on it and removed at once (it is not
  * exported; the kprobe lookup is the standard way to resolve a non-exported symbol). The call is redirected with an
  * ftrace_ops on that one address, FTRACE_OPS_FL_IPMODIFY | SAVE_REGS, as livepatch
  * does: the callback sets regs->ip to our wrapper, which calls the original function
  * by its start address. That second call passes the same ftrace site again; the
  * callback lets it through because its caller (parent_ip) lies in this module. Nothing
- * else in cgpu_km calls the driver, so "called from cgpu_km" means "the wrapper's own
- * call". (Jumping past the fentry call instead would break on kernels with IBT, where
+ * else in cgpu_km calls rm_ioctl or the release, so "called from cgpu_km" means "the
+ * wrapper's own call". (Jumping past the fentry call instead would break on kernels with IBT, where
  * the function starts with ENDBR64.) The kernel's own x86_64 ftrace code of 6.1 does
  * the rest: FTRACE_OPS_FL_RECURSION, trampolines, text patching.
  *
@@ -30,7 +33,8 @@
  * Locks, outermost first: nvh.lock (attach/detach) is never held by a wrapper;
  * nvh.files_lock (the table of tracked files) -> rec->lock (one file's objects) ->
  * inst->lock (the ledger). cgpu.reg_lock (attach to a container) is taken with none of
- * them held. No lock is held across a call into the driver.
+ * them held. No lock is held across a call into the driver (rm_ioctl, or the kernel
+ * client's operations, which take the driver's own locks).
  */
 #include <linux/fs.h>
 #include <linux/ftrace.h>
@@ -51,7 +55,7 @@
 
 static int enforce;
 module_param(enforce, int, 0444);
-MODULE_PARM_DESC(enforce, "1: charge video-memory allocations at the NVIDIA driver's ioctl entry (docs/kmod.md); 0 (default): do not attach");
+MODULE_PARM_DESC(enforce, "1: charge video-memory allocations at the NVIDIA driver's RM entry (docs/kmod.md); 0 (default): do not attach");
 
 static char *nv_version = "";
 module_param(nv_version, charp, 0444);

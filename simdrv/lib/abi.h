@@ -15,6 +15,7 @@
 /* Escapes: the ioctl's _IOC_NR; the driver ignores _IOC_TYPE and _IOC_DIR. */
 #define SD_IOCTL_MAGIC		'F'
 #define SD_ESC_RM_FREE		0x29
+#define SD_ESC_RM_CONTROL	0x2A	/* not served: RM's unknown-escape answer */
 #define SD_ESC_RM_ALLOC		0x2B
 #define SD_ESC_RM_DUP_OBJECT	0x34	/* not served by the stand-in (its unknown-escape answer) */
 #define SD_ESC_RM_VID_HEAP_CONTROL 0x4A	/* not served either */

@@ -59,10 +59,10 @@ run() {
 
 # NAME WHERE KIND TARGET LABEL
 cases=(
-	"host-escape host escape 1.05 host process: an escape it does not read (CHECK_VERSION_STR)"
+	"host-control host control 1.05 host process: RM_CONTROL, passed at RM's entry unread"
 	"host-object host object 1.05 host process: RM_ALLOC+RM_FREE of a client"
 	"host-vidmem host vidmem 1.05 host process: RM_ALLOC+RM_FREE of 2 MiB video memory"
-	"unl-escape $CGU escape 1.05 unlimited container: an escape it does not read (CHECK_VERSION_STR)"
+	"unl-control $CGU control 1.05 unlimited container: RM_CONTROL, passed at RM's entry unread"
 	"unl-object $CGU object 1.05 unlimited container: RM_ALLOC+RM_FREE of a client"
 	"unl-vidmem $CGU vidmem 1.05 unlimited container: RM_ALLOC+RM_FREE of 2 MiB video memory"
 	"lim-vidmem $CGL vidmem 1.5 limited container: RM_ALLOC+RM_FREE of 2 MiB video memory, charged"

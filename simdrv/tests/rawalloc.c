@@ -20,15 +20,19 @@
  *   rawalloc churn MIB   allocates and frees MIB MiB on GPU 0 over and over, NVOS21 and
  *                        NVOS64 by turns, until killed; any status but NV_OK and
  *                        NV_ERR_NO_MEMORY, or a failed free, ends it with exit 1
- *   rawalloc race MIB N  (cgpu_km enforce=1) N allocations of 2 MiB on GPU 0, all four
- *                        forms by turns, none freed, while a second thread rewrites
- *                        the size in the class parameters to MIB MiB and back without
- *                        pause (time of check to time of use: the driver copies them
- *                        after cgpu_km looked); prints "race: M made, R refused", "held",
+ *   rawalloc race FILL BIG N  (cgpu_km enforce=1) holds FILL MiB on GPU 0, then makes N
+ *                        allocations of 2 MiB, all four forms by turns, each freed
+ *                        at once when made, while a second thread rewrites the size
+ *                        in the class parameters to BIG MiB and back without pause
+ *                        (time of check to time of use: the driver copies them after
+ *                        cgpu_km looked); prints "race: M made, R refused, at most X
+ *                        MiB held" (the driver's figure after each one made), "held",
  *                        waits
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,9 +321,20 @@ static struct sd_memory_alloc *raced;
 static unsigned long long race_big;
 static volatile int race_done;
 
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	/* One CPU only (a VM of one vCPU): the race then rests on preemption. */
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
 static void *rewriter(void *arg)
 {
 	(void)arg;
+	pin(1);
 	while (!race_done) {
 		__atomic_store_n(&raced->size, 2 * MiB, __ATOMIC_RELAXED);
 		__atomic_store_n(&raced->size, race_big, __ATOMIC_RELAXED);
@@ -327,8 +342,15 @@ static void *rewriter(void *arg)
 	return NULL;
 }
 
-static void race(unsigned long long mib, int n)
+/*
+ * race FILL BIG N: FILL MiB held first, so that a BIG MiB object cannot fit the room
+ * left while a 2 MiB one can; then N allocations of 2 MiB, each freed at once when
+ * made, while the rewriter flips the size. Every attempt is one where a size grown
+ * after the kernel's look would pass the budget.
+ */
+static void race(unsigned long long fill, unsigned long long big, int n)
 {
+	unsigned long long before, now, most = 0;
 	unsigned int c, h, st;
 	int i, made = 0, refused = 0;
 	pthread_t t;
@@ -339,8 +361,13 @@ static void race(unsigned long long mib, int n)
 	raced = calloc(1, 4096);
 	CHECK(raced);
 	raced->owner = 0x1234;
+	raced->size = fill * MiB;
+	h = 0x3000;
+	CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, raced) == SD_NV_OK);
+	before = used(0);
+	race_big = big * MiB;
 	raced->size = 2 * MiB;
-	race_big = mib * MiB;
+	pin(0);
 	CHECK(pthread_create(&t, NULL, rewriter, NULL) == 0);
 	for (i = 0; i < n; i++) {
 		/* The driver hands back the page size it chose: the default again. */
@@ -348,14 +375,21 @@ static void race(unsigned long long mib, int n)
 		h = 0x10000 + i;
 		st = alloc(i % 4, c, i % 2 ? 0x1001 : 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, raced);
 		CHECK(st == SD_NV_OK || st == SD_NV_ERR_NO_MEMORY);
-		if (st == SD_NV_OK)
-			made++;
-		else
+		if (st != SD_NV_OK) {
 			refused++;
+			continue;
+		}
+		made++;
+		now = used(0);
+		if (now > most)
+			most = now;
+		CHECK(rmfree(c, h) == SD_NV_OK);
 	}
 	race_done = 1;
 	CHECK(pthread_join(t, NULL) == 0);
-	printf("race: %d made, %d refused\n", made, refused);
+	CHECK(used(0) == before);
+	printf("race: %d made, %d refused, at most %llu MiB held\n", made, refused,
+	       (most > before ? most : before) / MiB);
 	printf("held\n");
 	fflush(stdout);
 	pause();
@@ -498,14 +532,14 @@ int main(int argc, char **argv)
 		churn(strtoull(argv[2], NULL, 10));
 	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "loop"))
 		loop(strtoull(argv[2], NULL, 10), argc == 4 ? atoi(argv[3]) : 0);
-	else if (argc == 4 && !strcmp(argv[1], "race"))
-		race(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+	else if (argc == 5 && !strcmp(argv[1], "race"))
+		race(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), atoi(argv[4]));
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
 		uncharged();
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc race MIB N | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc race FILL BIG N | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;
