@@ -11,13 +11,18 @@
 
 #include <linux/types.h>
 
+#define NVA_ESC_RM_ALLOC_MEMORY	0x27
+#define NVA_ESC_RM_ALLOC_OBJECT	0x28
 #define NVA_ESC_RM_FREE		0x29
+#define NVA_ESC_RM_CONTROL	0x2A
 #define NVA_ESC_RM_ALLOC	0x2B
 #define NVA_ESC_RM_DUP_OBJECT	0x34
 #define NVA_ESC_RM_VID_HEAP_CONTROL 0x4A
 #define NVA_ESC_IOCTL_XFER_CMD	211
 
+#define NVA_NV01_MEMORY_SYSTEM	0x3e
 #define NVA_NV01_MEMORY_LOCAL_USER 0x40
+#define NVA_NV01_MEMORY_SYSTEM_OS_DESCRIPTOR 0x71
 #define NVA_NV01_DEVICE_0	0x80
 #define NVA_NV20_SUBDEVICE_0	0x2080
 /*
@@ -68,6 +73,41 @@ struct nva_nvos00 {
 	u32 hObjectOld;
 	u32 status;
 };
+
+/*
+ * NVOS02_PARAMETERS, NV_ESC_RM_ALLOC_MEMORY's block inside nv_ioctl_nvos02_parameters_with_fd
+ * (with the fd of a mapping after it): RM's deprecated allocation API, whose classes
+ * include video-memory ones (rmapi_deprecated_allocmemory.c).
+ */
+struct nva_nvos02 {
+	u32 hRoot;
+	u32 hObjectParent;
+	u32 hObjectNew;
+	u32 hClass;
+	u32 flags;
+	u32 pad0;
+	u64 pMemory;
+	u64 limit;
+	u32 status;
+	u32 pad1;
+};
+#define NVA_NVOS02_WITH_FD_SIZE	56
+
+/* NVOS05_PARAMETERS: NV_ESC_RM_ALLOC_OBJECT, an object of a class without parameters */
+struct nva_nvos05 {
+	u32 hRoot;
+	u32 hObjectParent;
+	u32 hObjectNew;
+	u32 hClass;
+	u32 status;
+};
+
+/*
+ * RM_CONTROLs on a client that bring another process's object into the caller's
+ * client through a file descriptor (ctrl0000unix.h): an import is a duplicate.
+ */
+#define NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD	0x3d06
+#define NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD	0x3d0c
 
 /* NVOS55_PARAMETERS: NV_ESC_RM_DUP_OBJECT */
 struct nva_nvos55 {
@@ -190,6 +230,8 @@ static_assert(offsetof(struct nva_nvos64, status) == 40);
 static_assert(offsetof(struct nva_nvos32_head, status) == 20);
 static_assert(sizeof(struct nva_nvos32_head) == 40);
 static_assert(sizeof(struct nva_nvos54) == 32);
+static_assert(sizeof(struct nva_nvos02) == 48);
+static_assert(sizeof(struct nva_nvos05) == 20);
 static_assert(sizeof(struct nva_rmapi_ops) == NVA_RMAPI_OPS_SIZE);
 
 #endif

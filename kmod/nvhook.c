@@ -737,6 +737,58 @@ static u32 nvh_vid_heap(const struct nvh_call *c)
 	return nvh_answer(&p->status, NVA_ERR_NOT_SUPPORTED);
 }
 
+/*
+ * NV_ESC_RM_ALLOC_MEMORY, RM's deprecated allocation API: besides system memory it makes
+ * video-memory objects (NV01_MEMORY_LOCAL_USER there yields the whole-FB view to an
+ * administrator, and its other classes, lists of FB pages, the console, FLA, are not
+ * charged here either), all inside the driver without an RM_ALLOC. In a container only
+ * the system-memory classes pass (libcuda's pinned host memory).
+ */
+static u32 nvh_alloc_memory_old(const struct nvh_call *c)
+{
+	struct nva_nvos02 *p = c->data;
+
+	if (p->hClass == NVA_NV01_MEMORY_SYSTEM || p->hClass == NVA_NV01_MEMORY_SYSTEM_OS_DESCRIPTOR ||
+	    !nvh_caller_contained())
+		return nvh_orig(c);
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: RM_ALLOC_MEMORY of class 0x%x refused in a container (memory this module does not charge)\n",
+			    task_tgid_nr(current), p->hClass);
+	return nvh_answer(&p->status, NVA_ERR_NOT_SUPPORTED);
+}
+
+/*
+ * NV_ESC_RM_ALLOC_OBJECT: RM_ALLOC without parameters. A class this module tracks or
+ * refuses is refused through it in a container (tracking needs the parameters).
+ */
+static u32 nvh_alloc_object(const struct nvh_call *c)
+{
+	struct nva_nvos05 *p = c->data;
+
+	if (!(nvh_class_read(p->hClass) || nvh_class_refused(p->hClass)) || !nvh_caller_contained())
+		return nvh_orig(c);
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: RM_ALLOC_OBJECT of class 0x%x refused in a container\n",
+			    task_tgid_nr(current), p->hClass);
+	return nvh_answer(&p->status, NVA_ERR_NOT_SUPPORTED);
+}
+
+/*
+ * RM_CONTROL importing objects from a file descriptor into the caller's client: a
+ * duplicate by another door, whose object only the caller's memory names (RM reads
+ * the control's parameters from it after us). In a container it is refused as a
+ * duplicate of charged memory is: the import would keep the memory past the
+ * exporter's free, and its charge.
+ */
+static u32 nvh_import(const struct nvh_call *c)
+{
+	struct nva_nvos54 *p = c->data;
+
+	if (!nvh_caller_contained())
+		return nvh_orig(c);
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: importing objects from a file descriptor (control 0x%x) refused in a container\n",
+			    task_tgid_nr(current), p->cmd);
+	return nvh_answer(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS);
+}
+
 /* One RM escape, its block the driver's kernel copy; a block of another size is RM's to refuse. */
 static u32 nvh_rm_ioctl_body(const struct nvh_call *c)
 {
@@ -756,6 +808,19 @@ static u32 nvh_rm_ioctl_body(const struct nvh_call *c)
 	case NVA_ESC_RM_VID_HEAP_CONTROL:
 		if (c->size == NVA_NVOS32_SIZE)
 			return nvh_vid_heap(c);
+		break;
+	case NVA_ESC_RM_ALLOC_MEMORY:
+		if (c->size == NVA_NVOS02_WITH_FD_SIZE)
+			return nvh_alloc_memory_old(c);
+		break;
+	case NVA_ESC_RM_ALLOC_OBJECT:
+		if (c->size == sizeof(struct nva_nvos05))
+			return nvh_alloc_object(c);
+		break;
+	case NVA_ESC_RM_CONTROL:
+		/* Only imports are redirected here (nvh_ftrace). */
+		if (c->size == sizeof(struct nva_nvos54))
+			return nvh_import(c);
 		break;
 	}
 	return nvh_orig(c);
@@ -796,16 +861,34 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 /* ---- attaching ---- */
 
 /*
- * The RM escapes the wrapper reads: RM_ALLOC, RM_FREE, RM_DUP_OBJECT, RM_VID_HEAP_CONTROL
- * (rm_ioctl's command is the escape number, XFER already unwrapped). Every other
- * (RM_CONTROL, most of what libcuda issues) goes to the driver at once: redirecting it
- * would cost the wrapper and a second pass through ftrace to call the original, for
- * nothing (docs/kmod.md, "Cost").
+ * The RM escapes the wrapper reads: RM_ALLOC, RM_FREE, RM_DUP_OBJECT, RM_VID_HEAP_CONTROL,
+ * RM_ALLOC_MEMORY, RM_ALLOC_OBJECT, and of RM_CONTROL the imports from a file
+ * descriptor (rm_ioctl's command is the escape number, XFER already unwrapped; its data
+ * the driver's kernel copy, of size bytes, so the control's number is a plain load).
+ * Every other call (most of what libcuda issues: RM_CONTROL) goes to the driver at
+ * once: redirecting it would cost the wrapper and a second pass through ftrace to call
+ * the original, for nothing (docs/kmod.md, "Cost").
  */
-static __always_inline bool nvh_reads(unsigned long cmd)
+static __always_inline bool nvh_reads(unsigned long cmd, const void *data, unsigned long size)
 {
-	return cmd == NVA_ESC_RM_ALLOC || cmd == NVA_ESC_RM_FREE ||
-	       cmd == NVA_ESC_RM_DUP_OBJECT || cmd == NVA_ESC_RM_VID_HEAP_CONTROL;
+	u32 ctrl;
+
+	switch (cmd) {
+	case NVA_ESC_RM_ALLOC:
+	case NVA_ESC_RM_FREE:
+	case NVA_ESC_RM_DUP_OBJECT:
+	case NVA_ESC_RM_VID_HEAP_CONTROL:
+	case NVA_ESC_RM_ALLOC_MEMORY:
+	case NVA_ESC_RM_ALLOC_OBJECT:
+		return true;
+	case NVA_ESC_RM_CONTROL:
+		if (size != sizeof(struct nva_nvos54) || !data)
+			return false;
+		ctrl = ((const struct nva_nvos54 *)data)->cmd;
+		return ctrl == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD ||
+		       ctrl == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD;
+	}
+	return false;
 }
 
 static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
@@ -817,7 +900,10 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 	/* The wrapper's own call of the original runs the original. */
 	if (!regs || within_module(parent_ip, THIS_MODULE))
 		return;
-	if (h == &nvh.rm_ioctl && !nvh_reads(regs_get_kernel_argument(regs, 3)))
+	if (h == &nvh.rm_ioctl &&
+	    !nvh_reads(regs_get_kernel_argument(regs, 3),
+		       (const void *)regs_get_kernel_argument(regs, 4),
+		       regs_get_kernel_argument(regs, 5)))
 		return;
 	regs->ip = (unsigned long)h->wrapper;
 }

@@ -14,6 +14,8 @@
 
 /* Escapes: the ioctl's _IOC_NR; the driver ignores _IOC_TYPE and _IOC_DIR. */
 #define SD_IOCTL_MAGIC		'F'
+#define SD_ESC_RM_ALLOC_MEMORY	0x27	/* not served */
+#define SD_ESC_RM_ALLOC_OBJECT	0x28	/* not served */
 #define SD_ESC_RM_FREE		0x29
 #define SD_ESC_RM_CONTROL	0x2A	/* not served: RM's unknown-escape answer */
 #define SD_ESC_RM_ALLOC		0x2B
@@ -34,6 +36,7 @@
 #define SD_NV01_ROOT		0x0
 #define SD_NV01_ROOT_NON_PRIV	0x1
 #define SD_NV01_ROOT_CLIENT	0x41
+#define SD_NV01_MEMORY_SYSTEM	0x3e
 #define SD_NV01_MEMORY_LOCAL_USER 0x40
 #define SD_NV01_DEVICE_0	0x80
 #define SD_NV20_SUBDEVICE_0	0x2080
@@ -94,6 +97,38 @@ struct sd_nvos00 {
 };
 
 /* NVOS55_PARAMETERS: NV_ESC_RM_DUP_OBJECT */
+/* NVOS02_PARAMETERS in nv_ioctl_nvos02_parameters_with_fd (NV_ESC_RM_ALLOC_MEMORY) */
+struct sd_nvos02 {
+	sd_u32 hRoot;
+	sd_u32 hObjectParent;
+	sd_u32 hObjectNew;
+	sd_u32 hClass;
+	sd_u32 flags;
+	sd_u32 pad0;
+	sd_u64 pMemory;
+	sd_u64 limit;
+	sd_u32 status;
+	sd_u32 pad1;
+};
+struct sd_nvos02_with_fd {
+	struct sd_nvos02 params;
+	sd_s32 fd;
+	sd_u32 pad;
+};
+
+/* NVOS05_PARAMETERS (NV_ESC_RM_ALLOC_OBJECT) */
+struct sd_nvos05 {
+	sd_u32 hRoot;
+	sd_u32 hObjectParent;
+	sd_u32 hObjectNew;
+	sd_u32 hClass;
+	sd_u32 status;
+};
+
+/* A client's import of objects from a file descriptor (ctrl0000unix.h) */
+#define SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD	0x3d06
+#define SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD	0x3d0c
+
 struct sd_nvos55 {
 	sd_u32 hClient;
 	sd_u32 hParent;

@@ -226,16 +226,22 @@ for ver in 535.261.03 550.163.01; do
 	ok "$ver: duplicating charged memory refused in a container, passed on for the host"
 
 	# What takes video memory outside charged RM allocations: refused in a container with
-	# NV_ERR_NOT_SUPPORTED (0x56) and no call; the host's calls reach the stand-in, which
-	# serves neither (NV_ERR_INVALID_CLASS 0x22; EINVAL for the heap escape).
+	# NV_ERR_NOT_SUPPORTED (0x56) and no call, and imports from a file descriptor with
+	# NV_ERR_INSUFFICIENT_PERMISSIONS (0x1b) as duplicates are; system memory passes. The
+	# host's calls reach the stand-in, which serves none of them (NV_ERR_INVALID_CLASS
+	# 0x22; EINVAL for the escapes).
 	start u1 cg uncharged
 	grep -qx "class 0x42: 0x56 0x56, class 0xc2: 0x56 0x56, class 0xf8: 0x56 0x56, alloc: status 0x56 status 0x56, info: errno 22 errno 22" "$W/u1" ||
 		fail "container uncharged: $(cat "$W/u1")"
+	grep -qx "alloc memory 0x40: status 0x56, 0x3e: errno 22, alloc object 0x40: status 0x56, import: status 0x1b status 0x1b" "$W/u1" ||
+		fail "container's deprecated calls and imports: $(cat "$W/u1")"
 	start u2 host uncharged
 	grep -qx "class 0x42: 0x22 0x22, class 0xc2: 0x22 0x22, class 0xf8: 0x22 0x22, alloc: errno 22 errno 22, info: errno 22 errno 22" "$W/u2" ||
 		fail "host uncharged: $(cat "$W/u2")"
+	grep -qx "alloc memory 0x40: errno 22, 0x3e: errno 22, alloc object 0x40: errno 22, import: errno 22 errno 22" "$W/u2" ||
+		fail "host's deprecated calls and imports: $(cat "$W/u2")"
 	kill_it u1; kill_it u2
-	ok "$ver: uncharged memory classes and the heap interface's allocations refused in a container, passed on for the host"
+	ok "$ver: uncharged memory classes, the heap interface's and the deprecated calls' allocations and imports refused in a container, passed on for the host"
 
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32

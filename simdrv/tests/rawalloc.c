@@ -244,10 +244,55 @@ static const char *vid_heap(int form, unsigned int c, unsigned int fn, char *buf
 	return buf;
 }
 
+/* "status 0xS" when the ioctl returned 0 (with status st), else "errno E" (read at once). */
+static const char *answer(int r, unsigned int st, char *buf, size_t len)
+{
+	if (r)
+		snprintf(buf, len, "errno %d", errno);
+	else
+		snprintf(buf, len, "status 0x%x", st);
+	return buf;
+}
+
+/* NV_ESC_RM_ALLOC_MEMORY of class cls under device 0x1000. */
+static const char *alloc_memory_old(unsigned int c, unsigned int cls, char *buf, size_t len)
+{
+	struct sd_nvos02_with_fd p = { .params = { .hRoot = c, .hObjectParent = 0x1000,
+		.hObjectNew = 0x2400, .hClass = cls, .limit = MiB - 1 }, .fd = -1 };
+
+	int r = esc(ctl, SD_ESC_RM_ALLOC_MEMORY, &p, sizeof(p));
+
+	return answer(r, p.params.status, buf, len);
+}
+
+/* NV_ESC_RM_ALLOC_OBJECT of class cls under device 0x1000. */
+static const char *alloc_object(unsigned int c, unsigned int cls, char *buf, size_t len)
+{
+	struct sd_nvos05 p = { .hRoot = c, .hObjectParent = 0x1000, .hObjectNew = 0x2500, .hClass = cls };
+
+	int r = esc(ctl, SD_ESC_RM_ALLOC_OBJECT, &p, sizeof(p));
+
+	return answer(r, p.status, buf, len);
+}
+
+/* RM_CONTROL on the client: an import of objects from file descriptor fd. */
+static const char *import_fd(unsigned int c, unsigned int cmd, char *buf, size_t len)
+{
+	unsigned char params[512] = { 0 };
+	struct sd_nvos54 p = { .hClient = c, .hObject = c, .cmd = cmd,
+		.params = (unsigned long)params, .paramsSize = sizeof(params) };
+
+	int r = esc(ctl, SD_ESC_RM_CONTROL, &p, sizeof(p));
+
+	return answer(r, p.status, buf, len);
+}
+
 /*
  * The ways to video memory that cgpu_km does not charge, each in two forms: the
  * classes it refuses (0x42, 0xc2, 0xf8) and the heap interface's allocating function
- * (and its INFO, which passes): one line of answers, then "held".
+ * (and its INFO, which passes); RM's deprecated calls (RM_ALLOC_MEMORY of video and of
+ * system memory, RM_ALLOC_OBJECT of video memory); the imports from a file descriptor:
+ * two lines of answers, then "held".
  */
 static void uncharged(void)
 {
@@ -273,6 +318,11 @@ static void uncharged(void)
 	       vid_heap(1, c, SD_NVOS32_FUNCTION_ALLOC_SIZE, b, sizeof(b)));
 	printf("info: %s %s\n", vid_heap(0, c, SD_NVOS32_FUNCTION_INFO, a, sizeof(a)),
 	       vid_heap(1, c, SD_NVOS32_FUNCTION_INFO, b, sizeof(b)));
+	printf("alloc memory 0x40: %s, ", alloc_memory_old(c, SD_NV01_MEMORY_LOCAL_USER, a, sizeof(a)));
+	printf("0x3e: %s, ", alloc_memory_old(c, SD_NV01_MEMORY_SYSTEM, a, sizeof(a)));
+	printf("alloc object 0x40: %s, ", alloc_object(c, SD_NV01_MEMORY_LOCAL_USER, a, sizeof(a)));
+	printf("import: %s ", import_fd(c, SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD, a, sizeof(a)));
+	printf("%s\n", import_fd(c, SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD, b, sizeof(b)));
 	printf("held\n");
 	fflush(stdout);
 	for (;;)
