@@ -169,8 +169,9 @@ static unsigned long long phys_used(int gpu)
 }
 
 /*
- * What the simulator charges for a context beyond its allocations: nothing
- * (no context, module or driver reserve is simulated; docs/sim.md).
+ * What the simulator charges for a context beyond its allocations: nothing on
+ * its state file, where this test runs (a context takes memory only with the
+ * stand-in driver; docs/sim.md).
  */
 #define CONTEXT_RESERVE 0ULL
 

@@ -25,6 +25,7 @@ struct CUctx_st {
 	int refs;		/* primary contexts: retain count */
 	uint64_t last_end;	/* when all work queued in this context ends */
 	uint64_t null_tail;	/* the NULL stream's last work end */
+	uint64_t reserve;	/* what its creation took in the driver (sim_ctx_reserve) */
 };
 
 struct sim_proc {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "core.h"
+#include "rmclient.h"
 
 #define STACK_MAX 32
 
@@ -37,6 +38,26 @@ static void unbind_everywhere_in_thread(struct CUctx_st *ctx)
 	tls_depth = j;
 }
 
+/* A context's own memory in the driver, as libcuda takes it at creation; 0 or -1. */
+static int ctx_take(struct CUctx_st *c)
+{
+	uint64_t bytes = sim_ctx_reserve();
+
+	if (!bytes)
+		return 0;
+	if (sim_rm_take(c->phys, bytes))
+		return -1;
+	c->reserve = bytes;
+	return 0;
+}
+
+static void ctx_give(struct CUctx_st *c)
+{
+	if (c->reserve)
+		sim_rm_give(c->phys, c->reserve);
+	c->reserve = 0;
+}
+
 SIM_API CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
 				CUdevice dev)
 {
@@ -56,6 +77,10 @@ SIM_API CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags,
 	c->magic = CTX_MAGIC;
 	c->ordinal = dev;
 	c->phys = phys;
+	if (ctx_take(c)) {
+		free(c);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	tls_stack[tls_depth++] = c;
 	*pctx = c;
 	return CUDA_SUCCESS;
@@ -82,6 +107,7 @@ SIM_API CUresult cuCtxDestroy_v2(CUcontext ctx)
 	if (!ctx || ctx->magic != CTX_MAGIC || ctx->primary)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	sim_free_ctx_memory(ctx);
+	ctx_give(ctx);
 	unbind_everywhere_in_thread(ctx);
 	ctx->magic = 0;
 	free(ctx);
@@ -193,8 +219,15 @@ SIM_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&g_sim.lock);
-	g_sim.primary[dev].refs++;
+	/* The first retain makes the context, taking its memory. */
+	if (g_sim.primary[dev].refs == 0 && !g_sim.primary[dev].reserve &&
+	    ctx_take(&g_sim.primary[dev]))
+		r = CUDA_ERROR_OUT_OF_MEMORY;
+	else
+		g_sim.primary[dev].refs++;
 	pthread_mutex_unlock(&g_sim.lock);
+	if (r)
+		return r;
 	*pctx = &g_sim.primary[dev];
 	return CUDA_SUCCESS;
 }
@@ -204,6 +237,7 @@ static void primary_reset(CUdevice dev)
 	struct CUctx_st *c = &g_sim.primary[dev];
 
 	sim_free_ctx_memory(c);
+	ctx_give(c);
 	c->last_end = 0;
 	c->null_tail = 0;
 }

@@ -321,6 +321,20 @@ int sim_phys_users(int phys, uint32_t *pid, uint64_t *bytes, int max)
 	return n;
 }
 
+uint64_t sim_ctx_reserve(void)
+{
+	static uint64_t bytes = ~0ULL;
+
+	/* Without the driver the model holds no context memory: the state file's
+	 * figures are the allocations' alone (libcgpu's host tests rest on it). */
+	if (!sim_rm_loaded())
+		return 0;
+	if (__atomic_load_n(&bytes, __ATOMIC_ACQUIRE) == ~0ULL)
+		__atomic_store_n(&bytes, (uint64_t)env_ulong("CGPU_SIM_CTX_RESERVE_MIB",
+			SIM_CTX_RESERVE_MIB, 0, 1UL << 20) << 20, __ATOMIC_RELEASE);
+	return bytes;
+}
+
 int sim_phys_reserve(int phys, uint64_t bytes)
 {
 	struct sim_state *s = g_state;

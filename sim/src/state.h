@@ -17,6 +17,12 @@
 #define SIM_DEFAULT_GPUS 4
 #define SIM_DEFAULT_MEM_MIB 15109
 #define SIM_DEFAULT_STATE "/run/cgpu-sim/state"
+/*
+ * What a context takes in the driver (*ours*; docs/sim.md): with the stand-in driver,
+ * creating a context allocates this much video memory as an RM object of the process,
+ * as libcuda does for its own buffers; CGPU_SIM_CTX_RESERVE_MIB overrides.
+ */
+#define SIM_CTX_RESERVE_MIB 64
 
 struct sim_gpu {
 	uint64_t total;		/* bytes */
@@ -62,6 +68,8 @@ int sim_phys_users(int phys, uint32_t *pid, uint64_t *bytes, int max);
  * loaded (rmclient.c); else the state file's ledger, charged to this process's
  * slot (taken on first use). */
 int sim_phys_reserve(int phys, uint64_t bytes);	/* 0 or -ENOMEM */
+/* Bytes a context takes on creation: SIM_CTX_RESERVE_MIB with the stand-in driver, else 0. */
+uint64_t sim_ctx_reserve(void);
 void sim_phys_release(int phys, uint64_t bytes);
 /* Frees what processes that died still held; call with the lock held. */
 void sim_reap_dead_locked(void);

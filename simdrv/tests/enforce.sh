@@ -171,20 +171,21 @@ for ver in 535.261.03 550.163.01; do
 	kill_it c2
 	ok "$ver: 2 MiB page rounding"
 
-	# The simulated libcuda in the container allocates through the driver: its
-	# cuMemAlloc loop stops at the budget with CUDA_ERROR_OUT_OF_MEMORY, with libcgpu
-	# preloaded (kernel mode: it leaves the charge to the driver's boundary) and with
-	# neither libcgpu nor its consent (CGPU_DISABLE=1): the kernel stops it all the same.
+	# The simulated libcuda in the container allocates through the driver: its context
+	# takes 64 MiB, and its cuMemAlloc loop stops at the budget with
+	# CUDA_ERROR_OUT_OF_MEMORY, with libcgpu preloaded (kernel mode: it leaves the charge
+	# to the driver's boundary) and with neither libcgpu nor its consent
+	# (CGPU_DISABLE=1): the kernel stops it all the same.
 	for how in "LD_PRELOAD=$LIBCGPU" "CGPU_DISABLE=1"; do
 		simloop s1 "$how"
-		grep -qx "allocated=$((256 * MiB))" "$W/s1" && grep -qx stop=CUDA_ERROR_OUT_OF_MEMORY "$W/s1" ||
+		grep -qx "allocated=$((192 * MiB))" "$W/s1" && grep -qx stop=CUDA_ERROR_OUT_OF_MEMORY "$W/s1" ||
 			fail "simulated libcuda ($how): $(cat "$W/s1")"
 		[ "$(used)" = $((256 * MiB)) ] || fail "driver holds $(used) for the simulated libcuda ($how)"
 		[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$(cat "$W/s1.pid")" $((256 * MiB)))" ] ||
 			fail "meminfo for the simulated libcuda ($how): $(meminfo)"
 		kill_it s1
 		[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] || fail "after SIGKILL ($how): $(meminfo), driver $(used)"
-		ok "$ver: the simulated libcuda ($how): 8 x 32 MiB, then CUDA_ERROR_OUT_OF_MEMORY; meminfo charges what the driver holds"
+		ok "$ver: the simulated libcuda ($how): its context's 64 MiB and 6 x 32 MiB, then CUDA_ERROR_OUT_OF_MEMORY; meminfo charges what the driver holds"
 	done
 
 	# Two containers and a host process at once: each container stops at its own budget

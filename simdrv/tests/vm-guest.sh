@@ -50,8 +50,10 @@ for ver in 535.261.03 550.163.01; do
 done
 # The simulated libcuda allocates through the driver (docs/sim.md, "Memory in the
 # stand-in driver"). sim-test's groups, on the node they expect (4 x 15109 MiB), check
-# each figure of the sim's model against NVML, which now reads the driver's ledger; a
-# holder shows the model's bytes in /proc, NVML and nvidia-smi; SIGKILL gives them back.
+# each figure of the sim's allocation model against NVML, which now reads the driver's
+# ledger (so without the contexts' own memory: CGPU_SIM_CTX_RESERVE_MIB=0); a holder
+# shows the model's bytes and its context's 64 MiB in /proc, NVML and nvidia-smi;
+# SIGKILL gives them back.
 sim=$PWD/../sim/build
 export LD_LIBRARY_PATH=$sim CGPU_SIM_STATE=$(mktemp -u)
 out=$(mktemp)
@@ -63,26 +65,27 @@ for ver in 535.261.03 550.163.01; do
 	"$sim/cudaprobe" -d 1 alloc $((100 * MiB + 1)) -k >"$out" &
 	pid=$!
 	until grep -q '^holding' "$out"; do kill -0 "$pid" || { cat "$out" >&2; exit 1; }; sleep 0.1; done
-	# 100 MiB + 1 takes 51 pages of 2 MiB in the model.
-	[ "$(used 1)" = $((102 * MiB)) ] || { echo "driver holds $(used 1), want 102 MiB" >&2; exit 1; }
-	"$sim/cudaprobe" -d 1 meminfo | grep -qx "nvml.used=$((102 * MiB))" || { echo "NVML: $("$sim/cudaprobe" -d 1 meminfo)" >&2; exit 1; }
+	# 100 MiB + 1 takes 51 pages of 2 MiB in the model, and the context 64 MiB more.
+	[ "$(used 1)" = $((166 * MiB)) ] || { echo "driver holds $(used 1), want 166 MiB" >&2; exit 1; }
+	# meminfo makes a context of its own on GPU 1: 64 MiB more while it runs.
+	"$sim/cudaprobe" -d 1 meminfo | grep -qx "nvml.used=$((230 * MiB))" || { echo "NVML: $("$sim/cudaprobe" -d 1 meminfo)" >&2; exit 1; }
 	smi=$("$sim/nvidia-smi" --query-gpu=index,memory.used,memory.total --format=csv,noheader | sed -n 2p)
-	[ "$smi" = "1, 102 MiB, 15109 MiB" ] || { echo "nvidia-smi: $smi" >&2; exit 1; }
+	[ "$smi" = "1, 166 MiB, 15109 MiB" ] || { echo "nvidia-smi: $smi" >&2; exit 1; }
 	# The driver lists its client by the creator's pid; nvidia-smi's process table too.
-	grep -qx "$pid $((102 * MiB))" /proc/driver/nvidia-sim/gpus/1/processes ||
+	grep -qx "$pid $((166 * MiB))" /proc/driver/nvidia-sim/gpus/1/processes ||
 		{ echo "processes: $(cat /proc/driver/nvidia-sim/gpus/1/processes)" >&2; exit 1; }
 	# A reader in another pid namespace (a container) is not shown the host's process.
 	[ -z "$(unshare --pid --fork cat /proc/driver/nvidia-sim/gpus/1/processes)" ] ||
 		{ echo "another pid namespace sees: $(unshare --pid --fork cat /proc/driver/nvidia-sim/gpus/1/processes)" >&2; exit 1; }
-	"$sim/nvidia-smi" | grep -Eq "^\|  +1 +N/A +N/A +$pid +C +N/A +102MiB \|$" || { "$sim/nvidia-smi" >&2; exit 1; }
-	echo "cudaprobe $pid holds 102 MiB in the driver, its process list, NVML and nvidia-smi say so; SIGKILL"
+	"$sim/nvidia-smi" | grep -Eq "^\|  +1 +N/A +N/A +$pid +C +N/A +166MiB \|$" || { "$sim/nvidia-smi" >&2; exit 1; }
+	echo "cudaprobe $pid holds 102 MiB and its context 64 MiB in the driver, its process list, NVML and nvidia-smi say so; SIGKILL"
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null || true
 	: >"$out"
 	all_free "after SIGKILL of cudaprobe"
 	if [ "$ver" = 535.261.03 ]; then
 		for g in memory pools vmm arrays graphmem fork reap nvml; do
-			"$sim/sim-test" "$g"
+			CGPU_SIM_CTX_RESERVE_MIB=0 "$sim/sim-test" "$g"
 			all_free "after sim-test $g"
 		done
 	fi
