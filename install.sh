@@ -212,7 +212,7 @@ install_sim() {
 # cgpu_km (enforce=1) meet the device nodes and ioctls of NVIDIA's driver. Loaded before
 # cgpu_km, now and at boot (modules-load.d reads cgpu-sim.conf before cgpu_km.conf).
 install_standin() {
-	local opts="gpus=$ngpus mem_mib=$sim_mem" cur i n
+	local opts="gpus=$ngpus mem_mib=$sim_mem" cur i n m uvm
 	say "installing the stand-in NVIDIA driver (simdrv/, module $STANDIN) with $opts:"
 	later "refresh the kernel's module index" "depmod -a $KVER"
 	changed=0
@@ -240,11 +240,15 @@ install_standin() {
 		[ -c /dev/nvidiactl ] && [ -c "/dev/nvidia$((ngpus - 1))" ] && break
 		sleep 0.1
 	done
-	for n in nvidiactl $(seq -f 'nvidia%g' 0 $((ngpus - 1))); do
-		[ "$(stat -c %F:%t "/dev/$n" 2>/dev/null)" = "character special file:$(printf %x $STANDIN_MAJOR)" ] ||
-			fail "the stand-in driver loaded but /dev/$n is not its character device (major $STANDIN_MAJOR)"
+	uvm=$(awk '$2 == "nvidia-uvm" { print $1; exit }' /proc/devices)
+	for i in $(seq 1 50); do [ -c /dev/nvidia-uvm-tools ] && break; sleep 0.1; done
+	for n in nvidiactl $(seq -f 'nvidia%g' 0 $((ngpus - 1))) nvidia-uvm nvidia-uvm-tools; do
+		m=$STANDIN_MAJOR
+		[ "${n#nvidia-uvm}" = "$n" ] || m=$uvm
+		[ -n "$m" ] && [ "$(stat -c %F:%t "/dev/$n" 2>/dev/null)" = "character special file:$(printf %x "$m")" ] ||
+			fail "the stand-in driver loaded but /dev/$n is not its character device (major ${m:-of nvidia-uvm: none in /proc/devices})"
 	done
-	say "  loaded     $STANDIN (the stand-in) $(cat $STANDIN_PROC/version): /dev/nvidiactl, /dev/nvidia0$([ "$ngpus" = 1 ] || echo "..$((ngpus - 1))") (major $STANDIN_MAJOR)"
+	say "  loaded     $STANDIN (the stand-in) $(cat $STANDIN_PROC/version): /dev/nvidiactl, /dev/nvidia0$([ "$ngpus" = 1 ] || echo "..$((ngpus - 1))") (major $STANDIN_MAJOR), /dev/nvidia-uvm and -tools (major $uvm)"
 }
 
 # The simulated GPUs' state (under /run: made again after a reboot by cgpu-runtime, or by

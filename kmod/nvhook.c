@@ -398,6 +398,14 @@ static u32 nvh_answer(u32 *status, u32 code)
 	return NVA_NV_OK;
 }
 
+/* A call refused in a container without calling the driver: one log line, the answer. */
+static u32 nvh_refuse(u32 *status, u32 code, const char *what, u32 which)
+{
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x refused in a container\n",
+			    task_tgid_nr(current), what, which);
+	return nvh_answer(status, code);
+}
+
 /* A tracked device or subdevice of rec, or NULL. rec->lock held. */
 static struct nvh_obj *nvh_parent(struct nvh_file *rec, u32 client, u32 handle)
 {
@@ -625,11 +633,9 @@ static u32 nvh_rm_alloc(const struct nvh_call *c)
 	struct nvh_file *rec;
 	bool refuse;
 
-	if (nvh_class_refused(p->hClass) && nvh_caller_contained()) {
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: RM_ALLOC of class 0x%x refused in a container (video memory this module does not charge)\n",
-				    task_tgid_nr(current), p->hClass);
-		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NOT_SUPPORTED);
-	}
+	if (nvh_class_refused(p->hClass) && nvh_caller_contained())
+		return nvh_refuse(nvh_alloc_status(c), NVA_ERR_NOT_SUPPORTED,
+				  "RM_ALLOC of video memory this module does not charge, class", p->hClass);
 	if (!nvh_class_read(p->hClass))
 		return nvh_orig(c);
 	rec = nvh_file_for_caller(c->nvfp, &refuse);
@@ -732,9 +738,8 @@ static u32 nvh_vid_heap(const struct nvh_call *c)
 
 	if (nvh_vid_heap_passes(p->function) || !nvh_caller_contained())
 		return nvh_orig(c);
-	pr_warn_ratelimited("cgpu_km: enforce: pid %d: RM_VID_HEAP_CONTROL function %u refused in a container (it allocates outside RM_ALLOC)\n",
-			    task_tgid_nr(current), p->function);
-	return nvh_answer(&p->status, NVA_ERR_NOT_SUPPORTED);
+	return nvh_refuse(&p->status, NVA_ERR_NOT_SUPPORTED,
+			  "RM_VID_HEAP_CONTROL (it allocates outside RM_ALLOC), function", p->function);
 }
 
 /*
@@ -751,9 +756,8 @@ static u32 nvh_alloc_memory_old(const struct nvh_call *c)
 	if (p->hClass == NVA_NV01_MEMORY_SYSTEM || p->hClass == NVA_NV01_MEMORY_SYSTEM_OS_DESCRIPTOR ||
 	    !nvh_caller_contained())
 		return nvh_orig(c);
-	pr_warn_ratelimited("cgpu_km: enforce: pid %d: RM_ALLOC_MEMORY of class 0x%x refused in a container (memory this module does not charge)\n",
-			    task_tgid_nr(current), p->hClass);
-	return nvh_answer(&p->status, NVA_ERR_NOT_SUPPORTED);
+	return nvh_refuse(&p->status, NVA_ERR_NOT_SUPPORTED,
+			  "RM_ALLOC_MEMORY of memory this module does not charge, class", p->hClass);
 }
 
 /*
@@ -766,9 +770,7 @@ static u32 nvh_alloc_object(const struct nvh_call *c)
 
 	if (!(nvh_class_read(p->hClass) || nvh_class_refused(p->hClass)) || !nvh_caller_contained())
 		return nvh_orig(c);
-	pr_warn_ratelimited("cgpu_km: enforce: pid %d: RM_ALLOC_OBJECT of class 0x%x refused in a container\n",
-			    task_tgid_nr(current), p->hClass);
-	return nvh_answer(&p->status, NVA_ERR_NOT_SUPPORTED);
+	return nvh_refuse(&p->status, NVA_ERR_NOT_SUPPORTED, "RM_ALLOC_OBJECT of class", p->hClass);
 }
 
 /*
@@ -784,9 +786,8 @@ static u32 nvh_import(const struct nvh_call *c)
 
 	if (!nvh_caller_contained())
 		return nvh_orig(c);
-	pr_warn_ratelimited("cgpu_km: enforce: pid %d: importing objects from a file descriptor (control 0x%x) refused in a container\n",
-			    task_tgid_nr(current), p->cmd);
-	return nvh_answer(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS);
+	return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
+			  "an import of objects from a file descriptor, control", p->cmd);
 }
 
 /* One RM escape, its block the driver's kernel copy; a block of another size is RM's to refuse. */

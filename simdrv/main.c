@@ -21,6 +21,7 @@
 #include <linux/uaccess.h>
 #include <linux/version.h>
 #include "lib/rm.h"
+#include "uvm.h"
 
 static unsigned int gpus = 4;
 module_param(gpus, uint, 0444);
@@ -422,6 +423,9 @@ static int __init simdrv_init(void)
 			goto nodes;
 		}
 	}
+	rc = simdrv_uvm_init(cls);
+	if (rc)
+		goto nodes;
 	rc = make_proc();
 	if (rc)
 		goto proc;
@@ -432,6 +436,7 @@ static int __init simdrv_init(void)
 	return 0;
 proc:
 	proc_remove(proc_root);
+	simdrv_uvm_exit();
 nodes:
 	/* device_destroy of a node never made finds nothing and does nothing. */
 	destroy_nodes();
@@ -447,6 +452,7 @@ static void __exit simdrv_exit(void)
 {
 	sysfs_remove_file(&THIS_MODULE->mkobj.kobj, &version_attr.attr);
 	proc_remove(proc_root);
+	simdrv_uvm_exit();
 	destroy_nodes();
 	class_destroy(cls);
 	cdev_del(&cdev);

@@ -18,12 +18,22 @@ type devFile struct {
 }
 
 // fakeStandIn points the stand-in driver at proc and the node's device files at nodes
-// (a path missing from it does not exist) for the rest of the test.
+// (a path missing from it does not exist) for the rest of the test; the kernel's list of
+// regions has nvidia-uvm, of the major its node in nodes has, when nodes has that node.
 func fakeStandIn(t *testing.T, proc string, nodes map[string]devFile) {
 	t.Helper()
 	old := standIn
 	t.Cleanup(func() { standIn = old })
 	standIn.proc = proc
+	regions := "Character devices:\n  1 mem\n195 nvidia-frontend\n"
+	if u, ok := nodes[UVM]; ok {
+		regions += fmt.Sprintf("%3d nvidia-uvm\n", u.major)
+	}
+	regions += "\nBlock devices:\n  8 sd\n254 nvidia-uvm\n"
+	standIn.devices = filepath.Join(t.TempDir(), "devices")
+	if err := os.WriteFile(standIn.devices, []byte(regions), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	standIn.stat = func(path string) (bool, int64, int64, error) {
 		n, ok := nodes[path]
 		if !ok {
@@ -92,6 +102,49 @@ func TestStandInNumbersAreTheNodes(t *testing.T) {
 	got, _ := n.devices([]int{0})
 	if want := []specmod.Device{dev("/dev/nvidiactl", 254), dev("/dev/nvidia0", 7)}; !reflect.DeepEqual(got, want) {
 		t.Errorf("%v, want %v", got, want)
+	}
+}
+
+// nvidia-uvm's nodes come last, with the major the kernel gave the region (not a block
+// region of that name); a driver without the region gives none.
+func TestStandInUVMNodes(t *testing.T) {
+	nodes := map[string]devFile{UVM: {true, 236, 0}, UVMTools: {true, 236, 1}}
+	for k, v := range twoGPUs {
+		nodes[k] = v
+	}
+	fakeStandIn(t, loadedStandIn(t, 2), nodes)
+	n, err := readStandIn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := n.devices([]int{1})
+	uvm := []specmod.Device{{Path: UVM, Major: 236, Minor: 0}, {Path: UVMTools, Major: 236, Minor: 1}}
+	if want := append([]specmod.Device{dev("/dev/nvidiactl", 255), dev("/dev/nvidia1", 1)}, uvm...); !reflect.DeepEqual(got, want) {
+		t.Errorf("%v, want %v", got, want)
+	}
+	for _, tc := range []struct {
+		name string
+		node devFile
+		want string
+	}{
+		{"another major", devFile{true, 237, 1}, "/dev/nvidia-uvm-tools is not a character device of major 236"},
+		{"a regular file", devFile{false, 0, 0}, "/dev/nvidia-uvm-tools is not a character device of major 236"},
+	} {
+		nodes[UVMTools] = tc.node
+		fakeStandIn(t, loadedStandIn(t, 2), nodes)
+		if _, err := readStandIn(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	delete(nodes, UVMTools)
+	fakeStandIn(t, loadedStandIn(t, 2), nodes)
+	if _, err := readStandIn(); err == nil || !strings.Contains(err.Error(), "but /dev/nvidia-uvm-tools: file does not exist") {
+		t.Errorf("no tools node: %v", err)
+	}
+	// The region gone (the nodes left behind are not the driver's): none given.
+	fakeStandIn(t, loadedStandIn(t, 2), twoGPUs)
+	if n, err = readStandIn(); err != nil || len(n.uvm) != 0 {
+		t.Errorf("without the region: %v %v", n, err)
 	}
 }
 

@@ -16,7 +16,10 @@ cd "$(dirname "$0")/.."
 cache=$PWD/.cache/nvidia-src
 want=(535.261.03 550.163.01)
 missing=()
-for v in "${want[@]}"; do [ -f "$cache/$v/.kind" ] || missing+=("$v"); done
+# A cache from before a file joined the list is fetched again.
+for v in "${want[@]}"; do
+	[ -f "$cache/$v/.kind" ] && [ -f "$cache/$v/kernel-open/nvidia-uvm/uvm_common.h" ] || missing+=("$v")
+done
 [ ${#missing[@]} -gt 0 ] || { echo "$cache"; exit 0; }
 
 tmp=$(mktemp -d)
@@ -31,7 +34,8 @@ private_apt "$tmp" "${lines[@]}"
 
 # The files the checks read, by their place in the upstream tree.
 headers=(src/common/sdk/nvidia/inc src/nvidia/arch/nvalloc/unix/include kernel-open/common/inc
-	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c)
+	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c
+	kernel-open/nvidia-uvm/uvm_linux_ioctl.h kernel-open/nvidia-uvm/uvm_common.h kernel-open/nvidia-uvm/uvm.c)
 
 for v in "${missing[@]}"; do
 	out=$cache/$v
@@ -58,14 +62,17 @@ for v in "${missing[@]}"; do
 	[ -n "$full" ] || { echo "fetch.sh: nvidia-open-kernel-source $v is in neither bookworm nor trixie contrib" >&2; exit 1; }
 	(cd "$tmp/dl" && apt-get -q "${apt_opts[@]}" download "nvidia-open-kernel-source=$full" >/dev/null)
 	dpkg-deb -x "$tmp"/dl/nvidia-open-kernel-source_*.deb "$tmp/deb"
+	uvm=(modules/nvidia-open-kernel/nvidia-uvm/uvm_linux_ioctl.h
+		modules/nvidia-open-kernel/nvidia-uvm/uvm_common.h modules/nvidia-open-kernel/nvidia-uvm/uvm.c)
 	tar -xJf "$(find "$tmp/deb" -name '*.tar.xz' | head -1)" -C "$tmp/x" \
 		modules/nvidia-open-kernel/common/inc modules/nvidia-open-kernel/nvidia/nv.c \
-		modules/nvidia-open-kernel/nvidia/nv-frontend.c 2>/dev/null ||
+		modules/nvidia-open-kernel/nvidia/nv-frontend.c "${uvm[@]}" 2>/dev/null ||
 		tar -xJf "$(find "$tmp/deb" -name '*.tar.xz' | head -1)" -C "$tmp/x" \
-			modules/nvidia-open-kernel/common/inc modules/nvidia-open-kernel/nvidia/nv.c
-	mkdir -p "$out/kernel-open/nvidia"
+			modules/nvidia-open-kernel/common/inc modules/nvidia-open-kernel/nvidia/nv.c "${uvm[@]}"
+	mkdir -p "$out/kernel-open/nvidia" "$out/kernel-open/nvidia-uvm"
 	cp -r "$tmp/x/modules/nvidia-open-kernel/common" "$out/kernel-open/"
 	cp "$tmp/x/modules/nvidia-open-kernel/nvidia/"nv*.c "$out/kernel-open/nvidia/"
+	cp "$tmp/x/modules/nvidia-open-kernel/nvidia-uvm/"uvm* "$out/kernel-open/nvidia-uvm/"
 	rm -rf "$tmp/deb" "$tmp"/dl/*.deb
 	echo kernel-open >"$out/.kind"
 done

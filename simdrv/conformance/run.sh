@@ -72,5 +72,22 @@ for ver in 535.261.03 550.163.01; do
 		echo "conformance $ver: rm_ioctl's call, declaration or nv_linux_file_private_t's first member differs from what cgpu_km hooks" >&2
 		fail=1
 	fi
+
+	# nvidia-uvm's numbers (uvm.c serves them; the C side's copy is lib/abi.h, Go's
+	# pkg/inject/nvnodes.go): the region's name, its minors, the two commands served.
+	u=$src/kernel-open/nvidia-uvm
+	if grep -Eq '^#define NVIDIA_UVM_DEVICE_NAME +"nvidia-uvm"$' "$u/uvm.c" &&
+		grep -Eq 'NVIDIA_UVM_PRIMARY_MINOR_NUMBER += 0,' "$u/uvm_common.h" &&
+		grep -Eq 'NVIDIA_UVM_TOOLS_MINOR_NUMBER += 1,' "$u/uvm_common.h" &&
+		grep -Eq '^#define UVM_INITIALIZE +0x30000001$' "$u/uvm_linux_ioctl.h" &&
+		grep -Eq '^#define UVM_DEINITIALIZE +0x30000002$' "$u/uvm_linux_ioctl.h" &&
+		tr -d ' \n' <"$u/uvm_linux_ioctl.h" | grep -q 'typedefstruct{NvU64flagsNV_ALIGN_BYTES(8);//INNV_STATUSrmStatus;//OUT}UVM_INITIALIZE_PARAMS;' &&
+		grep -q '"nvidia-uvm"' lib/abi.h && grep -Eq 'SD_UVM_INITIALIZE[[:space:]]+0x30000001' lib/abi.h &&
+		grep -Eq 'SD_UVM_DEINITIALIZE[[:space:]]+0x30000002' lib/abi.h; then
+		echo "conformance $ver: nvidia-uvm: region nvidia-uvm, minors 0 and 1, UVM_INITIALIZE and UVM_DEINITIALIZE"
+	else
+		echo "conformance $ver: nvidia-uvm's name, minors, commands or UVM_INITIALIZE_PARAMS differ from lib/abi.h" >&2
+		fail=1
+	fi
 done
 exit "$fail"

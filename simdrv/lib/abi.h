@@ -267,6 +267,25 @@ struct sd_memory_alloc {
 #define SD_ALLOC_FLAGS_VIRTUAL		0x00080000u
 
 /*
+ * nvidia-uvm's device (kernel-open/nvidia-uvm): a character region named "nvidia-uvm"
+ * of a major the kernel picks, minor 0 /dev/nvidia-uvm, minor 1 /dev/nvidia-uvm-tools
+ * (uvm_common.h); its commands are plain numbers, not _IOC ones (uvm_linux_ioctl.h).
+ * UVM_INITIALIZE must come first on a file; again with other flags it is
+ * NV_ERR_INVALID_ARGUMENT.
+ */
+#define SD_UVM_DEVICE_NAME	"nvidia-uvm"
+#define SD_UVM_MINOR		0
+#define SD_UVM_TOOLS_MINOR	1
+#define SD_UVM_MINORS		2
+#define SD_UVM_INITIALIZE	0x30000001
+#define SD_UVM_DEINITIALIZE	0x30000002
+struct sd_uvm_initialize {
+	sd_u64 flags;
+	sd_u32 rmStatus;
+	sd_u32 pad;
+};
+
+/*
  * The RM API NVIDIA's driver gives kernel clients (nvidia-modeset):
  * nvidia_kernel_rmapi_ops_t, handed to rm_kernel_rmapi_op() (nv-kernel-rmapi-ops.h).
  * Kernel privilege, parameters in kernel memory: RM checks neither the client's owner

@@ -20,6 +20,9 @@
  *   rawalloc churn MIB   allocates and frees MIB MiB on GPU 0 over and over, NVOS21 and
  *                        NVOS64 by turns, until killed; any status but NV_OK and
  *                        NV_ERR_NO_MEMORY, or a failed free, ends it with exit 1
+ *   rawalloc uvm         /dev/nvidia-uvm as libcuda's cuInit opens it: UVM_INITIALIZE,
+ *                        again with the same flags and with others, DEINITIALIZE, an
+ *                        unknown command; /dev/nvidia-uvm-tools opens; prints "uvm: ..."
  *   rawalloc race FILL BIG N  (cgpu_km enforce=1) holds FILL MiB on GPU 0, then makes N
  *                        allocations of 2 MiB, all four forms by turns, each freed
  *                        at once when made, while a second thread rewrites the size
@@ -445,6 +448,31 @@ static void race(unsigned long long fill, unsigned long long big, int n)
 	pause();
 }
 
+static void uvm(void)
+{
+	struct sd_uvm_initialize p = { .flags = 0 };
+	unsigned int st[3];
+	int fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC), tools, unknown;
+
+	CHECK(fd >= 0);
+	CHECK(ioctl(fd, SD_UVM_INITIALIZE, &p) == 0);
+	st[0] = p.rmStatus;
+	p.rmStatus = ~0u;
+	CHECK(ioctl(fd, SD_UVM_INITIALIZE, &p) == 0);
+	st[1] = p.rmStatus;
+	p.flags = 1;
+	CHECK(ioctl(fd, SD_UVM_INITIALIZE, &p) == 0);
+	st[2] = p.rmStatus;
+	CHECK(ioctl(fd, SD_UVM_DEINITIALIZE, 0) == 0);
+	unknown = ioctl(fd, 0x30000999, &p) == -1 ? errno : 0;
+	tools = open("/dev/nvidia-uvm-tools", O_RDWR | O_CLOEXEC);
+	CHECK(tools >= 0);
+	printf("uvm: initialize 0x%x, again 0x%x, other flags 0x%x, unknown errno %d, tools open\n",
+	       st[0], st[1], st[2], unknown);
+	close(tools);
+	close(fd);
+}
+
 static void check(void)
 {
 	struct sd_card_info ci[SD_MAX_DEVICES];
@@ -586,10 +614,12 @@ int main(int argc, char **argv)
 		race(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), atoi(argv[4]));
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
 		uncharged();
+	else if (argc == 2 && !strcmp(argv[1], "uvm"))
+		uvm();
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc race FILL BIG N | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc uvm | rawalloc race FILL BIG N | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;

@@ -19,6 +19,17 @@ for ver in 535.261.03 550.163.01; do
 			{ echo "bad node /dev/${n%%:*}: $(stat -c '%F %t %T %a' "/dev/${n%%:*}")" >&2; exit 1; }
 	done
 	[ ! -e /dev/nvidia2 ] || { echo "/dev/nvidia2 exists with gpus=2" >&2; exit 1; }
+	# nvidia-uvm's nodes: the major the kernel gave the region named nvidia-uvm, minors
+	# 0 and 1; opened and initialized as libcuda's cuInit does.
+	um=$(awk '$2 == "nvidia-uvm" { print $1 }' /proc/devices)
+	[ -n "$um" ] || { echo "no nvidia-uvm region in /proc/devices" >&2; exit 1; }
+	for n in nvidia-uvm:0 nvidia-uvm-tools:1; do
+		[ "$(stat -c '%F %t %T %a' "/dev/${n%%:*}")" = "character special file $(printf '%x' "$um") $(printf '%x' "${n#*:}") 666" ] ||
+			{ echo "bad node /dev/${n%%:*}: $(stat -c '%F %t %T %a' "/dev/${n%%:*}") (nvidia-uvm is major $um)" >&2; exit 1; }
+	done
+	u=$("$raw" uvm)
+	[ "$u" = "uvm: initialize 0x0, again 0x0, other flags 0x1f, unknown errno 22, tools open" ] ||
+		{ echo "$u" >&2; exit 1; }
 	# The module's version where NVIDIA's module has it (its MODULE_VERSION).
 	[ "$(cat /sys/module/nvidia/version)" = "$ver" ] ||
 		{ echo "/sys/module/nvidia/version: $(cat /sys/module/nvidia/version)" >&2; exit 1; }
@@ -46,7 +57,8 @@ for ver in 535.261.03 550.163.01; do
 	rm -f "$fifo"
 	[ "$(used)" = 0 ] || { echo "after SIGKILL $(used) bytes are still held" >&2; exit 1; }
 	rmmod nvidia
-	[ ! -e /dev/nvidiactl ] && [ ! -e /proc/driver/nvidia-sim ]
+	[ ! -e /dev/nvidiactl ] && [ ! -e /dev/nvidia-uvm ] && [ ! -e /proc/driver/nvidia-sim ] &&
+		! grep -q ' nvidia-uvm$' /proc/devices
 done
 # The simulated libcuda allocates through the driver (docs/sim.md, "Memory in the
 # stand-in driver"). sim-test's groups, on the node they expect (4 x 15109 MiB), check

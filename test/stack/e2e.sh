@@ -48,6 +48,13 @@ nodes() { ${1:+docker exec "$1"} sh -c 'stat -c "%n %F %t:%T %a;" /dev/nvidia*' 
 # CTL/GPU0/GPU1: the stand-in's nodes as NVIDIA's driver numbers them.
 CTL="/dev/nvidiactl character special file c3:ff 666;"
 GPU0="/dev/nvidia0 character special file c3:0 666;" GPU1="/dev/nvidia1 character special file c3:1 666;"
+# uvm: nvidia-uvm's two nodes as the kernel numbers them now (the region's major is the
+# kernel's pick, new at each load).
+uvm() {
+	local m
+	m=$(printf %x "$(awk '$2 == "nvidia-uvm" { print $1; exit }' /proc/devices)")
+	echo "/dev/nvidia-uvm character special file $m:0 666;/dev/nvidia-uvm-tools character special file $m:1 666;"
+}
 
 # holding CONTAINER BYTES: starts a process in CONTAINER that allocates BYTES and keeps
 # them; prints its host PID once the kernel lists it in the container's meminfo with
@@ -100,7 +107,7 @@ is "install.sh says so" grep -qxF "install.sh:   enforcing  at the NVIDIA driver
 eq "the stand-in driver loaded at boot" "$(cat /etc/modules-load.d/cgpu-sim.conf) / $(cat /etc/modprobe.d/cgpu-sim.conf)" "nvidia / options nvidia gpus=1 mem_mib=15109"
 is "and installed where modprobe finds it" cmp "/lib/modules/$KVER/extra/cgpu-sim/nvidia.ko" simdrv/nvidia.ko
 eq "the stand-in's GPU" "$(cat $SD/version) $(cat $SD/gpus/0/total)" "535.261.03 $((15109 << 20))"
-eq "its nodes, with the real driver's numbers" "$(nodes)" "$GPU0$CTL"
+eq "its nodes, with the real driver's numbers" "$(nodes)" "$(uvm)$GPU0$CTL"
 is "DKMS has it installed" sh -c "dkms status cgpu_km | grep -q 'cgpu_km/$VER, $KVER, .*: installed'"
 eq "docker lists the runtime" "$(docker info --format '{{(index .Runtimes "cgpu").Path}}')" /usr/local/bin/cgpu-runtime
 is "the user's daemon.json keys survive" cmp <(jq -S 'del(.runtimes)' /etc/docker/daemon.json) <(jq -S . "$W/user-daemon.json")
@@ -134,7 +141,7 @@ for x in "gpu_test1 $SIX 6043" "gpu_test2 $EIGHT 8058"; do
 	set -- $x
 	is "$1: /etc/ld.so.preload names libcgpu" sh -c "docker exec $1 cat /etc/ld.so.preload | grep -qx /usr/local/lib/cgpu/libcgpu.so"
 	is "$1: /dev/cgpu is there" docker exec "$1" test -c /dev/cgpu
-	eq "$1: the stand-in's nodes of its GPU" "$(nodes "$1")" "$GPU0$CTL"
+	eq "$1: the stand-in's nodes of its GPU, and nvidia-uvm's" "$(nodes "$1")" "$(uvm)$GPU0$CTL"
 	mi=$(inside "$1" cudaprobe meminfo)
 	eq "$1: cuMemGetInfo total" "$(val cuda.total "$mi")" "$2"
 	eq "$1: NVML total" "$(val nvml.total "$mi")" "$2"
@@ -253,20 +260,20 @@ rc=$?
 grep -E 'stand-in|nvidia|enforc|FAILED' "$W/out" | sed 's/^/  | /'
 eq "install.sh --sim-gpus 2 --enforce ($(($(date +%s) - s))s)" "$rc" 0
 eq "the stand-in reloaded" "$(cat /sys/module/nvidia/parameters/gpus) / $(cat /etc/modprobe.d/cgpu-sim.conf)" "2 / options nvidia gpus=2 mem_mib=15109"
-eq "its nodes" "$(nodes)" "$GPU0$GPU1$CTL"
+eq "its nodes" "$(nodes)" "$(uvm)$GPU0$GPU1$CTL"
 eq "cgpu_km enforces at the stand-in's boundary" "$(head -1 $P/enforcement)" "enforcement: on (driver 535.261.03)"
 # rawalloc (static: no libcgpu) allocates 256 MiB at a time with raw RM ioctls on GPU 1
 # until refused, then holds it: the 1 GiB budget (1056195652 bytes) takes three.
 docker cgpu run -d --label cgpu.test=on --name raw1 -e ALIYUN_COM_GPU_VISIBLE_DEVICES=1 \
 	-e ALIYUN_COM_GPU_MEM_CONTAINER=1 $IMAGE rawalloc loop 256 1 >/dev/null
 wait_for 60 sh -c "docker logs raw1 2>&1 | grep -qx held"
-eq "a container on GPU 1 has nvidiactl and nvidia1 only" "$(nodes raw1)" "$GPU1$CTL"
+eq "a container on GPU 1 has nvidiactl, nvidia1 and nvidia-uvm's only" "$(nodes raw1)" "$(uvm)$GPU1$CTL"
 eq "refused at its budget by cgpu_km" "$(docker logs raw1 2>&1 | grep ^loop:)" "loop: 3 x 256 MiB, then status 0x51"
 eq "the stand-in's ledger of GPU 1" "$(cat $SD/gpus/1/used)" $((768 << 20))
 eq "GPU 0 untouched" "$(cat $SD/gpus/0/used)" 0
 eq "charged to raw1's instance on GPU 1" "$(sed -n 's/^Free: //p' "$P/1/$(id_of raw1)/meminfo")" $((1056195652 - (768 << 20)))
-eq "a plain container with NVIDIA_VISIBLE_DEVICES=0 has nvidia0 and nvidiactl" \
-	"$(docker run --rm --runtime cgpu -e NVIDIA_VISIBLE_DEVICES=0 $IMAGE sh -c 'stat -c "%n %F %t:%T %a;" /dev/nvidia*' | tr -d '\n')" "$GPU0$CTL"
+eq "a plain container with NVIDIA_VISIBLE_DEVICES=0 has nvidia0, nvidiactl and nvidia-uvm's" \
+	"$(docker run --rm --runtime cgpu -e NVIDIA_VISIBLE_DEVICES=0 $IMAGE sh -c 'stat -c "%n %F %t:%T %a;" /dev/nvidia*' | tr -d '\n')" "$(uvm)$GPU0$CTL"
 agree "raw allocations"
 docker rm -f raw1 >/dev/null
 wait_for 30 sh -c "[ \$(cat $SD/gpus/1/used) = 0 ]"
