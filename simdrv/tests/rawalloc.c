@@ -214,18 +214,25 @@ out:
 		pause();
 }
 
+/* "status 0xS" when the ioctl returned 0 (with status st), else "errno E" (read at once). */
+static const char *answer(int r, unsigned int st, char *buf, size_t len)
+{
+	if (r)
+		snprintf(buf, len, "errno %d", errno);
+	else
+		snprintf(buf, len, "status 0x%x", st);
+	return buf;
+}
+
 /* NV_ESC_RM_DUP_OBJECT of (c, src) as (c, parent, new): its answer, as words. */
 static const char *rm_dup(unsigned int c, unsigned int parent, unsigned int new, unsigned int src,
 		       char *buf, size_t len)
 {
 	struct sd_nvos55 p = { .hClient = c, .hParent = parent, .hObject = new,
 			       .hClientSrc = c, .hObjectSrc = src };
+	int r = esc(ctl, SD_ESC_RM_DUP_OBJECT, &p, sizeof(p));
 
-	if (esc(ctl, SD_ESC_RM_DUP_OBJECT, &p, sizeof(p)))
-		snprintf(buf, len, "errno %d", errno);
-	else
-		snprintf(buf, len, "status 0x%x", p.status);
-	return buf;
+	return answer(r, p.status, buf, len);
 }
 
 /* NV_ESC_RM_VID_HEAP_CONTROL with function fn (form 0 direct, 1 in XFER): its answer. */
@@ -240,21 +247,7 @@ static const char *vid_heap(int form, unsigned int c, unsigned int fn, char *buf
 	p.h.function = fn;
 	r = form ? xfer(ctl, SD_ESC_RM_VID_HEAP_CONTROL, &p, sizeof(p)) :
 		   esc(ctl, SD_ESC_RM_VID_HEAP_CONTROL, &p, sizeof(p));
-	if (r)
-		snprintf(buf, len, "errno %d", errno);
-	else
-		snprintf(buf, len, "status 0x%x", p.h.status);
-	return buf;
-}
-
-/* "status 0xS" when the ioctl returned 0 (with status st), else "errno E" (read at once). */
-static const char *answer(int r, unsigned int st, char *buf, size_t len)
-{
-	if (r)
-		snprintf(buf, len, "errno %d", errno);
-	else
-		snprintf(buf, len, "status 0x%x", st);
-	return buf;
+	return answer(r, p.h.status, buf, len);
 }
 
 /* NV_ESC_RM_ALLOC_MEMORY of class cls under device 0x1000. */
@@ -262,7 +255,6 @@ static const char *alloc_memory_old(unsigned int c, unsigned int cls, char *buf,
 {
 	struct sd_nvos02_with_fd p = { .params = { .hRoot = c, .hObjectParent = 0x1000,
 		.hObjectNew = 0x2400, .hClass = cls, .limit = MiB - 1 }, .fd = -1 };
-
 	int r = esc(ctl, SD_ESC_RM_ALLOC_MEMORY, &p, sizeof(p));
 
 	return answer(r, p.params.status, buf, len);
@@ -272,7 +264,6 @@ static const char *alloc_memory_old(unsigned int c, unsigned int cls, char *buf,
 static const char *alloc_object(unsigned int c, unsigned int cls, char *buf, size_t len)
 {
 	struct sd_nvos05 p = { .hRoot = c, .hObjectParent = 0x1000, .hObjectNew = 0x2500, .hClass = cls };
-
 	int r = esc(ctl, SD_ESC_RM_ALLOC_OBJECT, &p, sizeof(p));
 
 	return answer(r, p.status, buf, len);
@@ -284,7 +275,6 @@ static const char *import_fd(unsigned int c, unsigned int cmd, char *buf, size_t
 	unsigned char params[512] = { 0 };
 	struct sd_nvos54 p = { .hClient = c, .hObject = c, .cmd = cmd,
 		.params = (unsigned long)params, .paramsSize = sizeof(params) };
-
 	int r = esc(ctl, SD_ESC_RM_CONTROL, &p, sizeof(p));
 
 	return answer(r, p.status, buf, len);
