@@ -204,7 +204,6 @@ install_sim() {
 	jq -n --argjson n "$ngpus" --argjson mib "$sim_mem" \
 		'{sim: true, sim_gpus: $n, sim_mem_mib: $mib, procfs_root: "/proc/cgpu_km"}' >"$work/runtime.json"
 	put "$work/runtime.json" "$CONFIG" 644
-	sim_state
 	install_standin
 }
 
@@ -249,23 +248,6 @@ install_standin() {
 			fail "the stand-in driver loaded but /dev/$n is not its character device (major ${m:-of nvidia-uvm: none in /proc/devices})"
 	done
 	say "  loaded     $STANDIN (the stand-in) $(cat $STANDIN_PROC/version): /dev/nvidiactl, /dev/nvidia0$([ "$ngpus" = 1 ] || echo "..$((ngpus - 1))") (major $STANDIN_MAJOR), /dev/nvidia-uvm and -tools (major $uvm)"
-}
-
-# The simulated GPUs' state (under /run: made again after a reboot by cgpu-runtime, or by
-# the first CUDA program).
-sim_state() {
-	local have
-	if [ -s "$SIM_STATE" ]; then
-		have=$(CGPU_SIM_STATE=$SIM_STATE "$SIMDIR/nvidia-smi" -L | grep -c '^GPU ' || true)
-		[ "$have" = "$ngpus" ] || fail "the simulated GPUs' state $SIM_STATE has $have GPU(s), not $ngpus: remove it while no CUDA program runs, then run again"
-		say "  unchanged  $SIM_STATE ($ngpus simulated GPU(s))"
-		return
-	fi
-	makedirs "$(dirname "$SIM_STATE")"
-	later "remove $SIM_STATE" "rm -f $(q "$SIM_STATE")"
-	try "creating the simulated GPUs' state" env CGPU_SIM_STATE="$SIM_STATE" CGPU_SIM_GPUS="$ngpus" \
-		CGPU_SIM_MEM_MIB="$sim_mem" "$SIMDIR/nvidia-smi" -L
-	say "  created    $SIM_STATE ($ngpus simulated GPU(s))"
 }
 
 daemon_changed=0

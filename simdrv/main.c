@@ -20,6 +20,8 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
+#include <linux/mm.h>
+#include "lib/engine.h"
 #include "lib/rm.h"
 #include "uvm.h"
 
@@ -39,6 +41,8 @@ static DEFINE_MUTEX(node_lock);
 static struct cdev cdev;
 static struct class *cls;
 static struct proc_dir_entry *proc_root;
+/* Each GPU's engine page (lib/engine.h), zeroed at load. */
+static struct page *engine[SD_MAX_GPUS];
 
 void *sd_zalloc(unsigned long size)
 {
@@ -205,6 +209,24 @@ static int simdrv_open(struct inode *inode, struct file *filp)
 	return 0;
 }
 
+/*
+ * A GPU node maps its engine page, and nothing else: one page at offset 0, shared (a
+ * private copy would be a timeline of its own). The control node maps nothing. The
+ * real driver maps only what an NV_ESC_RM_MAP_MEMORY prepared; no real libcuda asks
+ * for offset 0 of a GPU node without one, so the two never meet.
+ */
+static int simdrv_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	const struct sd_file *f = filp->private_data;
+
+	BUILD_BUG_ON(sizeof(struct sd_engine) > PAGE_SIZE);
+	if (f->minor == SD_CTL_MINOR || vma->vm_pgoff != 0 ||
+	    vma->vm_end - vma->vm_start != PAGE_SIZE || !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	return remap_pfn_range(vma, vma->vm_start, page_to_pfn(engine[f->minor]), PAGE_SIZE,
+			       vma->vm_page_prot);
+}
+
 static int simdrv_release(struct inode *inode, struct file *filp)
 {
 	struct sd_file *f = filp->private_data;
@@ -236,6 +258,7 @@ static const struct file_operations fops_535 = {
 	.owner = THIS_MODULE,
 	.open = simdrv_open,
 	.release = nvidia_frontend_close,
+	.mmap = simdrv_mmap,
 	.unlocked_ioctl = nvidia_frontend_unlocked_ioctl,
 	.compat_ioctl = nvidia_frontend_unlocked_ioctl,
 	.llseek = noop_llseek,
@@ -245,6 +268,7 @@ static const struct file_operations fops_545 = {
 	.owner = THIS_MODULE,
 	.open = simdrv_open,
 	.release = nvidia_close,
+	.mmap = simdrv_mmap,
 	.unlocked_ioctl = nvidia_unlocked_ioctl,
 	.compat_ioctl = nvidia_unlocked_ioctl,
 	.llseek = noop_llseek,
@@ -368,6 +392,15 @@ static ssize_t version_show(struct module_attribute *attr, struct module_kobject
 
 static struct module_attribute version_attr = __ATTR(version, 0444, version_show, NULL);
 
+static void free_engines(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < SD_MAX_GPUS; i++)
+		if (engine[i])
+			__free_page(engine[i]);
+}
+
 static int __init simdrv_init(void)
 {
 	const struct file_operations *fops;
@@ -387,9 +420,17 @@ static int __init simdrv_init(void)
 		return -EINVAL;
 	}
 	fops = sd_version_at_least(node.version, 545, 0, 0) ? &fops_545 : &fops_535;
+	for (i = 0; i < node.ngpus; i++) {
+		engine[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!engine[i]) {
+			free_engines();
+			return -ENOMEM;
+		}
+	}
 	rc = register_chrdev_region(MKDEV(SD_MAJOR, 0), SD_CTL_MINOR + 1, "nvidia-frontend");
 	if (rc) {
 		pr_err("nvidia (cgpu stand-in): major %d is taken (%d)\n", SD_MAJOR, rc);
+		free_engines();
 		return rc;
 	}
 	cdev_init(&cdev, fops);
@@ -445,6 +486,7 @@ del_cdev:
 	cdev_del(&cdev);
 unregister:
 	unregister_chrdev_region(MKDEV(SD_MAJOR, 0), SD_CTL_MINOR + 1);
+	free_engines();
 	return rc;
 }
 
@@ -457,6 +499,7 @@ static void __exit simdrv_exit(void)
 	class_destroy(cls);
 	cdev_del(&cdev);
 	unregister_chrdev_region(MKDEV(SD_MAJOR, 0), SD_CTL_MINOR + 1);
+	free_engines();
 }
 
 module_init(simdrv_init);

@@ -1,10 +1,11 @@
 // Package inject finds on the node what cgpu-runtime puts into a cGPU container, for
 // pkg/specmod to add to its spec: libcgpu and an /etc/ld.so.preload naming it, so every
 // dynamically linked process of the container loads the hook; /dev/cgpu when the cgpu_km
-// module keeps the node's tree; and on the simulated node the simulated driver's files
-// and the simulated GPUs' state, bound as NVIDIA's container toolkit binds the real
-// driver's, so CUDA programs in the container see the same GPUs as the node, and where
-// the stand-in kernel driver is loaded its device nodes (nvnodes.go).
+// module keeps the node's tree; and on the simulated node the simulated driver's files,
+// bound as NVIDIA's container toolkit binds the real driver's, with the device nodes of
+// the stand-in kernel driver where it is loaded (nvnodes.go: it holds the GPUs), else
+// the simulated GPUs' state file, so CUDA programs in the container see the same GPUs
+// as the node.
 package inject
 
 import (
@@ -112,6 +113,12 @@ func (n *Node) checkSim(cfg node.Config) error {
 	if n.nvidia, err = readStandIn(); err != nil {
 		return err
 	}
+	if n.nvidia != nil {
+		// The stand-in driver holds the GPUs' memory, processes and engines: the
+		// container gets its nodes, and no file of the node's state.
+		n.simState = ""
+		return nil
+	}
 	return ensureSimState(cfg, n.simDriver, n.simState)
 }
 
@@ -216,9 +223,10 @@ func (n *Node) For(bundle string, s *oci.Spec, gpus []int) (specmod.Injection, e
 	for _, f := range simLibs {
 		in.Binds = append(in.Binds, specmod.Bind{Source: filepath.Join(n.simDriver, f), Dest: filepath.Join(lib, f)})
 	}
-	in.Binds = append(in.Binds,
-		specmod.Bind{Source: filepath.Join(n.simDriver, simSMI), Dest: smiPath},
-		specmod.Bind{Source: n.simState, Dest: SimStatePath, Writable: true})
+	in.Binds = append(in.Binds, specmod.Bind{Source: filepath.Join(n.simDriver, simSMI), Dest: smiPath})
+	if n.simState != "" {
+		in.Binds = append(in.Binds, specmod.Bind{Source: n.simState, Dest: SimStatePath, Writable: true})
+	}
 	return in, nil
 }
 

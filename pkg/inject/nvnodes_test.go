@@ -193,6 +193,15 @@ func TestCheckAndPlainGiveTheNodes(t *testing.T) {
 	if want := []specmod.Device{dev("/dev/nvidiactl", 255), dev("/dev/nvidia1", 1)}; err != nil || !reflect.DeepEqual(in.Devices, want) {
 		t.Fatalf("cGPU container on GPU 1: %v %v", in.Devices, err)
 	}
+	// The driver holds the node's state: no file of it is made or given.
+	for _, b := range in.Binds {
+		if b.Dest == SimStatePath || b.Source == cfg.SimState {
+			t.Fatalf("the simulated state is bound with the stand-in loaded: %+v", b)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(cfg.SimState)); !os.IsNotExist(err) {
+		t.Fatal("the simulated state was made with the stand-in loaded")
+	}
 	p, err := Plain(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -80,7 +80,7 @@ CUresult sim_capture_free(struct sim_capture *c, CUdeviceptr dptr);
  * s does not capture; else why, and the capture is invalidated. */
 CUresult sim_capture_refuse(CUstream s, CUresult why);
 
-/* Device timeline. */
+/* Device timeline: when the kernel ends, or 0 when the GPU's engine is out of reach. */
 uint64_t sim_launch(int phys, uint64_t not_before, uint64_t dur_ns);
 CUresult sim_kernel_check(CUfunction f, const unsigned int grid[3],
 			  const unsigned int block[3], void **kernelParams,

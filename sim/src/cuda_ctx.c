@@ -38,11 +38,14 @@ static void unbind_everywhere_in_thread(struct CUctx_st *ctx)
 	tls_depth = j;
 }
 
-/* A context's own memory in the driver, as libcuda takes it at creation; 0 or -1. */
+/* A context's own memory in the driver, as libcuda takes it at creation, and its way
+ * to the GPU's engine; 0 or -1. */
 static int ctx_take(struct CUctx_st *c)
 {
 	uint64_t bytes = sim_ctx_reserve();
 
+	if (!sim_engine(c->phys))
+		return -1;
 	if (!bytes)
 		return 0;
 	if (sim_rm_take(c->phys, bytes))

@@ -2,8 +2,8 @@
 /*
  * Modules, kernel launches, streams and events on the device timeline.
  *
- * Each GPU has one engine shared by every process on the node (its
- * busy_until in the state file): a launched kernel starts when the engine,
+ * Each GPU has one engine shared by every process on the node (the stand-in
+ * driver's engine page, or the state file's): a launched kernel starts when the engine,
  * its stream and any event it waits on are all done, and occupies the
  * engine for the time it asks. Work from different processes and
  * containers therefore serialises as on a time-sliced GPU, and launches
@@ -57,9 +57,11 @@ struct CUevent_st {
 /* Lock-free: a launch is one compare-and-swap on the engine's end time. */
 uint64_t sim_launch(int phys, uint64_t not_before, uint64_t dur_ns)
 {
-	struct sim_gpu *g = &sim_state()->gpu[phys];
+	struct sd_engine *g = sim_engine(phys);
 	uint64_t now = sim_now_ns(), old, start, end;
 
+	if (!g)
+		return 0;
 	old = __atomic_load_n(&g->busy_until, __ATOMIC_ACQUIRE);
 	do {
 		start = old > now ? old : now;
@@ -69,7 +71,6 @@ uint64_t sim_launch(int phys, uint64_t not_before, uint64_t dur_ns)
 	} while (!__atomic_compare_exchange_n(&g->busy_until, &old, end, 1,
 					      __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
-	__atomic_fetch_add(&g->busy_ns, dur_ns, __ATOMIC_RELAXED);
 	return end;
 }
 
@@ -218,13 +219,18 @@ CUresult sim_kernel_check(CUfunction f, const unsigned int grid[3],
 	return CUDA_SUCCESS;
 }
 
-static void queue(struct CUctx_st *c, uint64_t *tail, uint64_t dur_ns)
+/* A GPU whose engine is out of reach (its node gone) fails the launch, as a real
+ * channel's would. */
+static CUresult queue(struct CUctx_st *c, uint64_t *tail, uint64_t dur_ns)
 {
 	uint64_t end = sim_launch(c->phys, __atomic_load_n(tail, __ATOMIC_ACQUIRE),
 				  dur_ns);
 
+	if (!end)
+		return CUDA_ERROR_LAUNCH_FAILED;
 	atomic_max(tail, end);
 	atomic_max(&c->last_end, end);
+	return CUDA_SUCCESS;
 }
 
 /* Kernels of dur_ns[0..n) queued on the stream, one after the other; *end
@@ -240,7 +246,7 @@ CUresult sim_stream_launch(CUstream hStream, const uint64_t *dur_ns, size_t n,
 	if (r == CUDA_SUCCESS)
 		r = sim_capture_refuse(hStream, CUDA_ERROR_NOT_SUPPORTED);
 	for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++)
-		queue(c, tail, dur_ns[i]);
+		r = queue(c, tail, dur_ns[i]);
 	if (r == CUDA_SUCCESS)
 		*end = __atomic_load_n(tail, __ATOMIC_ACQUIRE);
 	return r;
@@ -263,8 +269,7 @@ static CUresult launch(CUfunction f, const unsigned int grid[3],
 	cap = sim_capturing(hStream);
 	if (cap)
 		return sim_capture_kernel(cap, dur);
-	queue(c, tail, dur);
-	return r;
+	return queue(c, tail, dur);
 }
 
 SIM_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,

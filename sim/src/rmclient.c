@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "abi.h"
@@ -56,6 +57,8 @@ static struct {
 } gpu[SIM_MAX_GPUS] = { [0 ... SIM_MAX_GPUS - 1] = { .fd = -1 } };
 static struct obj *objs;
 static size_t nobjs, cap;
+/* Written once under rm_lock, read without it. */
+static struct sd_engine *engines[SIM_MAX_GPUS];
 
 static int esc(int fd, unsigned int nr, void *p, unsigned int size)
 {
@@ -191,13 +194,26 @@ static void rm_free(sd_u32 h)
 			p.status ? "status" : "errno", p.status ? p.status : (unsigned)errno);
 }
 
+/* Caller holds rm_lock. */
+static int open_node(int phys)
+{
+	char path[32];
+
+	if (gpu[phys].fd < 0) {
+		snprintf(path, sizeof(path), "/dev/nvidia%d", phys);
+		gpu[phys].fd = open(path, O_RDWR | O_CLOEXEC);
+		if (gpu[phys].fd < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 /* Caller holds rm_lock. Each step is made once and kept: a failure leaves what was
  * made for the next take to build on. */
 static int open_gpu(int phys)
 {
 	struct sd_nv0080_alloc d = { .deviceId = (sd_u32)phys };
 	struct sd_nv2080_alloc s = { 0 };
-	char path[32];
 	int err;
 
 	if (ctl < 0 && (ctl = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC)) < 0)
@@ -214,12 +230,8 @@ static int open_gpu(int phys)
 		}
 		client = p.hObjectNew;
 	}
-	if (gpu[phys].fd < 0) {
-		snprintf(path, sizeof(path), "/dev/nvidia%d", phys);
-		gpu[phys].fd = open(path, O_RDWR | O_CLOEXEC);
-		if (gpu[phys].fd < 0)
-			return -errno;
-	}
+	if ((err = open_node(phys)))
+		return err;
 	if (!gpu[phys].device &&
 	    (err = rm_alloc(client, &gpu[phys].device, SD_NV01_DEVICE_0, &d, sizeof(d))))
 		return err;
@@ -303,11 +315,37 @@ void sim_rm_give(int phys, uint64_t bytes)
 	pthread_mutex_unlock(&rm_lock);
 }
 
+struct sd_engine *sim_rm_engine(int phys)
+{
+	struct sd_engine *e = __atomic_load_n(&engines[phys], __ATOMIC_ACQUIRE);
+	void *m;
+	int err = 0;
+
+	if (e)
+		return e;
+	pthread_mutex_lock(&rm_lock);
+	e = engines[phys];
+	if (!e && !(err = open_node(phys))) {
+		m = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED,
+			 gpu[phys].fd, 0);
+		if (m == MAP_FAILED)
+			err = -errno;
+		else
+			__atomic_store_n(&engines[phys], e = m, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&rm_lock);
+	if (!e)
+		fprintf(stderr, "cgpu-sim: GPU %d's engine (/dev/nvidia%d): %s\n", phys, phys,
+			strerror(-err));
+	return e;
+}
+
 /*
  * The parent's objects stay the parent's: the child closes its copies of the files
  * (the parent's stay open, so the driver frees nothing) and is a new client at its
  * next take. The table is dropped, not freed: a thread of the parent may have been
- * changing it when fork copied it.
+ * changing it when fork copied it. The engine pages stay mapped: fork copied the
+ * mappings, and the GPU's engine is the same for parent and child.
  */
 static void after_fork_child(void)
 {

@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "engine.h"
+
 /* Whether this process's memory goes through the stand-in driver; decided once per
  * process, on first call. */
 int sim_rm_loaded(void);
@@ -23,5 +25,9 @@ int sim_rm_clients(int phys, uint32_t *pid, uint64_t *bytes, int max);
 /* 0, -ENOMEM when the driver says NV_ERR_NO_MEMORY, or another -errno. */
 int sim_rm_take(int phys, uint64_t bytes);
 void sim_rm_give(int phys, uint64_t bytes);
+/* GPU phys's engine page, mapped from its /dev/nvidiaN on first use and kept for the
+ * process's life (a fork child shares it); NULL, said on stderr, when the node cannot
+ * be opened or mapped. */
+struct sd_engine *sim_rm_engine(int phys);
 
 #endif

@@ -23,7 +23,7 @@
 #include "rmclient.h"
 
 #define SIM_MAGIC 0x31534d5355504743ULL	/* "CGPUSMS1" */
-#define SIM_VERSION 2
+#define SIM_VERSION 3
 /* Slot liveness locks live far past the end of the file. */
 #define SIM_LOCK_BASE (1LL << 40)
 
@@ -265,6 +265,8 @@ int sim_state_open(void)
 {
 	int err = 0;
 
+	if (sim_rm_loaded())
+		return 0;
 	pthread_mutex_lock(&g_open_lock);
 	if (g_state && g_pid != getpid())
 		drop_inherited();
@@ -288,13 +290,14 @@ int sim_gpu_count(void)
 
 void sim_phys_info(int phys, uint64_t *total, uint64_t *used)
 {
-	struct sim_gpu *g = &g_state->gpu[phys];
+	struct sim_gpu *g;
 
 	if (sim_rm_loaded()) {
 		*total = sim_rm_total(phys);
 		*used = sim_rm_used(phys);
 		return;
 	}
+	g = &g_state->gpu[phys];
 	sim_state_lock();
 	sim_reap_dead_locked();
 	*total = g->total;
@@ -304,11 +307,12 @@ void sim_phys_info(int phys, uint64_t *total, uint64_t *used)
 
 int sim_phys_users(int phys, uint32_t *pid, uint64_t *bytes, int max)
 {
-	struct sim_slot *sl = g_state->slot;
+	struct sim_slot *sl;
 	int n = 0;
 
 	if (sim_rm_loaded())
 		return sim_rm_clients(phys, pid, bytes, max);
+	sl = g_state->slot;
 	sim_state_lock();
 	sim_reap_dead_locked();
 	for (int i = 0; i < SIM_MAX_SLOTS && n < max; i++) {
@@ -319,6 +323,11 @@ int sim_phys_users(int phys, uint32_t *pid, uint64_t *bytes, int max)
 	}
 	sim_state_unlock();
 	return n;
+}
+
+struct sd_engine *sim_engine(int phys)
+{
+	return sim_rm_loaded() ? sim_rm_engine(phys) : &g_state->gpu[phys].engine;
 }
 
 uint64_t sim_ctx_reserve(void)
@@ -338,11 +347,12 @@ uint64_t sim_ctx_reserve(void)
 int sim_phys_reserve(int phys, uint64_t bytes)
 {
 	struct sim_state *s = g_state;
-	struct sim_gpu *g = &s->gpu[phys];
+	struct sim_gpu *g;
 	int err = 0;
 
 	if (sim_rm_loaded())
 		return sim_rm_take(phys, bytes);
+	g = &s->gpu[phys];
 	sim_state_lock();
 	if (g_slot < 0)
 		err = claim_slot_locked();

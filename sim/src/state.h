@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The simulated node: one file, mmap'd MAP_SHARED by every process that uses
- * the simulated driver, so processes in different containers (with private
- * /dev/shm) share the same GPUs when the file is bind-mounted into them.
+ * The simulated node without the stand-in driver: one file, mmap'd MAP_SHARED by every
+ * process that uses the simulated driver, so processes in different containers (with
+ * private /dev/shm) share the same GPUs when the file is bind-mounted into them. Where
+ * the stand-in driver is loaded it holds all of this (memory, processes, each GPU's
+ * engine) and no file is used.
  */
 #ifndef SIM_STATE_H
 #define SIM_STATE_H
@@ -10,6 +12,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "engine.h"
 #include "memsize.h"
 
 #define SIM_MAX_GPUS 16
@@ -27,9 +30,7 @@
 struct sim_gpu {
 	uint64_t total;		/* bytes */
 	uint64_t used;		/* bytes held by live processes */
-	uint64_t busy_until;	/* CLOCK_MONOTONIC ns at which queued work ends;
-				 * updated by compare-and-swap, without the lock */
-	uint64_t busy_ns;	/* total kernel time ever queued (atomic) */
+	struct sd_engine engine;	/* updated by compare-and-swap, without the lock */
 };
 
 /* One per process using the simulator; its liveness is an OFD lock. */
@@ -47,9 +48,9 @@ struct sim_state {
 	struct sim_slot slot[SIM_MAX_SLOTS];
 };
 
-/* Maps the state, creating it on first use. Returns 0 or -errno;
- * idempotent, and redone in a fork child, which must not use its parent's
- * slot. */
+/* Maps the state, creating it on first use; nothing where the stand-in driver is
+ * loaded. Returns 0 or -errno; idempotent, and redone in a fork child, which must not
+ * use its parent's slot. */
 int sim_state_open(void);
 struct sim_state *sim_state(void);
 /* Excludes every other thread of every process using the file. */
@@ -73,6 +74,10 @@ uint64_t sim_ctx_reserve(void);
 void sim_phys_release(int phys, uint64_t bytes);
 /* Frees what processes that died still held; call with the lock held. */
 void sim_reap_dead_locked(void);
+
+/* GPU phys's engine: the driver's page where it is loaded, else the state file's; NULL
+ * (said on stderr) when the driver's cannot be mapped. */
+struct sd_engine *sim_engine(int phys);
 
 uint64_t sim_now_ns(void);
 

@@ -96,10 +96,25 @@ for ver in 535.261.03 550.163.01; do
 	: >"$out"
 	all_free "after SIGKILL of cudaprobe"
 	if [ "$ver" = 535.261.03 ]; then
-		for g in memory pools vmm arrays graphmem fork reap nvml; do
+		for g in memory pools vmm arrays timeline graphmem fork reap nvml; do
 			CGPU_SIM_CTX_RESERVE_MIB=0 "$sim/sim-test" "$g"
 			all_free "after sim-test $g"
 		done
+		# GPU 1's engine is the driver's page: a process in a pid namespace of its own
+		# (as in another container), sharing no file with the first, queues behind the
+		# first's 3 s of kernels, which it joined 0.3 s after its context was made.
+		"$sim/cudaprobe" -d 1 launch 10 300000 >"$out" &
+		pid=$!
+		until grep -q "^$pid " /proc/driver/nvidia-sim/gpus/1/processes; do kill -0 "$pid"; sleep 0.05; done
+		sleep 0.3
+		wall=$(unshare --pid --fork "$sim/cudaprobe" -d 1 launch 1 10000 | sed -n 's/^wall_ms=\([0-9]*\).*/\1/p')
+		[ "${wall:-0}" -ge 1000 ] || { echo "a 10 ms kernel beside 3 s of another process's took ${wall:-?} ms: the engine is not shared" >&2; exit 1; }
+		# ... and GPU 0's engine is another one.
+		wall0=$("$sim/cudaprobe" -d 0 launch 1 10000 | sed -n 's/^wall_ms=\([0-9]*\).*/\1/p')
+		[ "${wall0:-9999}" -lt 1000 ] || { echo "a 10 ms kernel on GPU 0 took ${wall0:-?} ms beside GPU 1's work" >&2; exit 1; }
+		wait "$pid"
+		echo "GPU 1's engine, shared by two processes through the driver: a 10 ms kernel waited $wall ms; on GPU 0 it took $wall0 ms"
+		[ ! -e "$CGPU_SIM_STATE" ] || { echo "the simulated libraries made $CGPU_SIM_STATE with the driver loaded" >&2; exit 1; }
 	fi
 	rmmod nvidia
 done
