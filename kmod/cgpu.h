@@ -249,6 +249,14 @@ static inline void cgpu_free(const void *p)
 	}
 }
 
+/* As cgpu_free, once an RCU grace period has passed: for what lock-free readers may
+ * still hold. p is not NULL; field is its struct rcu_head. */
+#define cgpu_free_rcu(p, field)			\
+	do {					\
+		atomic_dec(&cgpu.live);		\
+		kfree_rcu(p, field);		\
+	} while (0)
+
 static inline int cgpu_errno(enum cgpu_rc rc)
 {
 	static const int map[] = {

@@ -95,7 +95,8 @@ struct nvh_hook {
 
 /* One driver file that a limited container allocated through. */
 struct nvh_file {
-	struct hlist_node node;		/* nvh.files, by key */
+	struct hlist_node node;		/* nvh.files, by key; read under RCU by nvh_ftrace */
+	struct rcu_head rcu;
 	const void *key;		/* the file's private data, rm_ioctl's nvfp: identity only */
 	struct cgpu_attachment *att;	/* the container's ledgers, one per GPU (its files count) */
 	struct mutex lock;		/* objs, nobjs */
@@ -209,7 +210,8 @@ static void nvh_file_free(struct nvh_file *rec)
 	cgpu_detach(rec->att);
 	cgpu_free(rec->att);
 	mutex_destroy(&rec->lock);
-	cgpu_free(rec);
+	/* nvh_ftrace may still be comparing its key. */
+	cgpu_free_rcu(rec, rcu);
 }
 
 static struct nvh_file *nvh_file_find(const void *key)
@@ -289,7 +291,7 @@ static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
 	mutex_lock(&nvh.files_lock);
 	other = nvh_file_find(f);	/* another thread of the caller was quicker */
 	if (!other)
-		hash_add(nvh.files, &rec->node, (unsigned long)f);
+		hash_add_rcu(nvh.files, &rec->node, (unsigned long)f);
 	mutex_unlock(&nvh.files_lock);
 	if (other) {
 		nvh_file_free(rec);
@@ -609,23 +611,22 @@ undo:
 	return st;
 }
 
-static bool nvh_class_read(u32 cls)
+static __always_inline bool nvh_class_read(u32 cls)
 {
 	return cls == NVA_NV01_DEVICE_0 || cls == NVA_NV20_SUBDEVICE_0 ||
 	       cls == NVA_NV01_MEMORY_LOCAL_USER;
 }
 
 /* Classes that take or map video memory this module does not charge (nvabi.h). */
-static bool nvh_class_refused(u32 cls)
+static __always_inline bool nvh_class_refused(u32 cls)
 {
 	return cls == NVA_NV_MEMORY_EXTENDED_USER || cls == NVA_NV01_MEMORY_LOCAL_PHYSICAL ||
 	       cls == NVA_NV_MEMORY_FABRIC;
 }
 
 /*
- * NV_ESC_RM_ALLOC (NVOS21 or NVOS64). Only the classes that place or take video memory
- * are looked at, and only for a limited caller; the host and unlimited containers pass
- * for one read of the class.
+ * NV_ESC_RM_ALLOC (NVOS21 or NVOS64) of a class that places or takes video memory
+ * (nvh_ftrace lets every other class pass), looked at for a limited caller only.
  */
 static u32 nvh_rm_alloc(const struct nvh_call *c)
 {
@@ -851,7 +852,7 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 	mutex_lock(&nvh.files_lock);
 	rec = nvh_file_find(key);
 	if (rec)
-		hash_del(&rec->node);
+		hash_del_rcu(&rec->node);
 	mutex_unlock(&nvh.files_lock);
 	if (rec)
 		nvh_file_free(rec);
@@ -862,21 +863,50 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 /* ---- attaching ---- */
 
 /*
- * The RM escapes the wrapper reads: RM_ALLOC, RM_FREE, RM_DUP_OBJECT, RM_VID_HEAP_CONTROL,
- * RM_ALLOC_MEMORY, RM_ALLOC_OBJECT, and of RM_CONTROL the imports from a file
- * descriptor (rm_ioctl's command is the escape number, XFER already unwrapped; its data
- * the driver's kernel copy, of size bytes, so the control's number is a plain load).
- * Every other call (most of what libcuda issues: RM_CONTROL) goes to the driver at
- * once: redirecting it would cost the wrapper and a second pass through ftrace to call
- * the original, for nothing (docs/kmod.md, "Cost").
+ * Whether a driver file has charges here: a lookup under RCU, since the callback may
+ * take no lock. A file gets its record before its first charge and keeps it until it
+ * closes, so a file without one has nothing a free could give back.
  */
-static __always_inline bool nvh_reads(unsigned long cmd, const void *data, unsigned long size)
+static __always_inline bool nvh_tracked(const void *key)
 {
-	u32 ctrl;
+	struct nvh_file *rec;
+	bool found = false;
+
+	rcu_read_lock_sched_notrace();
+	hash_for_each_possible_rcu_notrace(nvh.files, rec, node, (unsigned long)key)
+		if (rec->key == key) {
+			found = true;
+			break;
+		}
+	rcu_read_unlock_sched_notrace();
+	return found;
+}
+
+/*
+ * The RM calls the wrapper reads, decided from rm_ioctl's arguments: its command is
+ * the escape number (XFER already unwrapped) and its data the driver's kernel copy of
+ * size bytes, so a class or a control's number is a plain load. Redirected: RM_ALLOC
+ * of the classes that place or take video memory, RM_FREE on a file with charges,
+ * RM_DUP_OBJECT, RM_VID_HEAP_CONTROL, RM_ALLOC_MEMORY, RM_ALLOC_OBJECT, and of
+ * RM_CONTROL the imports from a file descriptor. Every other call (most of what libcuda
+ * issues: controls, and allocations of channels, contexts, events, address spaces)
+ * goes to the driver at once: redirecting it would cost the wrapper and a second pass
+ * through ftrace to call the original, for nothing (docs/kmod.md, "Cost").
+ */
+static __always_inline bool nvh_reads(unsigned long cmd, const void *nvfp, const void *data,
+				      unsigned long size)
+{
+	u32 v;
 
 	switch (cmd) {
 	case NVA_ESC_RM_ALLOC:
+		/* A block of another size is RM's to refuse. */
+		if ((size != sizeof(struct nva_nvos21) && size != sizeof(struct nva_nvos64)) || !data)
+			return false;
+		v = ((const struct nva_nvos21 *)data)->hClass;
+		return nvh_class_read(v) || nvh_class_refused(v);
 	case NVA_ESC_RM_FREE:
+		return nvh_tracked(nvfp);
 	case NVA_ESC_RM_DUP_OBJECT:
 	case NVA_ESC_RM_VID_HEAP_CONTROL:
 	case NVA_ESC_RM_ALLOC_MEMORY:
@@ -885,9 +915,9 @@ static __always_inline bool nvh_reads(unsigned long cmd, const void *data, unsig
 	case NVA_ESC_RM_CONTROL:
 		if (size != sizeof(struct nva_nvos54) || !data)
 			return false;
-		ctrl = ((const struct nva_nvos54 *)data)->cmd;
-		return ctrl == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD ||
-		       ctrl == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD;
+		v = ((const struct nva_nvos54 *)data)->cmd;
+		return v == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD ||
+		       v == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD;
 	}
 	return false;
 }
@@ -903,6 +933,7 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 		return;
 	if (h == &nvh.rm_ioctl &&
 	    !nvh_reads(regs_get_kernel_argument(regs, 3),
+		       (const void *)regs_get_kernel_argument(regs, 2),
 		       (const void *)regs_get_kernel_argument(regs, 4),
 		       regs_get_kernel_argument(regs, 5)))
 		return;
@@ -1115,7 +1146,7 @@ static void nvh_detach(const char *why)
 	synchronize_srcu(&nvh_srcu);
 	mutex_lock(&nvh.files_lock);
 	hash_for_each_safe(nvh.files, bkt, tmp, rec, node) {
-		hash_del(&rec->node);
+		hash_del_rcu(&rec->node);
 		nvh_file_free(rec);
 	}
 	mutex_unlock(&nvh.files_lock);
