@@ -221,6 +221,9 @@ struct cgpu_km {
 	atomic_t nfiles;			/* /dev/cgpu files open */
 	atomic_t nattached;			/* of them, attached */
 	bool driver_charged;			/* nvhook.c's lock: enforce=1 attached */
+	/* Set by nvhook.c while attached: whether process (pid, start) holds a file of the
+	 * NVIDIA driver, so may hold driver memory charged before a hot update. */
+	bool (*holds_driver_memory)(pid_t pid, u64 start);
 	wait_queue_head_t upd_wq;		/* poll() on /dev/cgpu: the freeze */
 	struct delayed_work reclaim;		/* releases reservations not taken back */
 };
@@ -346,7 +349,8 @@ void cgpu_ledger_undo_charge(struct cgpu_slot *s, u64 bytes);
 void cgpu_ledger_reserve(struct cgpu_slot *s);
 int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 		       struct cgpu_proc **spare);
-unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst);
+unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst, bool (*keep)(pid_t pid, u64 start),
+				 unsigned int *kept);
 void cgpu_ledger_reserved(struct cgpu_inst *inst, unsigned int *n, u64 *bytes);
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst);
 void cgpu_ledger_read(struct cgpu_inst *inst, u64 *used, u64 *memsize);

@@ -235,20 +235,26 @@ int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 }
 
 /*
- * Releases every reservation (their processes did not come back); how many. One entry
- * per process, under a sleeping lock.
+ * Releases every reservation (their processes did not come back) but those of the
+ * processes keep (NULL: none) says still hold what was charged, which are counted in
+ * *kept; how many were released. One entry per process, under a sleeping lock.
  */
-unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst)
+unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst, bool (*keep)(pid_t pid, u64 start),
+				 unsigned int *kept)
 {
 	struct cgpu_proc *p, *n;
-	unsigned int count;
+	unsigned int count = 0;
 	LIST_HEAD(gone);
 
 	mutex_lock(&inst->lock);
-	count = inst->nreserved;
 	list_for_each_entry_safe(p, n, &inst->procs, link) {
 		if (!p->reserved)
 			continue;
+		if (keep && keep(p->pid, p->start)) {
+			(*kept)++;
+			continue;
+		}
+		count++;
 		inst->used -= p->reserved;
 		p->bytes -= p->reserved;
 		cgpu_proc_unreserve(inst, p);

@@ -36,6 +36,7 @@
  * them held. No lock is held across a call into the driver (rm_ioctl, or the kernel
  * client's operations, which take the driver's own locks).
  */
+#include <linux/fdtable.h>
 #include <linux/fs.h>
 #include <linux/ftrace.h>
 #include <linux/hashtable.h>
@@ -44,6 +45,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/pid_namespace.h>
 #include <linux/proc_fs.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -860,6 +862,33 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 	return ret;
 }
 
+static int nvh_driver_file(const void *release, struct file *f, unsigned int fd)
+{
+	return f->f_op && (const void *)f->f_op->release == release;
+}
+
+/*
+ * Whether process (pid, start) holds a file of the NVIDIA driver, the one way it can hold
+ * driver memory: the driver frees all a file made when the file is released. (A hot
+ * update keeps such a process's reservation: upgrade.c.)
+ */
+static bool nvh_holds_driver_memory(pid_t pid, u64 start)
+{
+	const void *release = (const void *)READ_ONCE(nvh.close.addr);
+	struct task_struct *t;
+	bool holds = false;
+
+	rcu_read_lock();
+	t = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_TGID);
+	if (t && t->start_time == start) {
+		task_lock(t);
+		holds = t->files && iterate_fd(t->files, 0, nvh_driver_file, release);
+		task_unlock(t);
+	}
+	rcu_read_unlock();
+	return holds;
+}
+
 /* ---- attaching ---- */
 
 /*
@@ -1121,6 +1150,7 @@ static void nvh_attach(void)
 	}
 	nvh.attached = true;
 	WRITE_ONCE(cgpu.driver_charged, true);
+	WRITE_ONCE(cgpu.holds_driver_memory, nvh_holds_driver_memory);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
 	pr_info("cgpu_km: enforcement on: attached to %s and %s of NVIDIA driver %s\n",
 		NVH_RM_IOCTL_SYM, l->close_sym, ver);
@@ -1141,6 +1171,7 @@ static void nvh_detach(const char *why)
 	if (!nvh.attached)
 		return;
 	WRITE_ONCE(cgpu.driver_charged, false);
+	WRITE_ONCE(cgpu.holds_driver_memory, NULL);
 	nvh_hook_off(&nvh.rm_ioctl);
 	nvh_hook_off(&nvh.close);
 	synchronize_srcu(&nvh_srcu);

@@ -40,7 +40,7 @@ static void cgpu_inst_free(struct kref *ref)
 {
 	struct cgpu_inst *inst = container_of(ref, struct cgpu_inst, ref);
 
-	cgpu_ledger_reclaim(inst);
+	cgpu_ledger_reclaim(inst, NULL, NULL);
 	cgpu_bind_release(&inst->bind);
 	mutex_destroy(&inst->lock);
 	cgpu_free(inst);

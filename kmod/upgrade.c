@@ -13,7 +13,11 @@
  *               state is written in, one line per write; `commit`. Processes attach
  *               again and take their reservations back (memledger.c).
  * Reservations nobody takes back within reclaim_s of the commit (or thaw) belonged
- * to processes that died meanwhile, and are released.
+ * to processes that died meanwhile, and are released; but under enforce=1 a process
+ * that still holds a file of the NVIDIA driver may hold the driver memory its
+ * reservation counts without ever attaching again (a static program that allocates no
+ * more), so its reservation is kept, and looked at again every reclaim_s until the
+ * process let go of the driver.
  */
 #include <linux/jiffies.h>
 #include <linux/module.h>
@@ -44,14 +48,17 @@ static const char *const cgpu_state_name[] = {
 /* Releases the reservations left once processes had their time to attach again. */
 static void cgpu_reclaim_work(struct work_struct *w)
 {
+	bool (*keep)(pid_t pid, u64 start) = READ_ONCE(cgpu.holds_driver_memory);
 	struct cgpu_inst *inst;
-	unsigned int i, n = 0;
+	unsigned int i, n = 0, kept = 0;
 
 	mutex_lock(&cgpu.reg_lock);
 	/* Frozen again meanwhile: they are part of that update's state. */
 	for (i = 0; i < cgpu.ngpus && cgpu.state == CGPU_RUNNING; i++)
 		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
-			n += cgpu_ledger_reclaim(inst);
+			n += cgpu_ledger_reclaim(inst, keep, &kept);
+	if (kept)
+		mod_delayed_work(system_wq, &cgpu.reclaim, (unsigned long)reclaim_s * HZ);
 	mutex_unlock(&cgpu.reg_lock);
 	if (n)
 		pr_info("cgpu_km: released %u reservation(s) of processes that did not attach again within %u s\n",

@@ -271,6 +271,30 @@ for ver in 535.261.03 550.163.01; do
 	grep -qx "loop: 4 x 64 MiB, then status 0x51" "$W/c4" || fail "loop 64: $(cat "$W/c4")"
 	kill_it c4
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after SIGKILL: $(meminfo)"
+
+	# A hot update, by hand as upgrade.sh makes it, while a static program in the
+	# container holds driver memory and makes no more calls: its charge goes over as a
+	# reservation, which the new module keeps past reclaim_s while the process holds
+	# the driver's file (it never attaches again), and releases once it died.
+	start c5 cg loop 64
+	pid=$(cat "$W/c5.pid")
+	echo freeze >$P/upgrade
+	sed -n '/^format /,$p' $P/upgrade >"$W/state"
+	grep -q "^charge 0 $SID $pid $((256 * MiB)) start=" "$W/state" || fail "hot update's state: $(cat "$W/state")"
+	rmmod cgpu_km
+	insmod "$KO" enforce=1 nv_version=$ver ngpus=2 reclaim_s=1 handover=1
+	while IFS= read -r line; do echo "$line" >$P/upgrade; done <"$W/state"
+	echo commit >$P/upgrade
+	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after the hot update: $(state)"
+	sleep 3
+	[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$pid" $((256 * MiB)))" ] &&
+		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 1 ] ||
+		fail "3 reclaim_s after the hot update, the holder's reservation: $(meminfo), $(grep ^reserv $P/upgrade)"
+	kill_it c5
+	for _ in $(seq 50); do [ "$(meminfo)" = "Free: $((256 * MiB))" ] && break; sleep 0.1; done
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] ||
+		fail "after the holder died: $(meminfo), the driver holds $(used)"
+	ok "$ver: hot update: a holder that never calls again keeps its charge past reclaim_s while it holds the driver's file, and loses it when it dies"
 	rmmod nvidia
 	[ "$(state)" = "enforcement: off (driver unloaded)" ] || fail "after rmmod nvidia: $(state)"
 	ok "$ver: attached at load after the driver; detached at its unload"
