@@ -309,24 +309,18 @@ static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
 /* ---- the driver's kernel client (nvidia_get_rm_ops) ---- */
 
 /*
- * One operation of the RM API the driver gives kernel clients, with kernel privilege:
- * RM checks neither whose the client is nor copies parameters from user space
- * (XlateUserModeArgsToSecInfo, rmclientValidate), so cgpu_km can ask about, and free,
- * an object of the caller's client by its handle, with buffers no task can write.
+ * nvh.rm.op runs one operation of the RM API the driver gives kernel clients, with
+ * kernel privilege: RM checks neither whose the client is nor copies parameters from
+ * user space (XlateUserModeArgsToSecInfo, rmclientValidate), so cgpu_km can ask about,
+ * and free, an object of the caller's client by its handle, with buffers no task can
+ * write. Its sp is the stack nvidia_ioctl gave rm_ioctl for the call being wrapped,
+ * idle once the original returned: the driver runs its own RM calls one after the
+ * other on one stack the same way, and a stack of its own for each question would be
+ * an allocation on every limited allocation.
  */
-static int nvh_rm_op(struct nva_rmapi_ops *ops)
-{
-	void *sp = NULL;
-
-	if (nvh.rm.alloc_stack(&sp))
-		return -ENOMEM;
-	nvh.rm.op(sp, ops);
-	nvh.rm.free_stack(sp);
-	return 0;
-}
 
 /* The driver's own figure for memory object (client, handle): its bytes and whether in video memory. */
-static int nvh_rm_surface(u32 client, u32 handle, u64 *bytes, bool *vidmem)
+static int nvh_rm_surface(void *sp, u32 client, u32 handle, u64 *bytes, bool *vidmem)
 {
 	struct nva_nv0041_surface_info list[2] = {
 		{ .index = NVA_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE },
@@ -342,8 +336,7 @@ static int nvh_rm_surface(u32 client, u32 handle, u64 *bytes, bool *vidmem)
 		.hClient = client, .hObject = handle, .cmd = NVA_NV0041_CTRL_CMD_GET_SURFACE_INFO,
 		.params = (u64)(unsigned long)&gp, .paramsSize = sizeof(gp),
 	};
-	if (nvh_rm_op(&ops))
-		return -ENOMEM;
+	nvh.rm.op(sp, &ops);
 	if (ops.params.control.status != NVA_NV_OK)
 		return -EIO;
 	*bytes = (u64)list[0].data * NVA_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE;
@@ -352,15 +345,14 @@ static int nvh_rm_surface(u32 client, u32 handle, u64 *bytes, bool *vidmem)
 }
 
 /* Frees (client, parent, handle) in the driver, as the owner would; the driver's status. */
-static u32 nvh_rm_free_obj(u32 client, u32 parent, u32 handle)
+static u32 nvh_rm_free_obj(void *sp, u32 client, u32 parent, u32 handle)
 {
 	struct nva_rmapi_ops ops = { .op = NVA_NV01_FREE };
 
 	ops.params.free = (struct nva_nvos00){
 		.hRoot = client, .hObjectParent = parent, .hObjectOld = handle,
 	};
-	if (nvh_rm_op(&ops))
-		return NVA_ERR_NO_MEMORY;
+	nvh.rm.op(sp, &ops);
 	return ops.params.free.status;
 }
 
@@ -508,7 +500,7 @@ static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 static u32 nvh_take_back(const struct nvh_call *c, const char *why, u64 bytes)
 {
 	struct nva_nvos21 *p = c->data;
-	u32 st = nvh_rm_free_obj(p->hRoot, p->hObjectParent, p->hObjectNew);
+	u32 st = nvh_rm_free_obj(c->sp, p->hRoot, p->hObjectParent, p->hObjectNew);
 
 	pr_warn_ratelimited("cgpu_km: enforce: pid %d: video memory object 0x%x (%llu bytes) %s: freed (driver status 0x%x), NV_ERR_NO_MEMORY\n",
 			    task_tgid_nr(current), p->hObjectNew, bytes, why, st);
@@ -581,7 +573,7 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 		goto undo;
 
 	/* What the driver holds for the new object, by its handle from the kernel copy. */
-	if (nvh_rm_surface(p->hRoot, p->hObjectNew, &got, &vidmem)) {
+	if (nvh_rm_surface(c->sp, p->hRoot, p->hObjectNew, &got, &vidmem)) {
 		st = nvh_take_back(c, "of a size the driver would not tell", want);
 		goto undo;
 	}
@@ -1123,7 +1115,7 @@ static void nvh_attach(void)
 	memset(&nvh.rm, 0, sizeof(nvh.rm));
 	nvh.rm.version_string = l->version;
 	st = ((nvh_get_rm_ops_fn)get)(&nvh.rm);
-	if (st != NVA_NV_OK || !nvh.rm.op || !nvh.rm.alloc_stack || !nvh.rm.free_stack) {
+	if (st != NVA_NV_OK || !nvh.rm.op) {
 		strscpy(ver, st != NVA_NV_OK && nvh.rm.version_string ? nvh.rm.version_string : "?",
 			sizeof(ver));
 		snprintf(nvh.state, sizeof(nvh.state),
