@@ -216,15 +216,31 @@ static void nvh_file_free(struct nvh_file *rec)
 	cgpu_free_rcu(rec, rcu);
 }
 
-static struct nvh_file *nvh_file_find(const void *key)
+/*
+ * The record of the driver file whose private data is key, or NULL; under RCU or
+ * files_lock. A record found for a file in a call stays valid after the RCU section:
+ * records go only at the file's release, which no call on it can overlap, or at
+ * detach, which waits for the calls first (nvh_srcu).
+ */
+static __always_inline struct nvh_file *nvh_file_find(const void *key)
 {
 	struct nvh_file *rec;
 
-	lockdep_assert_held(&nvh.files_lock);
-	hash_for_each_possible(nvh.files, rec, node, (unsigned long)key)
+	hash_for_each_possible_rcu_notrace(nvh.files, rec, node, (unsigned long)key)
 		if (rec->key == key)
 			return rec;
 	return NULL;
+}
+
+/* nvh_file_find for a wrapped call on that file. */
+static struct nvh_file *nvh_file_of_call(const void *key)
+{
+	struct nvh_file *rec;
+
+	rcu_read_lock();
+	rec = nvh_file_find(key);
+	rcu_read_unlock();
+	return rec;
 }
 
 /* Whether the caller is in some container (reg_lock taken here). */
@@ -257,9 +273,7 @@ static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
 	int err;
 
 	*refuse = false;
-	mutex_lock(&nvh.files_lock);
-	rec = nvh_file_find(f);
-	mutex_unlock(&nvh.files_lock);
+	rec = nvh_file_of_call(f);
 	if (rec) {
 		if (nvh_owns(rec))
 			return rec;
@@ -651,9 +665,7 @@ static u32 nvh_rm_free(const struct nvh_call *c)
 	int bkt;
 	u32 st;
 
-	mutex_lock(&nvh.files_lock);
-	rec = nvh_file_find(c->nvfp);
-	mutex_unlock(&nvh.files_lock);
+	rec = nvh_file_of_call(c->nvfp);
 	st = nvh_orig(c);
 	if (!rec || st != NVA_NV_OK || p->status != NVA_NV_OK)
 		return st;
@@ -890,15 +902,10 @@ static bool nvh_holds_driver_memory(pid_t pid, u64 start)
  */
 static __always_inline bool nvh_tracked(const void *key)
 {
-	struct nvh_file *rec;
-	bool found = false;
+	bool found;
 
 	rcu_read_lock_sched_notrace();
-	hash_for_each_possible_rcu_notrace(nvh.files, rec, node, (unsigned long)key)
-		if (rec->key == key) {
-			found = true;
-			break;
-		}
+	found = nvh_file_find(key) != NULL;
 	rcu_read_unlock_sched_notrace();
 	return found;
 }
