@@ -331,9 +331,10 @@ static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
  * idle once the original returned: the driver runs its own RM calls one after the
  * other on one stack the same way, and a stack of its own for each question would be
  * an allocation on every limited allocation.
+ *
+ * nvh_rm_surface: the driver's own figure for memory object (client, handle), its
+ * bytes and whether in video memory.
  */
-
-/* The driver's own figure for memory object (client, handle): its bytes and whether in video memory. */
 static int nvh_rm_surface(void *sp, u32 client, u32 handle, u64 *bytes, bool *vidmem)
 {
 	struct nva_nv0041_surface_info list[2] = {
