@@ -129,20 +129,26 @@ for ver in 535.261.03 550.163.01; do
 	# 64 MiB object never fits. The driver's own answer, asked by the new object's
 	# handle, decides: what it made past the budget is freed and refused, so it never
 	# holds more than the budget, and the charge is what it holds.
-	tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
-	start r1 cg race 224 64 600
-	most=$(sed -n 's/^race: .*at most \([0-9]*\) MiB held$/\1/p' "$W/r1")
-	[ -n "$most" ] && [ "$most" -le 256 ] || fail "race: the driver held past the 256 MiB budget: $(cat "$W/r1")"
-	pid=$(cat "$W/r1.pid")
-	[ "$(used)" = $((224 * MiB)) ] &&
-		[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((32 * MiB)) "$pid" $((224 * MiB)))" ] ||
-		fail "race: meminfo $(meminfo), the driver holds $(used)"
-	tb=$(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0))
-	[ "$tb" -gt 0 ] || fail "race: nothing was found past the budget after the fact ($(cat "$W/r1"))"
-	ok "$ver: size rewritten during the call: $(grep ^race "$W/r1"); $tb freed after the fact, all charged"
-	kill_it r1
-	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] || fail "after the race: $(meminfo), the driver holds $(used)"
-	[ "$(used)" = 0 ] || fail "after SIGKILL the driver holds $(used)"
+	# Whether a rewrite lands in the window is chance (the other vCPU's thread must run
+	# in it): rounds of 600 until one did, at most five, each checked in full.
+	tb=0
+	for round in 1 2 3 4 5; do
+		tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
+		start r1 cg race 224 64 600
+		most=$(sed -n 's/^race: .*at most \([0-9]*\) MiB held$/\1/p' "$W/r1")
+		[ -n "$most" ] && [ "$most" -le 256 ] || fail "race: the driver held past the 256 MiB budget: $(cat "$W/r1")"
+		pid=$(cat "$W/r1.pid")
+		[ "$(used)" = $((224 * MiB)) ] &&
+			[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((32 * MiB)) "$pid" $((224 * MiB)))" ] ||
+			fail "race: meminfo $(meminfo), the driver holds $(used)"
+		tb=$(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0))
+		kill_it r1
+		[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] || fail "after the race: $(meminfo), the driver holds $(used)"
+		[ "$tb" -eq 0 ] || break
+		echo "race round $round: no rewrite landed in the window ($(grep ^race "$W/r1")): again"
+	done
+	[ "$tb" -gt 0 ] || fail "race: in five rounds nothing was found past the budget after the fact ($(cat "$W/r1"))"
+	ok "$ver: size rewritten during the call: $(grep ^race "$W/r1"); $tb freed after the fact, all charged (round $round)"
 	ok "$ver: SIGKILL returns the charge"
 
 	# On GPU 1 the container's budget there: 4 x 32 MiB; GPU 0's ledger untouched.
