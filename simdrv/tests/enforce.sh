@@ -313,9 +313,10 @@ done
 # against a 256 MiB budget while cgpu_km is loaded and unloaded under them. None sees
 # a status but NV_OK or NV_ERR_NO_MEMORY, the driver never holds more than the budget
 # while enforcing, and nothing is left behind.
-# Off by default: in the TCG test VM, patching the entry while processes run through it
-# hangs them at its first byte (soft lockup) with the kernel's own function tracer too,
-# without cgpu_km (simdrv/tests/ftrace-tcg.sh reproduces it); see docs/kmod.md.
+# Off by default: in the TCG test VM, patching the driver's text while processes run
+# through it can hang them at the patched site (soft lockup), with the kernel's own
+# function tracer too, without cgpu_km (simdrv/tests/ftrace-tcg.sh reproduces it); this
+# test passed five runs of five with the hook on rm_ioctl. See docs/kmod.md.
 if [ "${ENFORCE_CHURN:-0}" = 1 ]; then
 insmod "$NV" gpus=2 mem_mib=1024 version=535.261.03
 for i in 1 2 3; do start r$i cg churn 96; done
