@@ -42,7 +42,7 @@ struct obj {
 };
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
-static int loaded, ngpus;
+static int probed, loaded, ngpus;
 static uint64_t totals[SIM_MAX_GPUS];
 static sd_u32 memparams_size;
 
@@ -119,9 +119,13 @@ static void probe(void)
 	loaded = 1;
 }
 
+/* Asked on every launch (the engine): after the first answer, one load and no call. */
 int sim_rm_loaded(void)
 {
-	pthread_once(&probe_once, probe);
+	if (!__atomic_load_n(&probed, __ATOMIC_ACQUIRE)) {
+		pthread_once(&probe_once, probe);
+		__atomic_store_n(&probed, 1, __ATOMIC_RELEASE);
+	}
 	return loaded;
 }
 
