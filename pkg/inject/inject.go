@@ -59,7 +59,8 @@ type Node struct {
 	// hook is "" for a container with cGPU off.
 	hook   string
 	device *specmod.Device
-	// simDriver and simState are set on the simulated node only.
+	// simDriver is set on the simulated node only, simState there only where the
+	// stand-in driver is not loaded.
 	simDriver, simState string
 	// nvidia is set where the stand-in driver is loaded.
 	nvidia *nvidiaNodes

@@ -20,6 +20,9 @@
  *   rawalloc churn MIB   allocates and frees MIB MiB on GPU 0 over and over, NVOS21 and
  *                        NVOS64 by turns, until killed; any status but NV_OK and
  *                        NV_ERR_NO_MEMORY, or a failed free, ends it with exit 1
+ *   rawalloc engine      the engine page (lib/engine.h, ours): a GPU node maps one page at
+ *                        offset 0, shared, the same page through every open; every
+ *                        other mmap, and any of /dev/nvidiactl, is EINVAL
  *   rawalloc uvm         /dev/nvidia-uvm as libcuda's cuInit opens it: UVM_INITIALIZE,
  *                        again with the same flags and with others, DEINITIALIZE, an
  *                        unknown command; /dev/nvidia-uvm-tools opens; prints "uvm: ..."
@@ -41,8 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "../lib/abi.h"
+#include "../lib/engine.h"
 
 #define MiB (1ULL << 20)
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "rawalloc:%d: failed: %s (errno %d)\n", __LINE__, #c, errno); exit(1); } } while (0)
@@ -597,6 +602,49 @@ static void check(void)
 	printf("rawalloc: check passed\n");
 }
 
+/* mmap of fd: 0 when mapped (and unmapped again), else errno. */
+static int map_errno(int fd, size_t len, int flags, off_t off)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, off);
+
+	if (m == MAP_FAILED)
+		return errno;
+	munmap(m, len);
+	return 0;
+}
+
+static void engine(void)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	int ctl = open("/dev/nvidiactl", O_RDWR), a = open("/dev/nvidia0", O_RDWR),
+	    b = open("/dev/nvidia0", O_RDWR), ro = open("/dev/nvidia0", O_RDONLY);
+	struct sd_engine *ea, *eb;
+	unsigned long long was;
+
+	CHECK(ctl >= 0 && a >= 0 && b >= 0 && ro >= 0);
+	CHECK(map_errno(ctl, pg, MAP_SHARED, 0) == EINVAL);
+	CHECK(map_errno(a, pg, MAP_SHARED, (off_t)pg) == EINVAL);
+	CHECK(map_errno(a, 2 * pg, MAP_SHARED, 0) == EINVAL);
+	CHECK(map_errno(a, pg / 2, MAP_SHARED, 0) == 0);	/* mmap rounds it up to the page */
+	CHECK(map_errno(a, pg, MAP_PRIVATE, 0) == EINVAL);
+	CHECK(map_errno(ro, pg, MAP_SHARED, 0) == EACCES);	/* writable shared needs O_RDWR */
+	ea = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, a, 0);
+	eb = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, b, 0);
+	CHECK(ea != MAP_FAILED && eb != MAP_FAILED && ea != eb);
+	/* One page behind both opens; a time already past, so nothing waits on it. */
+	was = ea->busy_until;
+	ea->busy_until = was + 1;
+	CHECK(eb->busy_until == was + 1);
+	eb->busy_until = was;
+	munmap(ea, pg);
+	munmap(eb, pg);
+	close(ctl);
+	close(a);
+	close(b);
+	close(ro);
+	printf("engine: GPU 0's page shared by two opens; nvidiactl, offset, size, private, read-only refused\n");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "hold"))
@@ -613,10 +661,12 @@ int main(int argc, char **argv)
 		uncharged();
 	else if (argc == 2 && !strcmp(argv[1], "uvm"))
 		uvm();
+	else if (argc == 2 && !strcmp(argv[1], "engine"))
+		engine();
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc uvm | rawalloc race FILL BIG N | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;

@@ -41,6 +41,7 @@ for ver in 535.261.03 550.163.01; do
 
 	"$raw" check
 	[ "$(used)" = 0 ]
+	"$raw" engine
 
 	# SIGKILL of a holder returns every byte.
 	fifo=$(mktemp -u)
