@@ -494,6 +494,33 @@ static void launch_us(CUfunction f, CUstream s, unsigned long long us)
 	OK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, s, params, NULL));
 }
 
+/*
+ * The timeline's figures are exact only for work queued while the engine is busy:
+ * a launch that comes after the engine went idle starts late by however long the
+ * host took, which under QEMU or a loaded CI machine is anything. So a test first
+ * queues BLOCK_MS of work and checks its exact figures when every later launch came
+ * before that work ended (the wall clock says whether it did); when the host was
+ * slower than that, only the lower bounds hold and only they are checked.
+ */
+#define BLOCK_MS 250
+
+static double block(CUfunction f, CUstream s)
+{
+	double end = now_ms() + BLOCK_MS;
+
+	launch_us(f, s, BLOCK_MS * 1000ULL);
+	return end;
+}
+
+static int queued_in_time(double end)
+{
+	if (now_ms() < end)
+		return 1;
+	fprintf(stderr, "sim-test: the host took over %d ms to queue; exact timeline figures not checked\n",
+		BLOCK_MS);
+	return 0;
+}
+
 /* cuLaunchKernelEx, cooperative launches and graphs queue as cuLaunchKernel does. */
 static void timeline_launch_kinds(CUfunction f, CUstream s)
 {
@@ -510,7 +537,8 @@ static void timeline_launch_kinds(CUfunction f, CUstream s)
 	CUgraphNode n[3], foreign;
 	CUgraphExec e;
 	CUevent e0, e1;
-	int coop = 0;
+	int coop = 0, exact;
+	double end;
 	float ms;
 
 	OK(cuDeviceGetAttribute(&coop, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 0));
@@ -518,6 +546,7 @@ static void timeline_launch_kinds(CUfunction f, CUstream s)
 	OK(cuEventCreate(&e0, 0));
 	OK(cuEventCreate(&e1, 0));
 	OK(cuStreamSynchronize(s));
+	end = block(f, s);
 	OK(cuEventRecord(e0, s));
 	OK(cuLaunchKernelEx(&cfg, f, params, NULL));
 	/* 40 SMs x 8 blocks of 128 threads fit at once; one block more does not. */
@@ -551,10 +580,11 @@ static void timeline_launch_kinds(CUfunction f, CUstream s)
 	OK(cuGraphLaunch(e, s));
 	OK(cuGraphExecDestroy(e));
 	OK(cuEventRecord(e1, s));
+	exact = queued_in_time(end);
 	OK(cuEventSynchronize(e1));
 	OK(cuEventElapsedTime(&ms, e0, e1));
 	/* 10 (Ex) + 10 (cooperative) + 2 x (10 + 10 + 20) (graph) ms. */
-	CHECK(ms >= 99 && ms < 101);
+	CHECK(ms >= 99 && (ms < 101 || !exact));
 }
 
 /*
@@ -596,11 +626,11 @@ static void test_timeline(void)
 {
 	CUfunction f;
 	CUstream s1, s2;
-	CUevent e0, e1;
+	CUevent e0, e1, e2;
 	float ms;
-	double t0, t;
+	double t0, end;
 	pid_t kids[2];
-	int st;
+	int st, exact;
 
 	use_device(0);
 	f = sleep_fn();
@@ -608,22 +638,27 @@ static void test_timeline(void)
 	OK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
 	OK(cuEventCreate(&e0, 0));
 	OK(cuEventCreate(&e1, 0));
+	OK(cuEventCreate(&e2, 0));
 	t0 = now_ms();
+	end = block(f, s1);
 	OK(cuEventRecord(e0, s1));
 	for (int i = 0; i < 5; i++)
 		launch_us(f, s1, 20000);
 	OK(cuEventRecord(e1, s1));
-	CHECK(now_ms() - t0 < 20);		/* launches do not block */
+	/* Launches return before their work ends. */
 	CHECK(cuStreamQuery(s1) == CUDA_ERROR_NOT_READY);
 	CHECK(cuEventElapsedTime(&ms, e0, e1) == CUDA_ERROR_NOT_READY);
 	/* s2's kernel queues behind s1's on the one engine. */
 	launch_us(f, s2, 10000);
+	OK(cuEventRecord(e2, s2));
+	exact = queued_in_time(end);
 	OK(cuStreamSynchronize(s2));
-	t = now_ms() - t0;
-	CHECK(t >= 110 && t < 200);
+	CHECK(now_ms() - t0 >= BLOCK_MS + 110);
+	OK(cuEventElapsedTime(&ms, e0, e2));
+	CHECK(ms >= 109 && (ms < 111 || !exact));
 	OK(cuEventSynchronize(e1));
 	OK(cuEventElapsedTime(&ms, e0, e1));
-	CHECK(ms >= 99 && ms < 101);
+	CHECK(ms >= 99 && (ms < 101 || !exact));
 	OK(cuStreamQuery(s1));
 	/* Two processes' work serialises on the shared engine. */
 	t0 = now_ms();
@@ -642,8 +677,8 @@ static void test_timeline(void)
 		waitpid(kids[k], &st, 0);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
-	t = now_ms() - t0;
-	CHECK(t >= 200 && t < 400);
+	/* The upper bound is the host's (forks, contexts), so only the lower one is checked. */
+	CHECK(now_ms() - t0 >= 200);
 	timeline_launch_kinds(f, s1);
 	memory_async(s2);
 }
