@@ -181,6 +181,41 @@ wait_files() {
 	return 1
 }
 
+# Under enforce=1 nothing charges the NVIDIA driver's allocations from the old module's
+# unload until the new one has the state (commit), so no task of a container may run in
+# between: freeze_containers freezes each cgroup the frozen module has a container bound
+# to (its container_cgroup lines: the kernel's own binding, not a name) with cgroup v2's
+# freezer, which no task inside can lift, and thaw_containers lets them run once a module
+# charges again. A cgroup frozen already (docker pause) is left alone, and stays frozen.
+frozen_cgroups=()
+enforcing() { [[ "$(sed -n 's/^enforcement: //p' "$PROC/enforcement" 2>/dev/null)" == on* ]]; }
+freeze_containers() {
+	local kind path dir i root
+	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	while read -r kind path; do
+		[ "$kind" = v2 ] && [ -n "$root" ] ||
+			fail "cannot freeze the container in cgroup $path for the switch: enforce=1 needs cgroup v2's freezer for a hot update; stop the containers and upgrade cold"
+		dir=$root$path
+		[[ "$path" == /* && "$path" != *\\* && -f "$dir/cgroup.freeze" ]] ||
+			fail "cannot freeze the container in cgroup $path for the switch (no $dir/cgroup.freeze)"
+		[ "$(cat "$dir/cgroup.freeze")" = 0 ] || continue
+		echo 1 >"$dir/cgroup.freeze"
+		frozen_cgroups+=("$dir")
+	done < <(sed -n 's/^container_cgroup: //p' "$PROC/upgrade")
+	for dir in "${frozen_cgroups[@]}"; do
+		for ((i = 0; i < timeout * 10; i++)); do
+			grep -qx 'frozen 1' "$dir/cgroup.events" && continue 2
+			sleep 0.1
+		done
+		fail "the container in $dir did not freeze within ${timeout}s"
+	done
+}
+thaw_containers() {
+	local dir
+	for dir in "${frozen_cgroups[@]}"; do echo 0 >"$dir/cgroup.freeze"; done
+	frozen_cgroups=()
+}
+
 # rmmod_retry: a process that tries to attach at that moment holds the module briefly.
 rmmod_retry() {
 	local i
@@ -280,6 +315,11 @@ if [ "$hot" = 1 ]; then
 	sed -n '/^format /,$p' "$PROC/upgrade" >"$STATE_FILE"
 	later "remove $STATE_FILE" "rm -f $(q "$STATE_FILE")"
 	say "  saved      the state: $(count '^add ' "$STATE_FILE") instance(s), $(count '^charge ' "$STATE_FILE") process charge(s) ($STATE_FILE)"
+	if enforcing; then
+		later "thaw the containers' cgroups" thaw_containers
+		freeze_containers
+		say "  froze      ${#frozen_cgroups[@]} container cgroup(s) until cgpu_km $new charges the driver's allocations"
+	fi
 	try "unloading cgpu_km $old" rmmod_retry
 	unlater "let cgpu_km $old run on (thaw)"
 	later "load cgpu_km $old again, with the state" "reload $(q "$old_ko") $(q "$STATE_FILE")"
@@ -291,6 +331,11 @@ if [ "$hot" = 1 ]; then
 	try "giving cgpu_km $new the state" give_state "$STATE_FILE"
 	unlater "unload cgpu_km $new"
 	unlater "load cgpu_km $old again, with the state"
+	if [ ${#frozen_cgroups[@]} -gt 0 ]; then
+		say "  thawed     ${#frozen_cgroups[@]} container cgroup(s)"
+		thaw_containers
+	fi
+	unlater "thaw the containers' cgroups"
 	say "  loaded     cgpu_km $got ($PROC/version) with the state; processes attach again"
 	for i in $(seq 1 50); do
 		[ "$(status reservations)" = 0 ] && break

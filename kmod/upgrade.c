@@ -19,6 +19,7 @@
  * more), so its reservation is kept, and looked at again every reclaim_s until the
  * process let go of the driver.
  */
+#include <linux/cgroup.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -292,6 +293,49 @@ static void cgpu_dump_bind(struct seq_file *m, struct cgpu_inst *inst)
 		seq_printf(m, "bind %u %s %d\n", inst->gpu->index, inst->id, nr);
 }
 
+/* Whether an instance listed before inst (GPU by GPU) is bound to the same cgroup. */
+static bool cgpu_cgroup_shown(const struct cgpu_inst *inst)
+{
+	const struct cgpu_inst *prev;
+	unsigned int i;
+
+	for (i = 0; i <= inst->gpu->index; i++)
+		list_for_each_entry(prev, &cgpu.gpus[i].insts, link) {
+			if (prev == inst)
+				return false;
+			if (prev->bind.cgrp == inst->bind.cgrp)
+				return true;
+		}
+	return false;
+}
+
+/*
+ * The cgroups the instances are bound to, once each (a container has one for all its
+ * GPUs; a nested one lies inside another's), as the host's tree names them, escaped so
+ * that no name can make a line: the update's tool freezes them while no module charges
+ * the driver's allocations (docs/upgrade.md). Status lines, not state: the next module
+ * takes the cgroups again from the bind lines.
+ */
+static void cgpu_show_cgroups(struct seq_file *m)
+{
+	struct cgpu_inst *inst;
+	unsigned int i;
+	char *buf = kmalloc(PATH_MAX, GFP_KERNEL);
+
+	for (i = 0; i < cgpu.ngpus; i++)
+		list_for_each_entry(inst, &cgpu.gpus[i].insts, link) {
+			if (!inst->bind.cgrp || cgpu_cgroup_shown(inst))
+				continue;
+			seq_printf(m, "container_cgroup: %s ", inst->bind.ssid < 0 ? "v2" : "v1");
+			if (buf && cgroup_path(inst->bind.cgrp, buf, PATH_MAX) >= 0)
+				seq_escape(m, buf, " \t\n\\");
+			else
+				seq_putc(m, '?');
+			seq_putc(m, '\n');
+		}
+	kfree(buf);
+}
+
 /* The state to hand over, as the lines cgpu_import reads. ctl_mutex and reg_lock held. */
 static void cgpu_dump(struct seq_file *m)
 {
@@ -349,8 +393,10 @@ void cgpu_upgrade_show(struct seq_file *m)
 		   atomic_read(&cgpu.nfiles), atomic_read(&cgpu.nattached), n, bytes);
 	seq_printf(m, "reclaim_s: %u\nmajor: %u\nunload_deletes: %d\n", reclaim_s, cgpu.major,
 		   cgpu.unpin);
-	if (cgpu.state == CGPU_FROZEN)
+	if (cgpu.state == CGPU_FROZEN) {
+		cgpu_show_cgroups(m);
 		cgpu_dump(m);
+	}
 	mutex_unlock(&cgpu.reg_lock);
 	mutex_unlock(&cgpu.ctl_mutex);
 }

@@ -9,7 +9,9 @@
 # the charge back; SIGKILL leaves 0 charged; the same
 # program on the host is not limited; rmmod of cgpu_km while attached, with a container
 # process still holding driver memory, is clean; cgpu_km loaded after the driver
-# attaches at once; unloading the driver detaches. Then: an unknown version leaves
+# attaches at once; a hot update by hand keeps a silent holder's charge, and one by
+# upgrade.sh --hot lets no allocation of a program pressing on its budget through
+# uncharged (535); unloading the driver detaches. Then: an unknown version leaves
 # enforcement off and says so; enforce=2 is refused. run.sh fails on any kernel warning.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,6 +19,7 @@ NV=$PWD/simdrv/nvidia.ko
 KO=$PWD/kmod/cgpu_km.ko
 RAW=$PWD/simdrv/build/rawalloc
 KT=$PWD/test/kmod/build/kt
+NEXT_KO=$PWD/test/upgrade/build/next/cgpu_km.ko	# the same module, the next version (variants.sh)
 SIM=$PWD/sim/build
 LIBCGPU=$PWD/libcgpu/build/libcgpu.so
 P=/proc/cgpu_km
@@ -284,7 +287,17 @@ for ver in 535.261.03 550.163.01; do
 	# the driver's file (it never attaches again), and releases once it died.
 	start c5 cg loop 64
 	pid=$(cat "$W/c5.pid")
+	# The frozen module lists the bound cgroups, once each, escaped: the container's
+	# (on both GPUs: container above) and one named with a space.
+	mkdir -p "/sys/fs/cgroup/cgpu odd"
+	bash -c "echo \$\$ >'/sys/fs/cgroup/cgpu odd/cgroup.procs' && exec sleep 100000" </dev/null >/dev/null 2>&1 &
+	odd=$!
+	until grep -qx "$odd" "/sys/fs/cgroup/cgpu odd/cgroup.procs"; do sleep 0.05; done
+	echo "add 0 $ID2 memsize=$MiB" >$P/inst_ctl
+	echo "bind 0 $ID2 $odd" >$P/inst_ctl
 	echo freeze >$P/upgrade
+	[ "$(sed -n 's/^container_cgroup: //p' $P/upgrade)" = "$(printf 'v2 /system.slice/docker-%s.scope\nv2 /cgpu\\040odd' $ID)" ] ||
+		fail "the frozen module's cgroups: $(grep ^container_cgroup $P/upgrade)"
 	sed -n '/^format /,$p' $P/upgrade >"$W/state"
 	grep -q "^charge 0 $SID $pid $((256 * MiB)) start=" "$W/state" || fail "hot update's state: $(cat "$W/state")"
 	rmmod cgpu_km
@@ -300,7 +313,44 @@ for ver in 535.261.03 550.163.01; do
 	for _ in $(seq 50); do [ "$(meminfo)" = "Free: $((256 * MiB))" ] && break; sleep 0.1; done
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] ||
 		fail "after the holder died: $(meminfo), the driver holds $(used)"
-	ok "$ver: hot update: a holder that never calls again keeps its charge past reclaim_s while it holds the driver's file, and loses it when it dies"
+	echo "del 0 $ID2" >$P/inst_ctl
+	kill $odd
+	wait $odd 2>/dev/null || true
+	rmdir "/sys/fs/cgroup/cgpu odd"
+	ok "$ver: hot update: a holder that never calls again keeps its charge past reclaim_s while it holds the driver's file, and loses it when it dies; the frozen module lists the bound cgroups once each, escaped"
+
+	if [ "$ver" = 535.261.03 ]; then
+		# upgrade.sh --hot while a static program in the container presses on its
+		# budget, asking for 32 MiB more once a millisecond: from the old module's
+		# unload to the new one's commit nothing charges, and the containers' cgroups
+		# are frozen for it, so not one allocation passes (the first one made in between
+		# would be held past the budget for good, uncharged). A second container,
+		# paused before the update, is left paused.
+		start p1 cg press 32
+		grep -qx "press: 8 x 32 MiB, then status 0x51" "$W/p1" || fail "press: $(cat "$W/p1")"
+		pid=$(cat "$W/p1.pid")
+		echo "add 0 $ID2 memsize=$((128 * MiB))" >$P/inst_ctl
+		echo "bind 0 $ID2 $INIT2" >$P/inst_ctl
+		echo 1 >"$CG2/cgroup.freeze"
+		mkdir -p /var/lib/cgpu
+		cp "$KO" /var/lib/cgpu/cgpu_km.ko
+		./upgrade.sh --hot --ko "$NEXT_KO" >"$W/up" 2>&1 || fail "upgrade.sh --hot: $(cat "$W/up")"
+		grep -q "froze      1 container cgroup(s)" "$W/up" && grep -q "thawed     1 container cgroup(s)" "$W/up" ||
+			fail "upgrade.sh froze no container: $(cat "$W/up")"
+		[ "$(cat $P/version)" = "$(modinfo -F version "$NEXT_KO")" ] || fail "after upgrade.sh: version $(cat $P/version)"
+		[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after upgrade.sh: $(state)"
+		[ "$(cat "$CG/cgroup.freeze") $(cat "$CG2/cgroup.freeze")" = "0 1" ] ||
+			fail "after upgrade.sh the containers' cgroup.freeze: $(cat "$CG/cgroup.freeze") $(cat "$CG2/cgroup.freeze")"
+		sleep 1
+		kill -0 "$pid" || fail "press died: $(cat "$W/p1")"
+		[ "$(used)" = $((256 * MiB)) ] &&
+			[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$pid" $((256 * MiB)))" ] ||
+			fail "after the hot update the driver holds $(used) for a container of 256 MiB; meminfo: $(meminfo)"
+		kill_it p1
+		echo 0 >"$CG2/cgroup.freeze"
+		echo "del 0 $ID2" >$P/inst_ctl
+		ok "$ver: upgrade.sh --hot under a program pressing on its budget: its cgroup frozen for the switch, not a byte uncharged; a paused container stays paused"
+	fi
 	rmmod nvidia
 	[ "$(state)" = "enforcement: off (driver unloaded)" ] || fail "after rmmod nvidia: $(state)"
 	ok "$ver: attached at load after the driver; detached at its unload"

@@ -20,6 +20,11 @@
  *   rawalloc churn MIB   allocates and frees MIB MiB on GPU 0 over and over, NVOS21 and
  *                        NVOS64 by turns, until killed; any status but NV_OK and
  *                        NV_ERR_NO_MEMORY, or a failed free, ends it with exit 1
+ *   rawalloc press MIB   (cgpu_km enforce=1) allocates MIB MiB on GPU 0, all four forms
+ *                        by turns, until refused; prints "press: N x MIB MiB, then
+ *                        status 0xS" and "held", then asks again, once a millisecond,
+ *                        and keeps whatever it is given, until killed (an allocation
+ *                        nothing charges would pass the budget for good)
  *   rawalloc engine      the engine page (lib/engine.h, ours): a GPU node maps one page at
  *                        offset 0, shared, the same page through every open; every
  *                        other mmap, and any of /dev/nvidiactl, is EINVAL
@@ -365,6 +370,32 @@ static void churn(unsigned long long mib)
 	}
 }
 
+static void press(unsigned long long mib)
+{
+	struct sd_memory_alloc m;
+	unsigned int c, h = 0x2000, st, n = 0;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	for (int said = 0;; h++) {
+		for (;;) {
+			m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
+			st = alloc(n % 4, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+			CHECK(st == SD_NV_OK || st == SD_NV_ERR_NO_MEMORY);
+			if (st == SD_NV_OK)
+				break;
+			if (!said) {
+				printf("press: %u x %llu MiB, then status 0x%x\nheld\n", n, mib, st);
+				fflush(stdout);
+				said = 1;
+			}
+			usleep(1000);
+		}
+		n++;
+	}
+}
+
 static struct sd_memory_alloc *raced;
 static unsigned long long race_big;
 static volatile int race_done;
@@ -651,6 +682,8 @@ int main(int argc, char **argv)
 		hold(strtoull(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "dup"))
 		dups(strtoull(argv[2], NULL, 10));
+	else if (argc == 3 && !strcmp(argv[1], "press"))
+		press(strtoull(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "churn"))
 		churn(strtoull(argv[2], NULL, 10));
 	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "loop"))
@@ -666,7 +699,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;

@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 make -C simdrv modules vmtest
 make -C kmod modules
+test/upgrade/variants.sh test/upgrade/build next # the next version, for upgrade.sh --hot
 make -C test/kmod
 make -C sim
 make -C libcgpu build/libcgpu.so
