@@ -196,6 +196,8 @@ freeze_containers() {
 		[ "$kind" = v2 ] && [ -n "$root" ] ||
 			fail "cannot freeze the container in cgroup $path for the switch: enforce=1 needs cgroup v2's freezer for a hot update; stop the containers and upgrade cold"
 		dir=$root$path
+		# A cgroup removed since (its container gone, its charges not yet) holds no task.
+		[[ "$path" != /* || "$path" == *\\* || -d "$dir" ]] || continue
 		[[ "$path" == /* && "$path" != *\\* && -f "$dir/cgroup.freeze" ]] ||
 			fail "cannot freeze the container in cgroup $path for the switch (no $dir/cgroup.freeze)"
 		[ "$(cat "$dir/cgroup.freeze")" = 0 ] || continue
