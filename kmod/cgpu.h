@@ -199,6 +199,23 @@ static inline struct cgpu_slot *cgpu_slot_of(struct cgpu_attachment *att, u32 gp
  */
 enum cgpu_state { CGPU_RUNNING, CGPU_FROZEN, CGPU_IMPORTING };
 
+/*
+ * The cgroups of the listed instances, for a reader that may take no lock (nvhook.c's
+ * ftrace callback, which lets the host's and unlimited containers' calls go at once).
+ * Republished (identity.c, reg_lock) whenever an instance is bound or unlisted; NULL
+ * when none is bound; &cgpu_bound_unknown when the set could not be allocated (anyone
+ * may be in a container: the reader asks the registry).
+ */
+struct cgpu_bound_set {
+	struct rcu_head rcu;
+	unsigned int n;
+	struct {
+		struct cgroup *cgrp;	/* the instance's reference keeps it */
+		int ssid;
+	} b[];
+};
+extern struct cgpu_bound_set cgpu_bound_unknown;
+
 struct cgpu_km {
 	unsigned int ngpus;
 	struct cgpu_gpu *gpus;
@@ -220,6 +237,7 @@ struct cgpu_km {
 	char last_update[2 * CGPU_VERSION_MAX];	/* ctl_mutex: how the last one ended */
 	atomic_t nfiles;			/* /dev/cgpu files open */
 	atomic_t nattached;			/* of them, attached */
+	struct cgpu_bound_set __rcu *bound;	/* reg_lock to publish */
 	bool driver_charged;			/* nvhook.c's lock: enforce=1 attached */
 	/* Set by nvhook.c while attached: whether process (pid, start) holds a file of the
 	 * NVIDIA driver, so may hold driver memory charged before a hot update. */
@@ -363,6 +381,8 @@ int cgpu_bind_task(struct pid *pid, struct cgpu_bind *b);
 void cgpu_bind_release(struct cgpu_bind *b);
 bool cgpu_bind_contains(const struct cgpu_bind *b, struct task_struct *t);
 const struct cgpu_inst *cgpu_caller_inst(void);		/* reg_lock held */
+void cgpu_bound_publish(void);				/* reg_lock held */
+bool cgpu_maybe_contained(void);			/* no lock; notrace */
 
 /* procfs.c */
 int cgpu_procfs_init(void);

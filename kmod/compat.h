@@ -4,6 +4,7 @@
 #define CGPU_KM_COMPAT_H
 
 #include <linux/device.h>
+#include <linux/ftrace.h>
 #include <linux/mm.h>
 #include <linux/proc_fs.h>
 #include <linux/version.h>
@@ -26,6 +27,22 @@ typedef struct device cgpu_devnode_dev;
 #else
 #define cgpu_vm_flags_set(vma, f) ((vma)->vm_flags |= (f))
 #define cgpu_vm_flags_clear(vma, f) ((vma)->vm_flags &= ~(f))
+#endif
+
+/*
+ * Where an ftrace callback finds the call's arguments and sets where it goes on. Where
+ * ftrace passes arguments by default (x86_64 from 5.11: HAVE_DYNAMIC_FTRACE_WITH_ARGS;
+ * struct ftrace_regs holds a pt_regs until 6.13), ftrace_caller's partial set has them
+ * and takes the new instruction pointer, as livepatch relies on, and the ops need not ask
+ * for every register (SAVE_REGS: the costlier ftrace_regs_caller, on every call).
+ */
+#if defined(CONFIG_X86_64) && defined(CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS) && \
+	LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
+#define CGPU_FTRACE_REGS_FLAG 0
+#define cgpu_ftrace_regs(fregs) (&(fregs)->regs)
+#else
+#define CGPU_FTRACE_REGS_FLAG FTRACE_OPS_FL_SAVE_REGS
+#define cgpu_ftrace_regs(fregs) ftrace_get_regs(fregs)
 #endif
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(5, 17, 0)

@@ -15,7 +15,7 @@
 #include "cgpu.h"
 
 /* t's cgroup in the hierarchy of ssid (-1: v2). RCU held. */
-static struct cgroup *cgpu_task_cgroup(struct task_struct *t, int ssid)
+static __always_inline struct cgroup *cgpu_task_cgroup(struct task_struct *t, int ssid)
 {
 	return ssid < 0 ? task_dfl_cgroup(t) : task_css(t, ssid)->cgroup;
 }
@@ -120,4 +120,57 @@ const struct cgpu_inst *cgpu_caller_inst(void)
 			    (!best || inst->bind.cgrp->level > best->bind.cgrp->level))
 				best = inst;
 	return best;
+}
+
+struct cgpu_bound_set cgpu_bound_unknown;
+
+/* After any change to the listed instances' bindings. */
+void cgpu_bound_publish(void)
+{
+	struct cgpu_bound_set *set = NULL, *old;
+	const struct cgpu_inst *inst;
+	unsigned int i, n = 0;
+
+	lockdep_assert_held(&cgpu.reg_lock);
+	for (i = 0; i < cgpu.ngpus; i++)
+		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
+			n += inst->bind.cgrp != NULL;
+	if (n) {
+		set = cgpu_zalloc(struct_size(set, b, n));
+		if (!set)
+			set = &cgpu_bound_unknown;
+		for (i = 0; set != &cgpu_bound_unknown && i < cgpu.ngpus; i++)
+			list_for_each_entry(inst, &cgpu.gpus[i].insts, link) {
+				if (!inst->bind.cgrp)
+					continue;
+				set->b[set->n].cgrp = inst->bind.cgrp;
+				set->b[set->n].ssid = inst->bind.ssid;
+				set->n++;
+			}
+	}
+	old = rcu_replace_pointer(cgpu.bound, set, lockdep_is_held(&cgpu.reg_lock));
+	if (old && old != &cgpu_bound_unknown)
+		cgpu_free_rcu(old, rcu);
+}
+
+/*
+ * Whether the caller may be in a container: false only when it is in no cgroup of a
+ * listed instance. For the ftrace callback: no lock, no sleep, nothing traced. A
+ * container is bound before anything of it runs (the runtime binds at create), so a
+ * set published a moment late never lets a container's call pass as the host's.
+ */
+bool notrace cgpu_maybe_contained(void)
+{
+	const struct cgpu_bound_set *set;
+	bool in = false;
+	unsigned int i;
+
+	rcu_read_lock_sched_notrace();
+	set = rcu_dereference_sched(cgpu.bound);
+	if (set == &cgpu_bound_unknown)
+		in = true;
+	for (i = 0; set && !in && i < set->n; i++)
+		in = cgroup_is_descendant(cgpu_task_cgroup(current, set->b[i].ssid), set->b[i].cgrp);
+	rcu_read_unlock_sched_notrace();
+	return in;
 }

@@ -12,8 +12,9 @@
  * How: each function's address comes from kallsyms_lookup_name("nvidia:<name>"), itself
  * found once at load by a kprobe registered on it and removed at once (it is not
  * exported; the kprobe lookup is the standard way to resolve a non-exported symbol). The call is redirected with an
- * ftrace_ops on that one address, FTRACE_OPS_FL_IPMODIFY | SAVE_REGS, as livepatch
- * does: the callback sets regs->ip to our wrapper, which calls the original function
+ * ftrace_ops on that one address, FTRACE_OPS_FL_IPMODIFY (with the arguments ftrace
+ * passes by default, or SAVE_REGS where it passes none: compat.h), as livepatch does:
+ * the callback sets regs->ip to our wrapper, which calls the original function
  * by its start address. That second call passes the same ftrace site again; the
  * callback lets it through because its caller (parent_ip) lies in this module. Nothing
  * else in cgpu_km calls rm_ioctl or the release, so "called from cgpu_km" means "the
@@ -53,6 +54,7 @@
 #include <linux/srcu.h>
 #include <linux/uaccess.h>
 #include "cgpu.h"
+#include "compat.h"
 #include "nvabi.h"
 
 static int enforce;
@@ -917,7 +919,9 @@ static __always_inline bool nvh_tracked(const void *key)
  * size bytes, so a class or a control's number is a plain load. Redirected: RM_ALLOC
  * of the classes that place or take video memory, RM_FREE on a file with charges,
  * RM_DUP_OBJECT, RM_VID_HEAP_CONTROL, RM_ALLOC_MEMORY, RM_ALLOC_OBJECT, and of
- * RM_CONTROL the imports from a file descriptor. Every other call (most of what libcuda
+ * RM_CONTROL the imports from a file descriptor, all but the frees only for a caller
+ * who may be in a container (cgpu_maybe_contained: the host's and unlimited
+ * containers' would pass the wrapper untouched). Every other call (most of what libcuda
  * issues: controls, and allocations of channels, contexts, events, address spaces)
  * goes to the driver at once: redirecting it would cost the wrapper and a second pass
  * through ftrace to call the original, for nothing (docs/kmod.md, "Cost").
@@ -933,20 +937,21 @@ static __always_inline bool nvh_reads(unsigned long cmd, const void *nvfp, const
 		if ((size != sizeof(struct nva_nvos21) && size != sizeof(struct nva_nvos64)) || !data)
 			return false;
 		v = ((const struct nva_nvos21 *)data)->hClass;
-		return nvh_class_read(v) || nvh_class_refused(v);
+		return (nvh_class_read(v) || nvh_class_refused(v)) && cgpu_maybe_contained();
 	case NVA_ESC_RM_FREE:
 		return nvh_tracked(nvfp);
 	case NVA_ESC_RM_DUP_OBJECT:
 	case NVA_ESC_RM_VID_HEAP_CONTROL:
 	case NVA_ESC_RM_ALLOC_MEMORY:
 	case NVA_ESC_RM_ALLOC_OBJECT:
-		return true;
+		return cgpu_maybe_contained();
 	case NVA_ESC_RM_CONTROL:
 		if (size != sizeof(struct nva_nvos54) || !data)
 			return false;
 		v = ((const struct nva_nvos54 *)data)->cmd;
-		return v == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD ||
-		       v == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD;
+		return (v == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD ||
+			v == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD) &&
+		       cgpu_maybe_contained();
 	}
 	return false;
 }
@@ -955,7 +960,7 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 			       struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
 	struct nvh_hook *h = container_of(ops, struct nvh_hook, ops);
-	struct pt_regs *regs = ftrace_get_regs(fregs);
+	struct pt_regs *regs = cgpu_ftrace_regs(fregs);
 
 	/* The wrapper's own call of the original runs the original. */
 	if (!regs || within_module(parent_ip, THIS_MODULE))
@@ -1037,7 +1042,7 @@ static int nvh_hook_on(struct nvh_hook *h, const char *name, void *wrapper)
 	 * (inline helpers only, which the kernel builds notrace), so the guard ftrace would
 	 * wrap around it is pure cost on every ioctl (docs/kmod.md, "Cost").
 	 */
-	h->ops.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY;
+	h->ops.flags = CGPU_FTRACE_REGS_FLAG | FTRACE_OPS_FL_IPMODIFY;
 	err = ftrace_set_filter_ip(&h->ops, h->addr, 0, 0);
 	if (err) {
 		ftrace_free_filter(&h->ops);

@@ -126,6 +126,7 @@ static void cgpu_unregister(struct cgpu_inst *inst)
 	cgpu_sched_leave(inst);
 	list_del(&inst->link);
 	inst->listed = false;
+	cgpu_bound_publish();
 	g->ninst--;
 	g->weight_used -= inst->weight;
 	cgpu.ninst--;
@@ -246,8 +247,11 @@ int cgpu_inst_bind(const struct cgpu_cmd *cmd)
 		old = inst->bind;
 		inst->bind = b;
 		b = old;
+		cgpu_bound_publish();
 	}
 	mutex_unlock(&cgpu.reg_lock);
+	/* A reader of the set published before may still look at the old cgroup: cgroups
+	 * are freed an RCU grace period after their last reference goes. */
 	cgpu_bind_release(&b);
 	return err;
 }
