@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -163,8 +165,21 @@ func (r runtime) create() int {
 	return 0
 }
 
-// initPID asks the next runtime for the pid of the container's init.
+// initPID is the pid of the container's init: from the file the next runtime wrote it
+// to (containerd always asks for one; it lies in containerd's state, out of the
+// container's reach), else as the next runtime's state says (one more run of it).
 func (r runtime) initPID() (int, error) {
+	if r.args.PidFile != "" {
+		b, err := os.ReadFile(r.args.PidFile)
+		if err != nil {
+			return 0, fmt.Errorf("reading the container's pid: %w", err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid < 1 {
+			return 0, fmt.Errorf("%s wrote no pid to %s: %q", r.next, r.args.PidFile, b)
+		}
+		return pid, nil
+	}
 	cmd := exec.Command(r.next, append(append([]string(nil), r.args.Global...), "state", r.args.ID)...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()

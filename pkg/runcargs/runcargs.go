@@ -51,6 +51,8 @@ type Args struct {
 	ID string
 	// Bundle is create's --bundle; "" means the working directory, as for runc.
 	Bundle string
+	// PidFile is create's --pid-file, where the next runtime writes the init's pid, or "".
+	PidFile string
 	// Log and LogFormat are runc's global --log and --log-format: where containerd looks
 	// for the runtime's error message.
 	Log, LogFormat string
@@ -127,8 +129,11 @@ func Parse(args []string) (Args, error) {
 			i++
 			value = args[i]
 		}
-		if name == "bundle" || name == "b" {
+		switch name {
+		case "bundle", "b":
 			a.Bundle = value
+		case "pid-file":
+			a.PidFile = value
 		}
 	}
 	return a, nil

@@ -17,7 +17,7 @@ func TestParse(t *testing.T) {
 		{"containerd create",
 			[]string{"--cgpu-config", "/t/runtime.json", "--root", "/var/run/docker/runtime-runc/moby", "--log", "/run/x/log.json", "--log-format", "json", "--systemd-cgroup",
 				"create", "--bundle", "/run/b", "--pid-file", "/run/b/init.pid", "--console-socket", "/tmp/pty.sock", id},
-			Args{Config: "/t/runtime.json", Command: "create", ID: id, Bundle: "/run/b", Log: "/run/x/log.json", LogFormat: "json",
+			Args{Config: "/t/runtime.json", Command: "create", ID: id, Bundle: "/run/b", PidFile: "/run/b/init.pid", Log: "/run/x/log.json", LogFormat: "json",
 				Global: []string{"--root", "/var/run/docker/runtime-runc/moby", "--log", "/run/x/log.json", "--log-format", "json", "--systemd-cgroup"},
 				Pass: []string{"--root", "/var/run/docker/runtime-runc/moby", "--log", "/run/x/log.json", "--log-format", "json", "--systemd-cgroup",
 					"create", "--bundle", "/run/b", "--pid-file", "/run/b/init.pid", "--console-socket", "/tmp/pty.sock", id}}},
