@@ -381,7 +381,8 @@ int cgpu_bind_task(struct pid *pid, struct cgpu_bind *b);
 void cgpu_bind_release(struct cgpu_bind *b);
 bool cgpu_bind_contains(const struct cgpu_bind *b, struct task_struct *t);
 const struct cgpu_inst *cgpu_caller_inst(void);		/* reg_lock held */
-void cgpu_bound_publish(void);				/* reg_lock held */
+struct cgpu_bound_set *cgpu_bound_alloc(void);		/* no lock held */
+void cgpu_bound_publish(struct cgpu_bound_set *spare);	/* reg_lock held */
 bool cgpu_maybe_contained(void);			/* no lock; notrace */
 
 /* procfs.c */

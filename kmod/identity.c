@@ -124,30 +124,40 @@ const struct cgpu_inst *cgpu_caller_inst(void)
 
 struct cgpu_bound_set cgpu_bound_unknown;
 
-/* After any change to the listed instances' bindings. */
-void cgpu_bound_publish(void)
+/* Taken before reg_lock: room for every instance the registry can list. NULL: none. */
+struct cgpu_bound_set *cgpu_bound_alloc(void)
 {
-	struct cgpu_bound_set *set = NULL, *old;
+	struct cgpu_bound_set *set;
+
+	return cgpu_zalloc(struct_size(set, b, cgpu.ngpus * CGPU_MAX_INST_MAX));
+}
+
+/* After any change to the listed instances' bindings; spare (from cgpu_bound_alloc) is used or freed. */
+void cgpu_bound_publish(struct cgpu_bound_set *spare)
+{
+	struct cgpu_bound_set *set = spare, *old;
 	const struct cgpu_inst *inst;
 	unsigned int i, n = 0;
 
 	lockdep_assert_held(&cgpu.reg_lock);
 	for (i = 0; i < cgpu.ngpus; i++)
-		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
-			n += inst->bind.cgrp != NULL;
-	if (n) {
-		set = cgpu_zalloc(struct_size(set, b, n));
-		if (!set)
-			set = &cgpu_bound_unknown;
-		for (i = 0; set != &cgpu_bound_unknown && i < cgpu.ngpus; i++)
-			list_for_each_entry(inst, &cgpu.gpus[i].insts, link) {
-				if (!inst->bind.cgrp)
-					continue;
-				set->b[set->n].cgrp = inst->bind.cgrp;
-				set->b[set->n].ssid = inst->bind.ssid;
-				set->n++;
+		list_for_each_entry(inst, &cgpu.gpus[i].insts, link) {
+			if (!inst->bind.cgrp)
+				continue;
+			if (spare && set == spare && n < cgpu.ngpus * CGPU_MAX_INST_MAX) {
+				set->b[n].cgrp = inst->bind.cgrp;
+				set->b[n].ssid = inst->bind.ssid;
+			} else {
+				set = &cgpu_bound_unknown;
 			}
-	}
+			n++;
+		}
+	if (set == spare && spare)
+		set->n = n;
+	if (!n)
+		set = NULL;
+	if (spare && set != spare)
+		cgpu_free(spare);
 	old = rcu_replace_pointer(cgpu.bound, set, lockdep_is_held(&cgpu.reg_lock));
 	if (old && old != &cgpu_bound_unknown)
 		cgpu_free_rcu(old, rcu);

@@ -120,13 +120,14 @@ int cgpu_update_pin(void)
 static void cgpu_unregister(struct cgpu_inst *inst)
 {
 	struct cgpu_gpu *g = inst->gpu;
+	struct cgpu_bound_set *spare = cgpu_bound_alloc();
 
 	lockdep_assert_held(&cgpu.ctl_mutex);
 	mutex_lock(&cgpu.reg_lock);
 	cgpu_sched_leave(inst);
 	list_del(&inst->link);
 	inst->listed = false;
-	cgpu_bound_publish();
+	cgpu_bound_publish(spare);
 	g->ninst--;
 	g->weight_used -= inst->weight;
 	cgpu.ninst--;
@@ -223,6 +224,7 @@ static int cgpu_inst_del(const struct cgpu_cmd *cmd)
 int cgpu_inst_bind(const struct cgpu_cmd *cmd)
 {
 	struct cgpu_bind b = { 0 }, old;
+	struct cgpu_bound_set *spare;
 	struct cgpu_inst *inst, *o;
 	struct pid *pid;
 	unsigned int i;
@@ -235,6 +237,7 @@ int cgpu_inst_bind(const struct cgpu_cmd *cmd)
 	put_pid(pid);
 	if (err)
 		return err;
+	spare = cgpu_bound_alloc();
 	mutex_lock(&cgpu.reg_lock);
 	inst = cgpu_find(&cgpu.gpus[cmd->gpu], cmd->id);
 	if (!inst)
@@ -247,7 +250,9 @@ int cgpu_inst_bind(const struct cgpu_cmd *cmd)
 		old = inst->bind;
 		inst->bind = b;
 		b = old;
-		cgpu_bound_publish();
+		cgpu_bound_publish(spare);
+	} else {
+		cgpu_free(spare);
 	}
 	mutex_unlock(&cgpu.reg_lock);
 	/* A reader of the set published before may still look at the old cgroup: cgroups
