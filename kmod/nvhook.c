@@ -1039,7 +1039,8 @@ static int nvh_hook_on(struct nvh_hook *h, const char *name, void *wrapper)
 	h->ops.func = nvh_ftrace;
 	/*
 	 * No FTRACE_OPS_FL_RECURSION: nvh_ftrace calls nothing that could come back to it
-	 * (inline helpers only, which the kernel builds notrace), so the guard ftrace would
+	 * (inline helpers, which the kernel builds notrace, and cgpu_maybe_contained, notrace
+	 * too), so the guard ftrace would
 	 * wrap around it is pure cost on every ioctl (docs/kmod.md, "Cost").
 	 */
 	h->ops.flags = CGPU_FTRACE_REGS_FLAG | FTRACE_OPS_FL_IPMODIFY;
