@@ -1040,8 +1040,8 @@ static int nvh_hook_on(struct nvh_hook *h, const char *name, void *wrapper)
 	/*
 	 * No FTRACE_OPS_FL_RECURSION: nvh_ftrace calls nothing that could come back to it
 	 * (inline helpers, which the kernel builds notrace, and cgpu_maybe_contained, notrace
-	 * too), so the guard ftrace would
-	 * wrap around it is pure cost on every ioctl (docs/kmod.md, "Cost").
+	 * too), so the guard ftrace would wrap around it is pure cost on every ioctl
+	 * (docs/kmod.md, "Cost").
 	 */
 	h->ops.flags = CGPU_FTRACE_REGS_FLAG | FTRACE_OPS_FL_IPMODIFY;
 	err = ftrace_set_filter_ip(&h->ops, h->addr, 0, 0);
