@@ -20,6 +20,13 @@ static __always_inline struct cgroup *cgpu_task_cgroup(struct task_struct *t, in
 	return ssid < 0 ? task_dfl_cgroup(t) : task_css(t, ssid)->cgroup;
 }
 
+/* Whether t is in cgrp or below it, in the hierarchy of ssid. RCU held; inline for the
+ * ftrace callback (cgpu_maybe_contained), which may call nothing traced. */
+static __always_inline bool cgpu_task_in(struct task_struct *t, struct cgroup *cgrp, int ssid)
+{
+	return cgroup_is_descendant(cgpu_task_cgroup(t, ssid), cgrp);
+}
+
 /*
  * The cgroup that is t's container: in the hierarchy of the memory controller, where
  * every container runtime puts each container (v2; on a v1 or hybrid host the memory
@@ -98,7 +105,7 @@ bool cgpu_bind_contains(const struct cgpu_bind *b, struct task_struct *t)
 	if (!b->cgrp)
 		return false;
 	rcu_read_lock();
-	in = cgroup_is_descendant(cgpu_task_cgroup(t, b->ssid), b->cgrp);
+	in = cgpu_task_in(t, b->cgrp, b->ssid);
 	rcu_read_unlock();
 	return in;
 }
@@ -132,7 +139,10 @@ struct cgpu_bound_set *cgpu_bound_alloc(void)
 	return cgpu_zalloc(struct_size(set, b, cgpu.ngpus * CGPU_MAX_INST_MAX));
 }
 
-/* After any change to the listed instances' bindings; spare (from cgpu_bound_alloc) is used or freed. */
+/*
+ * After any change to the listed instances' bindings. spare (cgpu_bound_alloc) is
+ * published or freed; without it, and with anything bound, the set is unknown.
+ */
 void cgpu_bound_publish(struct cgpu_bound_set *spare)
 {
 	struct cgpu_bound_set *set = spare, *old;
@@ -141,21 +151,20 @@ void cgpu_bound_publish(struct cgpu_bound_set *spare)
 
 	lockdep_assert_held(&cgpu.reg_lock);
 	for (i = 0; i < cgpu.ngpus; i++)
-		list_for_each_entry(inst, &cgpu.gpus[i].insts, link) {
-			if (!inst->bind.cgrp)
-				continue;
-			if (spare && set == spare && n < cgpu.ngpus * CGPU_MAX_INST_MAX) {
-				set->b[n].cgrp = inst->bind.cgrp;
-				set->b[n].ssid = inst->bind.ssid;
-			} else {
-				set = &cgpu_bound_unknown;
-			}
-			n++;
-		}
-	if (set == spare && spare)
-		set->n = n;
+		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
+			n += inst->bind.cgrp != NULL;
+	/* The registry lists at most max_inst (<= CGPU_MAX_INST_MAX) instances a GPU. */
 	if (!n)
 		set = NULL;
+	else if (!spare || WARN_ON_ONCE(n > cgpu.ngpus * CGPU_MAX_INST_MAX))
+		set = &cgpu_bound_unknown;
+	else
+		for (i = 0; i < cgpu.ngpus; i++)
+			list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
+				if (inst->bind.cgrp) {
+					set->b[set->n].cgrp = inst->bind.cgrp;
+					set->b[set->n++].ssid = inst->bind.ssid;
+				}
 	if (spare && set != spare)
 		cgpu_free(spare);
 	old = rcu_replace_pointer(cgpu.bound, set, lockdep_is_held(&cgpu.reg_lock));
@@ -180,7 +189,7 @@ bool notrace cgpu_maybe_contained(void)
 	if (set == &cgpu_bound_unknown)
 		in = true;
 	for (i = 0; set && !in && i < set->n; i++)
-		in = cgroup_is_descendant(cgpu_task_cgroup(current, set->b[i].ssid), set->b[i].cgrp);
+		in = cgpu_task_in(current, set->b[i].cgrp, set->b[i].ssid);
 	rcu_read_unlock_sched_notrace();
 	return in;
 }

@@ -374,25 +374,26 @@ static void press(unsigned long long mib)
 {
 	struct sd_memory_alloc m;
 	unsigned int c, h = 0x2000, st, n = 0;
+	int said = 0;
 
 	open_gpu(0);
 	start();
 	c = client_on_gpu(0);
-	for (int said = 0;; h++) {
-		for (;;) {
-			m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
-			st = alloc(n % 4, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
-			CHECK(st == SD_NV_OK || st == SD_NV_ERR_NO_MEMORY);
-			if (st == SD_NV_OK)
-				break;
-			if (!said) {
-				printf("press: %u x %llu MiB, then status 0x%x\nheld\n", n, mib, st);
-				fflush(stdout);
-				said = 1;
-			}
-			usleep(1000);
+	for (;;) {
+		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
+		st = alloc(n % 4, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		CHECK(st == SD_NV_OK || st == SD_NV_ERR_NO_MEMORY);
+		if (st == SD_NV_OK) {
+			n++;
+			h++;
+			continue;
 		}
-		n++;
+		if (!said) {
+			printf("press: %u x %llu MiB, then status 0x%x\nheld\n", n, mib, st);
+			fflush(stdout);
+			said = 1;
+		}
+		usleep(1000);
 	}
 }
 
