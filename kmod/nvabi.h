@@ -153,9 +153,10 @@ struct nva_xfer {
 	u64 ptr;
 };
 
-/* NV_MEMORY_ALLOCATION_PARAMS: 120 bytes before 545.23.06, 128 from it; size at 64. */
-#define NVA_MEMPARAMS_SIZE_OLD	120
-#define NVA_MEMPARAMS_SIZE_NEW	128
+/*
+ * NV_MEMORY_ALLOCATION_PARAMS grew from 120 bytes to 128 in 545.23.06; its size field
+ * stayed at 64, the one field read here.
+ */
 #define NVA_MEMPARAMS_SIZE_OFF	64
 
 /*

@@ -72,10 +72,10 @@ MODULE_PARM_DESC(nv_version, "the NVIDIA driver's version, for its layouts; empt
 static const struct nvh_layout {
 	const char *version;
 	const char *close_sym;
-	u32 memparams_size;
+	u32 size_off;		/* of the size in NV_MEMORY_ALLOCATION_PARAMS */
 } nvh_layouts[] = {
-	{ "535.261.03", "nvidia_frontend_close", NVA_MEMPARAMS_SIZE_OLD },
-	{ "550.163.01", "nvidia_close", NVA_MEMPARAMS_SIZE_NEW },
+	{ "535.261.03", "nvidia_frontend_close", NVA_MEMPARAMS_SIZE_OFF },
+	{ "550.163.01", "nvidia_close", NVA_MEMPARAMS_SIZE_OFF },
 };
 
 /* RM's entry and the kernel client's API: one name each in every release of the table. */
@@ -536,25 +536,26 @@ static u32 nvh_take_back(const struct nvh_call *c, const char *why, u64 bytes)
 static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 {
 	struct nva_nvos21 *p = c->data;
-	u32 msize = nvh.layout->memparams_size, st;
-	u8 mp[NVA_MEMPARAMS_SIZE_NEW];
 	u64 want, est, got, used, memsize;
 	struct cgpu_slot *slot = NULL;
-	u32 gpu = NVH_GPU_NONE;
+	u32 gpu = NVH_GPU_NONE, st;
 	struct nvh_obj *o, *par;
-	bool vidmem;
+	bool vidmem, full;
 
-	/* The class's parameters, once; answered as the driver answers them. */
+	/* The size asked, once; answered as the driver answers parameters it cannot read. */
 	if (!p->pAllocParms)
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_INVALID_ARGUMENT);
-	if (copy_from_user(mp, u64_to_user_ptr(p->pAllocParms), msize))
+	if (get_user(want, (u64 __user *)u64_to_user_ptr(p->pAllocParms + nvh.layout->size_off)))
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_INVALID_ADDRESS);
-	memcpy(&want, mp + NVA_MEMPARAMS_SIZE_OFF, sizeof(want));
 	if (want > U64_MAX - (NVH_PAGE - 1))
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	est = round_up(want, NVH_PAGE);
 
-	/* The GPU it goes on; none known, or no budget there for this container: refused. */
+	/* Room for the object's line first, then the charge: nothing to undo after. */
+	o = cgpu_zalloc(sizeof(*o));
+	if (!o)
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
+	/* The GPU it goes on, and a place in the table, in one look. */
 	mutex_lock(&rec->lock);
 	/* The parent may go once unlocked (a free on another thread): its GPU is kept. */
 	par = nvh_parent(rec, p->hRoot, p->hObjectParent);
@@ -562,21 +563,19 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 		gpu = par->gpu;
 		slot = cgpu_slot_of(rec->att, gpu);
 	}
+	full = slot && rec->nobjs >= NVH_OBJS_MAX;
+	if (slot && !full)
+		rec->nobjs++;
 	mutex_unlock(&rec->lock);
-	if (!slot) {
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: video memory under %s (parent 0x%x) refused\n",
-				    task_tgid_nr(current),
-				    gpu != NVH_GPU_NONE ? "a GPU the container has no budget on" :
-				    "a device cgpu_km did not see made",
-				    p->hObjectParent);
-		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
-	}
-
-	/* Room for the object's line first, then the charge: nothing to undo after. */
-	o = cgpu_zalloc(sizeof(*o));
-	if (!o || !nvh_take_place(rec)) {
-		if (o)
-			cgpu_free(o);
+	if (!slot || full) {
+		/* None known, or no budget there for this container: refused. */
+		if (!slot)
+			pr_warn_ratelimited("cgpu_km: enforce: pid %d: video memory under %s (parent 0x%x) refused\n",
+					    task_tgid_nr(current),
+					    gpu != NVH_GPU_NONE ? "a GPU the container has no budget on" :
+					    "a device cgpu_km did not see made",
+					    p->hObjectParent);
+		cgpu_free(o);
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
 	if (est && cgpu_ledger_charge(slot, est, &used, &memsize)) {

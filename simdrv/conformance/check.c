@@ -269,11 +269,6 @@ SAME(NVOS32_FUNCTION_ALLOC_TILED_PITCH_HEIGHT, 6);
 SAME(NVOS32_FUNCTION_ALLOC_SIZE_RANGE, 14);
 SAME(NVOS32_FUNCTION_HW_ALLOC, 19);
 SAME(NVA_MEMPARAMS_SIZE_OFF, offsetof(NV_MEMORY_ALLOCATION_PARAMS, size));
-#if SD_REF_MAJOR >= 545
-SAME(NVA_MEMPARAMS_SIZE_NEW, sizeof(NV_MEMORY_ALLOCATION_PARAMS));
-#else
-SAME(NVA_MEMPARAMS_SIZE_OLD, sizeof(NV_MEMORY_ALLOCATION_PARAMS));
-#endif
 /* RM's deprecated allocation calls and the imports from a file descriptor. */
 #include "nv-unix-nvos-params-wrappers.h"
 #include "ctrl/ctrl0000/ctrl0000unix.h"
