@@ -32,10 +32,11 @@
  * end, is still on our text), before any of the module's memory goes.
  *
  * Locks, outermost first: nvh.lock (attach/detach) is never held by a wrapper;
- * nvh.files_lock (the table of tracked files) -> rec->lock (one file's objects) ->
- * inst->lock (the ledger). cgpu.reg_lock (attach to a container) is taken with none of
- * them held. No lock is held across a call into the driver (rm_ioctl, or the kernel
- * client's operations, which take the driver's own locks).
+ * nvh.files_lock (the table of tracked files) and rec->lock (one file's objects) are
+ * never held together; either -> inst->lock (the ledger). cgpu.reg_lock (attach to a
+ * container) is taken with none of them held. No lock is held across a call into the
+ * driver (rm_ioctl, or the kernel client's operations, which take the driver's own
+ * locks).
  */
 #include <linux/fdtable.h>
 #include <linux/fs.h>
@@ -330,9 +331,9 @@ static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
  * user space (XlateUserModeArgsToSecInfo, rmclientValidate), so cgpu_km can ask about,
  * and free, an object of the caller's client by its handle, with buffers no task can
  * write. Its sp is the stack nvidia_ioctl gave rm_ioctl for the call being wrapped,
- * idle once the original returned: the driver runs its own RM calls one after the
- * other on one stack the same way, and a stack of its own for each question would be
- * an allocation on every limited allocation.
+ * idle before the original runs and once it returned: the driver runs its own RM calls
+ * one after the other on one stack the same way, and a stack of its own for each
+ * question would be an allocation on every limited allocation.
  *
  * nvh_rm_surface: the driver's own figure for memory object (client, handle), its
  * bytes and whether in video memory.
@@ -447,17 +448,16 @@ static void nvh_give_place(struct nvh_file *rec)
 	mutex_unlock(&rec->lock);
 }
 
-/* Records o (its place taken) under its handle. rec->lock held. */
+/*
+ * Records o (its place taken) under its handle. rec->lock held. Another line under the
+ * same handle stays: another thread freed an object between the driver's answer and its
+ * record, and an allocation reused the handle; which of the two records came last says
+ * nothing of which object the driver still holds, so both stay charged until frees of
+ * the handle or the file's release (too much, never too little). A free drops the
+ * newest line first.
+ */
 static void nvh_record(struct nvh_file *rec, struct nvh_obj *o)
 {
-	/*
-	 * A line left by an object freed behind our back (by another thread between the
-	 * driver's answer and this record): the handle is reused, and what was under it went too.
-	 */
-	struct nvh_obj *stale = nvh_obj_find(rec, o->client, o->handle);
-
-	if (stale)
-		nvh_drop_tree(rec, stale);
 	hash_add(rec->objs, &o->node, nvh_key(o->client, o->handle));
 }
 
@@ -686,36 +686,39 @@ static u32 nvh_rm_free(const struct nvh_call *c)
 }
 
 /*
- * NV_ESC_RM_DUP_OBJECT of a memory object charged to a container, by a caller in a
- * container: refused. A duplicate keeps the memory in the driver after the original is
- * freed, and the charge goes with the original's free: duplicating and freeing again
- * and again would hold memory past the budget. Until duplicates are followed (docs),
- * they are refused with the driver's NV_ERR_INSUFFICIENT_PERMISSIONS; everything else
- * (devices, memory nobody is charged for, the host's calls) goes to the driver.
+ * NV_ESC_RM_DUP_OBJECT of video memory, by a caller in a container: refused. A duplicate
+ * keeps the memory in the driver after the original is freed, and the charge goes with
+ * the original's free: duplicating and freeing again and again would hold memory past
+ * the budget. Until duplicates are followed (docs), they are refused with the driver's
+ * NV_ERR_INSUFFICIENT_PERMISSIONS; everything else (devices, system memory, the host's
+ * calls) goes to the driver. What the source is comes from the driver, not from the
+ * records: an object the driver has just made is recorded only after its answer, and a
+ * second thread could duplicate it in between. The handle is resolved again when the
+ * driver runs, so the duplicate it made is asked about too, and freed if it is video
+ * memory.
  */
 static u32 nvh_rm_dup(const struct nvh_call *c)
 {
 	struct nva_nvos55 *p = c->data;
-	struct nvh_file *rec;
-	struct nvh_obj *o;
-	bool charged = false;
-	int bkt;
+	bool vidmem;
+	u64 bytes;
+	u32 st;
 
-	mutex_lock(&nvh.files_lock);
-	hash_for_each(nvh.files, bkt, rec, node) {
-		mutex_lock(&rec->lock);
-		o = nvh_obj_find(rec, p->hClientSrc, p->hObjectSrc);
-		charged = o && o->kind == NVH_MEMORY;
-		mutex_unlock(&rec->lock);
-		if (charged)
-			break;
-	}
-	mutex_unlock(&nvh.files_lock);
-	if (!charged || !nvh_caller_contained())
+	if (!nvh_caller_contained())
 		return nvh_orig(c);
-	pr_warn_ratelimited("cgpu_km: enforce: pid %d: duplicating charged memory (client 0x%x, object 0x%x) refused\n",
-			    task_tgid_nr(current), p->hClientSrc, p->hObjectSrc);
-	return nvh_answer(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS);
+	if (!nvh_rm_surface(c->sp, p->hClientSrc, p->hObjectSrc, &bytes, &vidmem) && vidmem)
+		return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
+				  "duplicating video memory, object", p->hObjectSrc);
+	st = nvh_orig(c);
+	if (st != NVA_NV_OK || p->status != NVA_NV_OK ||
+	    nvh_rm_surface(c->sp, p->hClient, p->hObject, &bytes, &vidmem) || !vidmem)
+		return st;
+	st = nvh_rm_free_obj(c->sp, p->hClient, p->hParent, p->hObject);
+	atomic64_inc(&nvh.taken_back);
+	return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
+			  st == NVA_NV_OK ? "duplicate of video memory freed, object" :
+			  "duplicate of video memory (the driver would not free it), object",
+			  p->hObject);
 }
 
 static bool nvh_vid_heap_passes(u32 function)

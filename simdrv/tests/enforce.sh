@@ -225,15 +225,24 @@ for ver in 535.261.03 550.163.01; do
 		fail "after the kill -9 storm: $(meminfo), driver $(used)"
 	ok "$ver: kill -9 of eight allocating processes leaves 0 charged"
 
-	# A duplicate of charged memory would outlive the original's free (and its charge):
+	# A duplicate of video memory would outlive the original's free (and its charge):
 	# refused in a container; the device's duplicate and the host's go to the driver (the
-	# stand-in does not serve the escape: EINVAL).
+	# stand-in does not serve the escape: EINVAL). What the source is, the driver says:
+	# the host's memory, which no record of cgpu_km names, is refused to a container too
+	# (decided from the records, it went to the driver), and the host may duplicate a
+	# container's.
 	start d1 cg dup 8
 	grep -qx "dup memory: status 0x1b, dup device: errno 22" "$W/d1" || fail "container dup: $(cat "$W/d1")"
 	start d2 host dup 8
 	grep -qx "dup memory: errno 22, dup device: errno 22" "$W/d2" || fail "host dup: $(cat "$W/d2")"
-	kill_it d1; kill_it d2
-	ok "$ver: duplicating charged memory refused in a container, passed on for the host"
+	read -r _ hc _ hm < <(grep '^client ' "$W/d2")
+	start d3 cg dupof "$hc" "$hm"
+	grep -qx "dup other: status 0x1b" "$W/d3" || fail "container dup of the host's memory: $(cat "$W/d3")"
+	read -r _ cc _ cm < <(grep '^client ' "$W/d1")
+	start d4 host dupof "$cc" "$cm"
+	grep -qx "dup other: errno 22" "$W/d4" || fail "host dup of a container's memory: $(cat "$W/d4")"
+	kill_it d1; kill_it d2; kill_it d3; kill_it d4
+	ok "$ver: duplicating video memory refused in a container (the driver's word on the source), passed on for the host"
 
 	# What takes video memory outside charged RM allocations: refused in a container with
 	# NV_ERR_NOT_SUPPORTED (0x56) and no call, and imports from a file descriptor with

@@ -16,7 +16,11 @@
  *   rawalloc dup MIB     (cgpu_km enforce=1) allocates MIB MiB on GPU 0 and asks
  *                        NV_ESC_RM_DUP_OBJECT of it, and of its device; prints
  *                        "dup memory: A, dup device: B", each "status 0xS" or, where
- *                        the ioctl itself fails, "errno E"; prints "held", waits
+ *                        the ioctl itself fails, "errno E"; then "client 0xC memory
+ *                        0xM" (its own handles) and "held", waits
+ *   rawalloc dupof C M   asks NV_ESC_RM_DUP_OBJECT of another process's object (client
+ *                        C, object M) into a client of its own on GPU 0; prints
+ *                        "dup other: A" (as above) and "held", waits
  *   rawalloc churn MIB   allocates and frees MIB MiB on GPU 0 over and over, NVOS21 and
  *                        NVOS64 by turns, until killed; any status but NV_OK and
  *                        NV_ERR_NO_MEMORY, or a failed free, ends it with exit 1
@@ -234,12 +238,12 @@ static const char *answer(int r, unsigned int st, char *buf, size_t len)
 	return buf;
 }
 
-/* NV_ESC_RM_DUP_OBJECT of (c, src) as (c, parent, new): its answer, as words. */
-static const char *rm_dup(unsigned int c, unsigned int parent, unsigned int new, unsigned int src,
-		       char *buf, size_t len)
+/* NV_ESC_RM_DUP_OBJECT of (csrc, src) as (c, parent, new): its answer, as words. */
+static const char *rm_dup(unsigned int c, unsigned int parent, unsigned int new, unsigned int csrc,
+		       unsigned int src, char *buf, size_t len)
 {
 	struct sd_nvos55 p = { .hClient = c, .hParent = parent, .hObject = new,
-			       .hClientSrc = c, .hObjectSrc = src };
+			       .hClientSrc = csrc, .hObjectSrc = src };
 	int r = esc(ctl, SD_ESC_RM_DUP_OBJECT, &p, sizeof(p));
 
 	return answer(r, p.status, buf, len);
@@ -342,8 +346,24 @@ static void dups(unsigned long long mib)
 	start();
 	c = client_on_gpu(0);
 	CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
-	printf("dup memory: %s, ", rm_dup(c, 0x1000, 0x2100, 0x2000, a, sizeof(a)));
-	printf("dup device: %s\n", rm_dup(c, c, 0x1100, 0x1000, b, sizeof(b)));
+	printf("dup memory: %s, ", rm_dup(c, 0x1000, 0x2100, c, 0x2000, a, sizeof(a)));
+	printf("dup device: %s\n", rm_dup(c, c, 0x1100, c, 0x1000, b, sizeof(b)));
+	printf("client 0x%x memory 0x%x\n", c, h);
+	printf("held\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static void dupof(unsigned int csrc, unsigned int src)
+{
+	unsigned int c;
+	char a[32];
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	printf("dup other: %s\n", rm_dup(c, 0x1000, 0x2100, csrc, src, a, sizeof(a)));
 	printf("held\n");
 	fflush(stdout);
 	for (;;)
@@ -683,6 +703,8 @@ int main(int argc, char **argv)
 		hold(strtoull(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "dup"))
 		dups(strtoull(argv[2], NULL, 10));
+	else if (argc == 4 && !strcmp(argv[1], "dupof"))
+		dupof(strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0));
 	else if (argc == 3 && !strcmp(argv[1], "press"))
 		press(strtoull(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "churn"))
@@ -700,7 +722,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;
