@@ -11,8 +11,11 @@ all: go kmod simdrv sim libcgpu
 
 # Without the symbol table and DWARF (-s -w) each start of the plugin is about 7 ms
 # shorter on the 2-core machine (29 -> 22 ms), and docker starts it twice a command;
-# panics keep their stack traces (the pclntab stays).
+# panics keep their stack traces (the pclntab stays). The version goes to the Go side
+# (-X) and to the plugin's C constructor that answers docker-cli-plugin-metadata
+# (CGPU_VERSION, cli-plugins/docker-cgpu/metadata.go).
 go:
+	CGO_CFLAGS="$${CGO_CFLAGS:--O2 -g} '-DCGPU_VERSION=\"$(CGPU_VERSION)\"'" \
 	$(GO) build -ldflags "-s -w -X github.com/cgpu-project/cgpu/pkg/version.Version=$(CGPU_VERSION)" \
 		-o $(BIN)/ ./cli-plugins/docker-cgpu ./cmd/...
 

@@ -3,21 +3,13 @@
 package main
 
 import (
-	"github.com/cgpu-project/cgpu/pkg/version"
-	"github.com/docker/cli/cli-plugins/metadata"
 	"github.com/docker/cli/cli-plugins/plugin"
 	"github.com/docker/cli/cli/command"
 	"github.com/spf13/cobra"
 )
 
 func main() {
-	plugin.Run(newCgpuCommand, metadata.Metadata{
-		SchemaVersion:    "0.1.0",
-		Vendor:           "cgpu project",
-		Version:          version.Version,
-		ShortDescription: "Share GPUs between containers with hard memory limits",
-		URL:              "https://github.com/cgpu-project/cgpu",
-	})
+	plugin.Run(newCgpuCommand, pluginMetadata())
 }
 
 func newCgpuCommand(dockerCLI command.Cli) *cobra.Command {

@@ -159,6 +159,25 @@ func TestPluginIsListed(t *testing.T) {
 	if help := mustDocker(t, "cgpu", "run", "--help"); !strings.Contains(help, "--gpu-mem") || !strings.Contains(help, "--shm-size") {
 		t.Errorf("docker cgpu run --help lacks the cgpu or the docker flags:\n%s", help)
 	}
+	// The metadata the plugin's C constructor answers before Go starts, and what
+	// plugin.Run answers (reached with "--", which the constructor does not take).
+	plugin := os.Getenv("DOCKER_CONFIG") + "/cli-plugins/docker-cgpu"
+	var early, late map[string]any
+	for _, m := range []struct {
+		args []string
+		into *map[string]any
+	}{{[]string{"docker-cli-plugin-metadata"}, &early}, {[]string{"docker-cli-plugin-metadata", "--"}, &late}} {
+		out, err := exec.Command(plugin, m.args...).Output()
+		if err != nil {
+			t.Fatalf("%s %v: %v", plugin, m.args, err)
+		}
+		if err := json.Unmarshal(out, m.into); err != nil {
+			t.Fatalf("%s %v: %q: %v", plugin, m.args, out, err)
+		}
+	}
+	if v, _ := early["Version"].(string); !reflect.DeepEqual(early, late) || v == "" || strings.Contains(v, "unknown") {
+		t.Errorf("metadata before Go starts %v, from plugin.Run %v (make stamps the version in both)", early, late)
+	}
 }
 
 // SPEC.md's two-container example, verbatim but for "docker cgpu run" and the image (and
