@@ -428,15 +428,22 @@ static struct nvh_obj *nvh_parent(struct nvh_file *rec, u32 client, u32 handle)
 	return p && p->kind != NVH_MEMORY ? p : NULL;
 }
 
-/* Takes a place in rec's table for one more object; false when it is full. */
+/* Takes a place in rec's table for one more object; false when it is full. rec->lock held. */
+static bool nvh_take_place_locked(struct nvh_file *rec)
+{
+	lockdep_assert_held(&rec->lock);
+	if (rec->nobjs >= NVH_OBJS_MAX)
+		return false;
+	rec->nobjs++;
+	return true;
+}
+
 static bool nvh_take_place(struct nvh_file *rec)
 {
 	bool ok;
 
 	mutex_lock(&rec->lock);
-	ok = rec->nobjs < NVH_OBJS_MAX;
-	if (ok)
-		rec->nobjs++;
+	ok = nvh_take_place_locked(rec);
 	mutex_unlock(&rec->lock);
 	return ok;
 }
@@ -540,7 +547,7 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 	struct cgpu_slot *slot = NULL;
 	u32 gpu = NVH_GPU_NONE, st;
 	struct nvh_obj *o, *par;
-	bool vidmem, full;
+	bool vidmem, placed;
 
 	/* The size asked, once; answered as the driver answers parameters it cannot read. */
 	if (!p->pAllocParms)
@@ -563,18 +570,15 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 		gpu = par->gpu;
 		slot = cgpu_slot_of(rec->att, gpu);
 	}
-	full = slot && rec->nobjs >= NVH_OBJS_MAX;
-	if (slot && !full)
-		rec->nobjs++;
+	placed = slot && nvh_take_place_locked(rec);
 	mutex_unlock(&rec->lock);
-	if (!slot || full) {
-		/* None known, or no budget there for this container: refused. */
-		if (!slot)
-			pr_warn_ratelimited("cgpu_km: enforce: pid %d: video memory under %s (parent 0x%x) refused\n",
-					    task_tgid_nr(current),
-					    gpu != NVH_GPU_NONE ? "a GPU the container has no budget on" :
-					    "a device cgpu_km did not see made",
-					    p->hObjectParent);
+	if (!slot)	/* none known, or no budget there for this container */
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: video memory under %s (parent 0x%x) refused\n",
+				    task_tgid_nr(current),
+				    gpu != NVH_GPU_NONE ? "a GPU the container has no budget on" :
+				    "a device cgpu_km did not see made",
+				    p->hObjectParent);
+	if (!placed) {
 		cgpu_free(o);
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}

@@ -153,6 +153,15 @@ static unsigned int client_on_gpu(unsigned int gpu)
 	return c;
 }
 
+/* Says "held" (what the test waits for) and keeps everything it holds until killed. */
+static __attribute__((noreturn)) void held_until_killed(void)
+{
+	printf("held\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 /* Opens /dev/nvidia<gpu> (held open until exit, as libcuda does). */
 static void open_gpu(unsigned int gpu)
 {
@@ -171,10 +180,7 @@ static void hold(unsigned long long mib)
 	start();
 	c = client_on_gpu(0);
 	CHECK(alloc(3, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
-	printf("held\n");
-	fflush(stdout);
-	for (;;)
-		pause();
+	held_until_killed();
 }
 
 static void loop(unsigned long long mib, unsigned int gpu)
@@ -222,10 +228,7 @@ out:
 		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
 		printf("refill: 0x%x\n", alloc(3, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m));
 	}
-	printf("held\n");
-	fflush(stdout);
-	for (;;)
-		pause();
+	held_until_killed();
 }
 
 /* "status 0xS" when the ioctl returned 0 (with status st), else "errno E" (read at once). */
@@ -330,10 +333,7 @@ static void uncharged(void)
 	printf("alloc object 0x40: %s, ", alloc_object(c, SD_NV01_MEMORY_LOCAL_USER, a, sizeof(a)));
 	printf("import: %s ", import_fd(c, SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD, a, sizeof(a)));
 	printf("%s\n", import_fd(c, SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD, b, sizeof(b)));
-	printf("held\n");
-	fflush(stdout);
-	for (;;)
-		pause();
+	held_until_killed();
 }
 
 static void dups(unsigned long long mib)
@@ -349,10 +349,7 @@ static void dups(unsigned long long mib)
 	printf("dup memory: %s, ", rm_dup(c, 0x1000, 0x2100, c, 0x2000, a, sizeof(a)));
 	printf("dup device: %s\n", rm_dup(c, c, 0x1100, c, 0x1000, b, sizeof(b)));
 	printf("client 0x%x memory 0x%x\n", c, h);
-	printf("held\n");
-	fflush(stdout);
-	for (;;)
-		pause();
+	held_until_killed();
 }
 
 static void dupof(unsigned int csrc, unsigned int src)
@@ -364,10 +361,7 @@ static void dupof(unsigned int csrc, unsigned int src)
 	start();
 	c = client_on_gpu(0);
 	printf("dup other: %s\n", rm_dup(c, 0x1000, 0x2100, csrc, src, a, sizeof(a)));
-	printf("held\n");
-	fflush(stdout);
-	for (;;)
-		pause();
+	held_until_killed();
 }
 
 static void churn(unsigned long long mib)
