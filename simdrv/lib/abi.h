@@ -19,7 +19,7 @@
 #define SD_ESC_RM_FREE		0x29
 #define SD_ESC_RM_CONTROL	0x2A	/* not served: RM's unknown-escape answer */
 #define SD_ESC_RM_ALLOC		0x2B
-#define SD_ESC_RM_DUP_OBJECT	0x34	/* not served by the stand-in (its unknown-escape answer) */
+#define SD_ESC_RM_DUP_OBJECT	0x34
 #define SD_ESC_RM_VID_HEAP_CONTROL 0x4A	/* not served either */
 #define SD_ESC_CARD_INFO	200
 #define SD_ESC_CHECK_VERSION_STR 210
@@ -96,7 +96,6 @@ struct sd_nvos00 {
 	sd_u32 status;
 };
 
-/* NVOS55_PARAMETERS: NV_ESC_RM_DUP_OBJECT */
 /* NVOS02_PARAMETERS in nv_ioctl_nvos02_parameters_with_fd (NV_ESC_RM_ALLOC_MEMORY) */
 struct sd_nvos02 {
 	sd_u32 hRoot;
@@ -129,6 +128,7 @@ struct sd_nvos05 {
 #define SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD	0x3d06
 #define SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD	0x3d0c
 
+/* NVOS55_PARAMETERS: NV_ESC_RM_DUP_OBJECT */
 struct sd_nvos55 {
 	sd_u32 hClient;
 	sd_u32 hParent;

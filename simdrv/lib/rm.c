@@ -102,6 +102,33 @@ static struct sd_obj *find_obj(const struct sd_client *c, sd_u32 h)
 	return 0;
 }
 
+/*
+ * o, already off its client's list, lets go of its memory: the GPU gets the memory back
+ * with its last name, else its listing moves to an object still naming it.
+ */
+static void put_mem(struct sd_node *n, const struct sd_obj *o)
+{
+	struct sd_mem *m = o->mem;
+	const struct sd_client *c;
+	const struct sd_obj *q;
+
+	if (!m)
+		return;
+	if (--m->refs == 0) {
+		n->used[m->gpu] -= m->bytes;
+		sd_free(m);
+		return;
+	}
+	if (m->listed != o)
+		return;
+	for (c = n->clients; c; c = c->next)
+		for (q = c->objs; q; q = q->next)
+			if (q->mem == m) {
+				m->listed = q;
+				return;
+			}
+}
+
 /* Frees root and everything under it, giving back the physical memory it held. */
 static void free_subtree(struct sd_node *n, struct sd_client *c, struct sd_obj *root)
 {
@@ -120,7 +147,7 @@ static void free_subtree(struct sd_node *n, struct sd_client *c, struct sd_obj *
 			continue;
 		}
 		*pp = o->next;
-		n->used[o->gpu] -= o->bytes;
+		put_mem(n, o);
 		sd_free(o);
 	}
 }
@@ -132,7 +159,7 @@ static void free_client(struct sd_node *n, struct sd_client *c)
 
 	while ((o = c->objs)) {
 		c->objs = o->next;
-		n->used[o->gpu] -= o->bytes;
+		put_mem(n, o);
 		sd_free(o);
 	}
 	for (pp = &n->clients; *pp != c; pp = &(*pp)->next)
@@ -151,8 +178,8 @@ void sd_gpu_clients(const struct sd_node *n, sd_u32 gpu,
 	for (c = n->clients; c; c = c->next) {
 		bytes = 0;
 		for (o = c->objs; o; o = o->next)
-			if (o->gpu == gpu)
-				bytes += o->bytes;
+			if (o->mem && o->mem->listed == o && o->mem->gpu == gpu)
+				bytes += o->mem->bytes;
 		if (bytes)
 			emit(arg, c->pid, bytes);
 	}
@@ -255,6 +282,35 @@ static sd_u32 new_obj_handle(struct sd_node *n, const struct sd_client *c, sd_u3
 	return SD_NV_ERR_INSUFFICIENT_RESOURCES;
 }
 
+/* A new object's handle in c: *h as asked (clientValidateNewResourceHandle), or made when 0. */
+static sd_u32 take_obj_handle(struct sd_node *n, const struct sd_client *c, sd_u32 *h)
+{
+	if (*h == 0)
+		return new_obj_handle(n, c, h);
+	if (*h == c->handle)
+		return SD_NV_ERR_INVALID_OBJECT_HANDLE;
+	if (find_obj(c, *h))
+		return SD_NV_ERR_INSERT_DUPLICATE_NAME;
+	return SD_NV_OK;
+}
+
+/* A new object under parent (NULL: the client) of c; linked first in c's list. */
+static struct sd_obj *new_obj(struct sd_client *c, struct sd_obj *parent, sd_u32 h, sd_u32 cls,
+			      sd_u32 gpu)
+{
+	struct sd_obj *o = sd_zalloc(sizeof(*o));
+
+	if (!o)
+		return 0;
+	o->handle = h;
+	o->cls = cls;
+	o->gpu = gpu;
+	o->parent = parent;
+	o->next = c->objs;
+	c->objs = o;
+	return o;
+}
+
 static sd_u32 alloc_client(struct sd_file *f, sd_u32 pid, sd_u32 *hnew)
 {
 	struct sd_node *n = f->node;
@@ -299,8 +355,8 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 	struct sd_node *n = f->node;
 	struct sd_client *c = find_client(n, r->hRoot);
 	struct sd_obj *parent = 0, *o;
+	struct sd_mem *m = 0;
 	sd_u32 h = r->hNew, gpu, st;
-	sd_u64 bytes = 0;
 
 	/* Another file's client is as unknown as a missing one. */
 	if (!c || c->file != f)
@@ -310,15 +366,9 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 		if (!parent)
 			return SD_NV_ERR_INVALID_OBJECT_PARENT;
 	}
-	if (h == 0) {
-		st = new_obj_handle(n, c, &h);
-		if (st != SD_NV_OK)
-			return st;
-	} else if (h == c->handle) {
-		return SD_NV_ERR_INVALID_OBJECT_HANDLE;
-	} else if (find_obj(c, h)) {
-		return SD_NV_ERR_INSERT_DUPLICATE_NAME;
-	}
+	st = take_obj_handle(n, c, &h);
+	if (st != SD_NV_OK)
+		return st;
 	switch (r->cls) {
 	case SD_NV01_DEVICE_0:
 		if (parent)
@@ -341,22 +391,26 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 		if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0))
 			return SD_NV_ERR_INVALID_OBJECT_PARENT;
 		gpu = parent->gpu;
-		bytes = r->p.mem.size;
-		if (bytes > n->total[gpu] - n->used[gpu])
+		if (r->p.mem.size > n->total[gpu] - n->used[gpu])
 			return SD_NV_ERR_NO_MEMORY;
+		m = sd_zalloc(sizeof(*m));
+		if (!m)
+			return SD_NV_ERR_NO_MEMORY;
+		m->refs = 1;
+		m->gpu = gpu;
+		m->bytes = r->p.mem.size;
 		break;
 	}
-	o = sd_zalloc(sizeof(*o));
-	if (!o)
+	o = new_obj(c, parent, h, r->cls, gpu);
+	if (!o) {
+		sd_free(m);
 		return SD_NV_ERR_NO_MEMORY;
-	o->handle = h;
-	o->cls = r->cls;
-	o->gpu = gpu;
-	o->parent = parent;
-	o->bytes = bytes;
-	o->next = c->objs;
-	c->objs = o;
-	n->used[gpu] += bytes;
+	}
+	if (m) {
+		o->mem = m;
+		m->listed = o;
+		n->used[gpu] += m->bytes;
+	}
 	r->hNew = h;
 	return SD_NV_OK;
 }
@@ -476,6 +530,62 @@ static enum sd_rc rm_free(struct sd_file *f, const struct sd_env *env, void *arg
 	return SD_OK;
 }
 
+/*
+ * NV_ESC_RM_DUP_OBJECT: a new handle in the caller's client on the memory another handle
+ * names (serverCopyResource, clientCopyResource, memCopyConstruct), checked in RM's
+ * order. Only memory can be copied (resCanCopy: devices and subdevices cannot). Across
+ * clients RM's default share policy, RS_SHARE_TYPE_PID, lets a process duplicate only
+ * from its own clients; the policies a client can add with NV0000_CTRL_CMD_CLIENT_SHARE_OBJECT
+ * are not served here. Under the node's lock.
+ */
+static sd_u32 dup_object(struct sd_file *f, struct sd_nvos55 *p)
+{
+	struct sd_node *n = f->node;
+	struct sd_client *c = find_client(n, p->hClient);
+	const struct sd_client *src = find_client(n, p->hClientSrc);
+	struct sd_obj *so, *parent, *o;
+	sd_u32 h = p->hObject, st;
+
+	if (!c || !src || c->file != f)
+		return SD_NV_ERR_INVALID_CLIENT;
+	so = find_obj(src, p->hObjectSrc);
+	if (!so && p->hObjectSrc != src->handle)
+		return SD_NV_ERR_OBJECT_NOT_FOUND;
+	if (!so || !so->mem)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	st = take_obj_handle(n, c, &h);
+	if (st != SD_NV_OK)
+		return st;
+	parent = find_obj(c, p->hParent);
+	if (!parent && p->hParent != c->handle)
+		return SD_NV_ERR_OBJECT_NOT_FOUND;
+	if (src != c && src->pid != c->pid)
+		return SD_NV_ERR_INSUFFICIENT_PERMISSIONS;
+	/* Under a device or subdevice only, the same kind as the source's. */
+	if (!parent || parent->mem ||
+	    (parent->cls == SD_NV20_SUBDEVICE_0) != (so->parent->cls == SD_NV20_SUBDEVICE_0))
+		return SD_NV_ERR_INVALID_OBJECT_PARENT;
+	o = new_obj(c, parent, h, so->cls, parent->gpu);
+	if (!o)
+		return SD_NV_ERR_NO_MEMORY;
+	o->mem = so->mem;
+	o->mem->refs++;
+	p->hObject = h;
+	return SD_NV_OK;
+}
+
+static enum sd_rc rm_dup(struct sd_file *f, const struct sd_env *env, void *arg, sd_u32 size)
+{
+	struct sd_nvos55 *p = arg;
+
+	if (!is_ctl(f) || size != sizeof(*p))
+		return SD_RC_INVAL;
+	env->lock(env->ctx);
+	p->status = dup_object(f, p);
+	env->unlock(env->ctx);
+	return SD_OK;
+}
+
 /* rm_perform_version_check: strict, relaxed (up to the first '.') or a query. */
 static enum sd_rc check_version(struct sd_file *f, void *arg, sd_u32 size)
 {
@@ -572,6 +682,8 @@ enum sd_rc sd_rm_ioctl(struct sd_file *f, const struct sd_env *env, sd_u32 nr, v
 		return rm_alloc(f, env, arg, size);
 	case SD_ESC_RM_FREE:
 		return rm_free(f, env, arg, size);
+	case SD_ESC_RM_DUP_OBJECT:
+		return rm_dup(f, env, arg, size);
 	default:
 		/* What RmIoctl answers an escape it does not know. */
 		return SD_RC_INVAL;
@@ -644,7 +756,7 @@ static sd_u32 surface_info(const struct sd_obj *o, struct sd_nvos54 *c)
 	for (i = 0; i < p->surfaceInfoListSize; i++) {
 		switch (list[i].index) {
 		case SD_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE:
-			list[i].data = (sd_u32)(o->bytes / SD_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE);
+			list[i].data = (sd_u32)(o->mem->bytes / SD_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE);
 			break;
 		case SD_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE:
 			list[i].data = SD_ADDR_SPACE_TYPE_VIDMEM;

@@ -39,7 +39,7 @@ struct sd_env {
 	int (*copy_out)(void *ctx, sd_u64 uaddr, const void *src, sd_u32 len);
 	/* Whether the calling process holds /dev/nvidia<gpu> open. */
 	int (*gpu_open)(void *ctx, sd_u32 gpu);
-	/* The calling process's id as the node's owner sees it (display only). */
+	/* The calling process's id in the node's own namespace (RM's osGetCurrentProcess). */
 	sd_u32 (*caller)(void *ctx);
 	/* The node's one lock; never held across copy_in/copy_out. */
 	void (*lock)(void *ctx);
@@ -55,21 +55,39 @@ struct sd_env {
 void *sd_zalloc(unsigned long size);
 void sd_free(void *p);
 
+/*
+ * Physical memory on one GPU, named by the object that allocated it and by its
+ * duplicates (RM's memory descriptor with its DupCount): the GPU gets it back with the
+ * last of them.
+ */
+struct sd_mem {
+	sd_u32 refs;
+	sd_u32 gpu;
+	sd_u64 bytes;		/* whole pages */
+	/*
+	 * The object its bytes are listed under per process: the one that allocated it,
+	 * then, once that is freed, one still naming it. Each memory is listed once, so
+	 * the processes' figures add up to the GPU's.
+	 */
+	const struct sd_obj *listed;
+};
+
 struct sd_obj {
 	struct sd_obj *next;	/* the client's objects */
 	struct sd_obj *parent;	/* NULL: a child of the client itself */
 	sd_u32 handle;
 	sd_u32 cls;
-	sd_u32 gpu;
+	sd_u32 gpu;		/* of its device */
 	int doomed;		/* marked for a subtree free */
-	sd_u64 bytes;		/* physical memory held, whole pages */
+	struct sd_mem *mem;	/* video memory: what it names; NULL otherwise */
 };
 
 struct sd_client {
 	struct sd_client *next;	/* the node's clients */
 	const struct sd_file *file;	/* the file that made it: only it may use it */
 	sd_u32 handle;
-	sd_u32 pid;		/* the process that made it (display only) */
+	/* The process that made it: RM's ProcID, which its default share rule compares. */
+	sd_u32 pid;
 	struct sd_obj *objs;
 };
 

@@ -65,6 +65,19 @@ static sd_u32 size_of(struct input *in, sd_u32 natural)
 	}
 }
 
+/* How many objects name m: what its count must be. */
+static sd_u32 names(const struct sd_node *n, const struct sd_mem *m)
+{
+	const struct sd_client *c;
+	const struct sd_obj *o;
+	sd_u32 k = 0;
+
+	for (c = n->clients; c; c = c->next)
+		for (o = c->objs; o; o = o->next)
+			k += o->mem == m;
+	return k;
+}
+
 static void check_tree(const struct sd_node *n, struct sd_file files[NFILES])
 {
 	const struct sd_client *c;
@@ -78,6 +91,8 @@ static void check_tree(const struct sd_node *n, struct sd_file files[NFILES])
 			owned |= c->file == &files[i];
 		REQUIRE(owned);
 		for (o = c->objs; o; o = o->next) {
+			if (o->mem)
+				REQUIRE(names(n, o->mem) == o->mem->refs);
 			if (!o->parent)
 				continue;
 			for (p = c->objs; p && p != o->parent; p = p->next)
@@ -96,6 +111,7 @@ static void one_call(struct sd_file *f, struct input *in)
 	struct sd_memory_alloc m;
 	struct sd_nvos64 p;
 	struct sd_nvos00 fr;
+	struct sd_nvos55 dp;
 	int wrap = byte(in) % 4 == 0;
 
 	memset(block, 0, sizeof(block));
@@ -134,6 +150,13 @@ static void one_call(struct sd_file *f, struct input *in)
 			size = size_of(in, sizeof(q));
 			memcpy(block, &q, sizeof(q));
 		}
+		break;
+	case 6: /* RM_DUP_OBJECT */
+		nr = SD_ESC_RM_DUP_OBJECT;
+		dp = (struct sd_nvos55){ .hClient = handle(in), .hParent = handle(in), .hObject = handle(in),
+			.hClientSrc = handle(in), .hObjectSrc = handle(in), .flags = byte(in) % 8 ? 0 : u32(in) };
+		size = size_of(in, sizeof(dp));
+		memcpy(block, &dp, sizeof(dp));
 		break;
 	case 3: case 4: /* RM_FREE */
 		nr = SD_ESC_RM_FREE;
@@ -221,7 +244,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 			sd_file_init(f, &node, minors[op % NFILES]);
 			break;
 		case 1:
+			/* Which GPUs the caller holds open, and which of two processes it is. */
 			gpu_open_mask = byte(&in) % 4;
+			caller_pid = 1000 + byte(&in) % 2;
 			break;
 		case 2:
 			fail_alloc_after = byte(&in) % 3;

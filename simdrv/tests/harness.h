@@ -128,10 +128,15 @@ static void check_ledger(const struct sd_node *n)
 	const struct sd_obj *o;
 	sd_u32 i;
 
+	/* Each memory once: under the object it is listed under, which names it. */
 	for (c = n->clients; c; c = c->next)
 		for (o = c->objs; o; o = o->next) {
 			REQUIRE(o->gpu < n->ngpus);
-			sum[o->gpu] += o->bytes;
+			if (!o->mem)
+				continue;
+			REQUIRE(o->mem->refs >= 1 && o->mem->gpu < n->ngpus && o->mem->listed);
+			if (o->mem->listed == o)
+				sum[o->mem->gpu] += o->mem->bytes;
 		}
 	for (i = 0; i < SD_MAX_GPUS; i++) {
 		sd_u64 listed = 0;

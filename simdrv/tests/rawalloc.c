@@ -496,6 +496,66 @@ static void race(unsigned long long fill, unsigned long long big, int n)
 	pause();
 }
 
+static unsigned int dup_client;
+static unsigned int dup_counts[2];	/* refused, source not found */
+
+static void *duplicator(void *arg)
+{
+	struct sd_nvos55 p;
+	long i, n = (long)arg;
+
+	pin(1);
+	for (i = 0; i < n; i++) {
+		p = (struct sd_nvos55){ .hClient = dup_client, .hParent = 0x1000, .hObject = 0x2100,
+			.hClientSrc = dup_client, .hObjectSrc = 0x2000 };
+		CHECK(esc(ctl, SD_ESC_RM_DUP_OBJECT, &p, sizeof(p)) == 0);
+		if (p.status == SD_NV_ERR_INSUFFICIENT_PERMISSIONS)
+			dup_counts[0]++;
+		else if (p.status == SD_NV_ERR_OBJECT_NOT_FOUND)
+			dup_counts[1]++;
+		else {
+			fprintf(stderr, "rawalloc: duprace: status 0x%x\n", p.status);
+			exit(1);
+		}
+	}
+	race_done = 1;
+	return NULL;
+}
+
+/*
+ * duprace N: one thread makes and frees 2 MiB at handle 0x2000 without pause while
+ * another duplicates that handle N times. A duplicate asked for while the handle is
+ * free, whose source the driver finds made when it runs, is one that cgpu_km's look
+ * before the call could not refuse: its answer must still be a refusal, and nothing
+ * may stay held.
+ */
+static void duprace(long n)
+{
+	struct sd_memory_alloc m;
+	unsigned long long before;
+	unsigned int h, made = 0;
+	pthread_t t;
+
+	start();
+	open_gpu(0);
+	dup_client = client_on_gpu(0);
+	before = used(0);
+	pin(0);
+	CHECK(pthread_create(&t, NULL, duplicator, (void *)n) == 0);
+	while (!race_done) {
+		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = 2 * MiB };
+		h = 0x2000;
+		CHECK(alloc(made % 4, dup_client, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+		made++;
+		CHECK(rmfree(dup_client, h) == SD_NV_OK);
+	}
+	CHECK(pthread_join(t, NULL) == 0);
+	CHECK(used(0) == before);
+	printf("duprace: %ld duplicates asked for, %u refused, %u found no source, %u made and freed\n",
+	       n, dup_counts[0], dup_counts[1], made);
+	held_until_killed();
+}
+
 static void uvm(void)
 {
 	struct sd_uvm_initialize p = { .flags = 0 };
@@ -707,6 +767,8 @@ int main(int argc, char **argv)
 		loop(strtoull(argv[2], NULL, 10), argc == 4 ? atoi(argv[3]) : 0);
 	else if (argc == 5 && !strcmp(argv[1], "race"))
 		race(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), atoi(argv[4]));
+	else if (argc == 3 && !strcmp(argv[1], "duprace"))
+		duprace(atol(argv[2]));
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
 		uncharged();
 	else if (argc == 2 && !strcmp(argv[1], "uvm"))
@@ -716,7 +778,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc duprace N | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;

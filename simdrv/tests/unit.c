@@ -531,6 +531,106 @@ static void test_kernel_client(void)
 	sd_file_release(&ctl);
 }
 
+static sd_u32 dup(struct sd_file *f, sd_u32 client, sd_u32 parent, sd_u32 *h, sd_u32 csrc, sd_u32 osrc)
+{
+	struct sd_nvos55 p = { .hClient = client, .hParent = parent, .hObject = *h,
+		.hClientSrc = csrc, .hObjectSrc = osrc };
+
+	REQUIRE(ioc(f, SD_ESC_RM_DUP_OBJECT, sizeof(p), &p) == SD_OK);
+	*h = p.hObject;
+	return p.status;
+}
+
+/*
+ * RM_DUP_OBJECT: a second name for the same pages, the GPU holding them until the last
+ * name goes; RM's checks in its order; across clients only within one process.
+ */
+static void test_dup(void)
+{
+	struct sd_memory_alloc m = vidmem(3 * MiB);
+	struct sd_nv0041_surface_info si = { SD_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE, 0 };
+	struct sd_file ctl, ctl2, gpu;
+	struct listed l = { 0 };
+	struct sd_nvos55 p = { 0 };
+	sd_u32 h;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	sd_file_init(&ctl2, &node, SD_CTL_MINOR);
+	sd_file_init(&gpu, &node, 1);
+	gpu_open_mask = 1u << 1;
+	caller_pid = 51;
+	setup(&ctl, 0xc1e00051, 1);
+	/* The same process's client on another file: RM's share rule is by process. */
+	setup(&ctl2, 0xc1e00052, 1);
+	caller_pid = 61;
+	setup(&ctl2, 0xc1e00061, 1);
+	h = 0x2000;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00051, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	REQUIRE(node.used[1] == 4 * MiB);
+
+	/* In the same client, a handle RM picks; the pages are not taken twice. */
+	h = 0;
+	REQUIRE(dup(&ctl, 0xc1e00051, 0x1000, &h, 0xc1e00051, 0x2000) == SD_NV_OK);
+	REQUIRE(h >= SD_OBJ_HANDLE_BASE && h < SD_OBJ_HANDLE_BASE + SD_OBJ_HANDLE_RANGE);
+	REQUIRE(node.used[1] == 4 * MiB);
+	/* Across clients of one process, from another file: its own client is the target. */
+	h = 0x3000;
+	REQUIRE(dup(&ctl2, 0xc1e00052, 0x1000, &h, 0xc1e00051, 0x2000) == SD_NV_OK && h == 0x3000);
+	REQUIRE(node.used[1] == 4 * MiB);
+	/* Another process may not: RM's default policy, RS_SHARE_TYPE_PID. */
+	h = 0x3000;
+	REQUIRE(dup(&ctl2, 0xc1e00061, 0x1000, &h, 0xc1e00051, 0x2000) == SD_NV_ERR_INSUFFICIENT_PERMISSIONS);
+	/* RM's order: the target client must be the caller's; the source must exist and copy. */
+	REQUIRE(dup(&ctl, 0xc1e00052, 0x1000, &h, 0xc1e00051, 0x2000) == SD_NV_ERR_INVALID_CLIENT);
+	REQUIRE(dup(&ctl, 0xc1e00051, 0x1000, &h, 0xc1e00099, 0x2000) == SD_NV_ERR_INVALID_CLIENT);
+	REQUIRE(dup(&ctl, 0xc1e00051, 0x1000, &h, 0xc1e00051, 0x2999) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	REQUIRE(dup(&ctl, 0xc1e00051, 0x1000, &h, 0xc1e00051, 0x1000) == SD_NV_ERR_INVALID_ARGUMENT);
+	REQUIRE(dup(&ctl, 0xc1e00051, 0x1000, &h, 0xc1e00051, 0xc1e00051) == SD_NV_ERR_INVALID_ARGUMENT);
+	h = 0x2000;
+	REQUIRE(dup(&ctl, 0xc1e00051, 0x1000, &h, 0xc1e00051, 0x2000) == SD_NV_ERR_INSERT_DUPLICATE_NAME);
+	h = 0xc1e00051;
+	REQUIRE(dup(&ctl, 0xc1e00051, 0x1000, &h, 0xc1e00051, 0x2000) == SD_NV_ERR_INVALID_OBJECT_HANDLE);
+	h = 0x3001;
+	REQUIRE(dup(&ctl, 0xc1e00051, 0x7777, &h, 0xc1e00051, 0x2000) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	/* Under a device or subdevice as the source is, never the client or memory. */
+	REQUIRE(dup(&ctl, 0xc1e00051, 0x1001, &h, 0xc1e00051, 0x2000) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	REQUIRE(dup(&ctl, 0xc1e00051, 0xc1e00051, &h, 0xc1e00051, 0x2000) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	REQUIRE(dup(&ctl, 0xc1e00051, 0x2000, &h, 0xc1e00051, 0x2000) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	/* On the control node only, of its own size only. */
+	p = (struct sd_nvos55){ .hClient = 0xc1e00051, .hParent = 0x1000, .hClientSrc = 0xc1e00051, .hObjectSrc = 0x2000 };
+	REQUIRE(ioc(&gpu, SD_ESC_RM_DUP_OBJECT, sizeof(p), &p) == SD_RC_INVAL);
+	REQUIRE(ioc(&ctl, SD_ESC_RM_DUP_OBJECT, sizeof(p) - 4, &p) == SD_RC_INVAL);
+	REQUIRE(xfer(&ctl, SD_ESC_RM_DUP_OBJECT, sizeof(p), &p) == SD_OK && p.status == SD_NV_OK);
+	REQUIRE(node.used[1] == 4 * MiB);
+
+	/* The original freed: the GPU still holds the pages, listed under a holder. */
+	REQUIRE(rmfree(&ctl, 0xc1e00051, 0x2000) == SD_NV_OK && node.used[1] == 4 * MiB);
+	sd_gpu_clients(&node, 1, list_one, &l);
+	REQUIRE(l.n == 1 && l.pid[0] == 51 && l.bytes[0] == 4 * MiB);
+	/* A duplicate's size is the memory's. */
+	REQUIRE(kop_info(0xc1e00052, 0x3000, &si, 1, sizeof(struct sd_nv0041_get_surface_info)) == SD_NV_OK);
+	REQUIRE(si.data == 4 * MiB / 4096);
+	/* The first file's client freed whole, then the last name: the pages go back. */
+	REQUIRE(rmfree(&ctl, 0xc1e00051, 0xc1e00051) == SD_NV_OK && node.used[1] == 4 * MiB);
+	REQUIRE(rmfree(&ctl2, 0xc1e00052, 0x3000) == SD_NV_OK && node.used[1] == 0);
+
+	/* A duplicate freed with its device, and a file released holding the last name. */
+	h = 0x2000;
+	REQUIRE(alloc(&ctl2, 0, 0xc1e00061, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	h = 0x2001;
+	REQUIRE(dup(&ctl2, 0xc1e00061, 0x1001, &h, 0xc1e00061, 0x2000) == SD_NV_OK);
+	REQUIRE(rmfree(&ctl2, 0xc1e00061, 0x2000) == SD_NV_OK && node.used[1] == 4 * MiB);
+	REQUIRE(rmfree(&ctl2, 0xc1e00061, 0x1000) == SD_NV_OK && node.used[1] == 0);
+	h = 0x2000;
+	REQUIRE(alloc(&ctl2, 0, 0xc1e00052, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	h = 0x2001;
+	REQUIRE(dup(&ctl2, 0xc1e00052, 0x1000, &h, 0xc1e00052, 0x2000) == SD_NV_OK);
+	sd_file_release(&ctl2);
+	sd_file_release(&ctl);
+	REQUIRE(node.used[1] == 0 && node.clients == NULL);
+	caller_pid = 1000;
+}
+
 int main(void)
 {
 	REQUIRE(sd_node_init(&node, 4, 15109 * MiB, "535.261.03") == SD_OK);
@@ -543,6 +643,7 @@ int main(void)
 	test_bad_input();
 	test_layouts();
 	test_kernel_client();
+	test_dup();
 	REQUIRE(live_allocs == 0);
 	printf("simdrv unit: all passed\n");
 	return 0;
