@@ -43,6 +43,11 @@
  *                        cgpu_km looked); prints "race: M made, R refused, at most X
  *                        MiB held" (the driver's figure after each one made), "held",
  *                        waits
+ *   rawalloc duprace N   (cgpu_km enforce=1) makes and frees 2 MiB on GPU 0 without
+ *                        pause while a second thread asks NV_ESC_RM_DUP_OBJECT of it N
+ *                        times; any answer but a refusal (0x1b) or a missing source
+ *                        (0x57), or memory left held, ends it with exit 1; prints
+ *                        "duprace: ...", "held", waits
  */
 #define _GNU_SOURCE
 #include <errno.h>
