@@ -364,6 +364,7 @@ void cgpu_ledger_unlink(struct cgpu_slot *s);
 int cgpu_ledger_charge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize);
 int cgpu_ledger_uncharge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize);
 void cgpu_ledger_undo_charge(struct cgpu_slot *s, u64 bytes);
+void cgpu_ledger_transfer(struct cgpu_slot *s, struct cgpu_slot *t, u64 bytes);
 void cgpu_ledger_reserve(struct cgpu_slot *s);
 int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 		       struct cgpu_proc **spare);

@@ -160,6 +160,26 @@ int cgpu_ledger_uncharge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize
 }
 
 /*
+ * Moves bytes of s's holding to t's, two files on one instance (memory the first held
+ * stays held through the second): the instance's total does not change, so no rule is
+ * checked, and a frozen module moves it too. A HANDOVER may have put part of s's
+ * holding into its process's reservation: only what s still holds moves, the rest
+ * stays reserved (too much, never too little).
+ */
+void cgpu_ledger_transfer(struct cgpu_slot *s, struct cgpu_slot *t, u64 bytes)
+{
+	struct cgpu_inst *inst = s->inst;
+
+	mutex_lock(&inst->lock);
+	bytes = min(bytes, s->bytes);
+	s->bytes -= bytes;
+	s->proc->bytes -= bytes;
+	t->bytes += bytes;
+	t->proc->bytes += bytes;
+	mutex_unlock(&inst->lock);
+}
+
+/*
  * Takes back a charge whose caller could not be told of it, whatever the state: a
  * HANDOVER by another thread may have moved it into the process's reservation
  * meanwhile, and then it is taken from there, so the caller's EFAULT is true.

@@ -19,6 +19,8 @@
 #define NVA_ESC_RM_DUP_OBJECT	0x34
 #define NVA_ESC_RM_VID_HEAP_CONTROL 0x4A
 #define NVA_ESC_IOCTL_XFER_CMD	211
+/* /dev/nvidiactl's minor: the node RM's escapes go to. */
+#define NVA_CTL_MINOR		255
 
 #define NVA_NV01_MEMORY_SYSTEM	0x3e
 #define NVA_NV01_MEMORY_LOCAL_USER 0x40

@@ -32,11 +32,11 @@
  * end, is still on our text), before any of the module's memory goes.
  *
  * Locks, outermost first: nvh.lock (attach/detach) is never held by a wrapper;
- * nvh.files_lock (the table of tracked files) and rec->lock (one file's objects) are
- * never held together; either -> inst->lock (the ledger). cgpu.reg_lock (attach to a
- * container) is taken with none of them held. No lock is held across a call into the
- * driver (rm_ioctl, or the kernel client's operations, which take the driver's own
- * locks).
+ * nvh.files_lock (the table of tracked files) -> rec->lock (one file's objects) ->
+ * nvh.mem_lock (memory shared by duplicates) -> inst->lock (the ledger), any of them
+ * skipped. cgpu.reg_lock (attach to a container) is taken with none of them held. No
+ * lock is held across a call into the driver (rm_ioctl, or the kernel client's
+ * operations, which take the driver's own locks).
  */
 #include <linux/fdtable.h>
 #include <linux/fs.h>
@@ -72,11 +72,11 @@ MODULE_PARM_DESC(nv_version, "the NVIDIA driver's version, for its layouts; empt
  */
 static const struct nvh_layout {
 	const char *version;
-	const char *close_sym;
+	const char *open_sym, *close_sym;	/* the device files' open and release */
 	u32 size_off;		/* of the size in NV_MEMORY_ALLOCATION_PARAMS */
 } nvh_layouts[] = {
-	{ "535.261.03", "nvidia_frontend_close", NVA_MEMPARAMS_SIZE_OFF },
-	{ "550.163.01", "nvidia_close", NVA_MEMPARAMS_SIZE_OFF },
+	{ "535.261.03", "nvidia_frontend_open", "nvidia_frontend_close", NVA_MEMPARAMS_SIZE_OFF },
+	{ "550.163.01", "nvidia_open", "nvidia_close", NVA_MEMPARAMS_SIZE_OFF },
 };
 
 /* RM's entry and the kernel client's API: one name each in every release of the table. */
@@ -88,7 +88,7 @@ static const struct nvh_layout {
 #define NVH_FILE_BITS	8
 
 typedef u32 (*nvh_rm_ioctl_fn)(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size);
-typedef int (*nvh_close_fn)(struct inode *, struct file *);
+typedef int (*nvh_file_fn)(struct inode *, struct file *);
 typedef u32 (*nvh_get_rm_ops_fn)(struct nva_rm_ops *);
 
 struct nvh_hook {
@@ -98,11 +98,19 @@ struct nvh_hook {
 	bool on;
 };
 
-/* One driver file that a limited container allocated through. */
+/* One driver file that a limited container opened or allocated through. */
 struct nvh_file {
 	struct hlist_node node;		/* nvh.files, by key; read under RCU by nvh_ftrace */
 	struct rcu_head rcu;
 	const void *key;		/* the file's private data, rm_ioctl's nvfp: identity only */
+	u64 id;				/* unique while cgpu_km is loaded (a key can come again) */
+	/*
+	 * Recorded at the file's open, so every free on it has passed a wrapper: only then
+	 * can its memory be the source of a followed duplicate (nvh_dup_own).
+	 */
+	bool from_open;
+	/* RM_FREEs started on the file, and those of them not yet done (nvh_rm_free). */
+	atomic_t frees_started, frees_busy;
 	struct cgpu_attachment *att;	/* the container's ledgers, one per GPU (its files count) */
 	struct mutex lock;		/* objs, nobjs */
 	DECLARE_HASHTABLE(objs, 6);
@@ -121,8 +129,28 @@ struct nvh_obj {
 	u32 client, handle, parent;
 	u32 gpu;
 	enum nvh_kind kind;
-	struct cgpu_slot *slot;		/* memory: the ledger charged */
+	u64 id;				/* memory, once a duplicate's source: unique */
+	struct nvh_file *rec;		/* memory: the file it is in */
+	/* Memory no duplicate names: the ledger charged and the bytes. */
+	struct cgpu_slot *slot;
 	u64 bytes;
+	/* Memory a followed duplicate names too (then slot and bytes are unused). */
+	struct nvh_mem *mem;
+	struct list_head mlink;		/* mem->lines, nvh.mem_lock */
+};
+
+/*
+ * Video memory named by more than one handle of a container (the original and its
+ * followed duplicates, in any of the container's files): charged once, to one file's
+ * slot (the payer's) until the last line goes. The payer's file closing while others
+ * hold it moves the charge to one of them (nvh_mem_unlink). nvh.mem_lock.
+ */
+struct nvh_mem {
+	struct list_head lines;
+	struct nvh_file *payer;
+	struct cgpu_slot *slot;		/* the payer's, on gpu */
+	u64 bytes;
+	u32 gpu;
 };
 
 static struct {
@@ -131,16 +159,20 @@ static struct {
 	bool notifier;
 	const struct nvh_layout *layout;	/* fixed while attached */
 	char state[160];		/* /proc/cgpu_km/enforcement */
-	struct nvh_hook rm_ioctl, close;
+	struct nvh_hook rm_ioctl, open, close;
 	struct nva_rm_ops rm;		/* the driver's kernel client API, fixed while attached */
 	atomic64_t taken_back;		/* objects freed after the fact (over the budget) */
 	struct notifier_block nb;
 	struct mutex files_lock;
 	DECLARE_HASHTABLE(files, NVH_FILE_BITS);
+	struct mutex mem_lock;		/* every struct nvh_mem */
+	atomic64_t ids;			/* of files and memory lines */
+	atomic64_t followed;		/* duplicates followed */
 	struct proc_dir_entry *proc;
 } nvh = {
 	.lock = __MUTEX_INITIALIZER(nvh.lock),
 	.files_lock = __MUTEX_INITIALIZER(nvh.files_lock),
+	.mem_lock = __MUTEX_INITIALIZER(nvh.mem_lock),
 };
 
 static struct srcu_struct nvh_srcu;
@@ -162,6 +194,51 @@ static struct nvh_obj *nvh_obj_find(struct nvh_file *rec, u32 client, u32 handle
 	return NULL;
 }
 
+/*
+ * Line o of shared memory is gone. The memory's payer is always the file of one of its
+ * lines: when o was the payer's last, the charge moves to the file of another line, a
+ * move within one instance that leaves its total as it was (every line of a memory is
+ * in the same container: a duplicate into another is refused, so that file has a slot
+ * on the instance). The last line gives the charge back, unless its file is closing
+ * (closing: its release gives back all it holds).
+ */
+static void nvh_mem_unlink(struct nvh_obj *o, bool closing)
+{
+	struct nvh_mem *m = o->mem;
+	struct nvh_obj *q, *heir = NULL;
+	struct cgpu_slot *to;
+	u64 used, memsize;
+
+	mutex_lock(&nvh.mem_lock);
+	list_del(&o->mlink);
+	if (list_empty(&m->lines)) {
+		/* EAGAIN while a hot update is frozen: left with the payer (too much). */
+		if (!closing)
+			cgpu_ledger_uncharge(m->slot, m->bytes, &used, &memsize);
+		mutex_unlock(&nvh.mem_lock);
+		cgpu_free(m);
+		return;
+	}
+	if (m->payer == o->rec) {
+		list_for_each_entry(q, &m->lines, mlink) {
+			if (q->rec == m->payer) {
+				heir = NULL;
+				break;
+			}
+			heir = heir ?: q;
+		}
+	}
+	if (heir) {
+		to = cgpu_slot_of(heir->rec->att, m->gpu);
+		if (!WARN_ON_ONCE(!to || to->inst != m->slot->inst)) {
+			cgpu_ledger_transfer(m->slot, to, m->bytes);
+			m->slot = to;
+			m->payer = heir->rec;
+		}
+	}
+	mutex_unlock(&nvh.mem_lock);
+}
+
 /* The object is gone from the driver: its bytes back to the ledger. rec->lock held. */
 static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 {
@@ -173,7 +250,9 @@ static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 	 * EAGAIN while a hot update is frozen: the bytes stay charged to the file until it
 	 * closes (too much, never too little).
 	 */
-	if (o->bytes)
+	if (o->mem)
+		nvh_mem_unlink(o, false);
+	else if (o->bytes)
 		cgpu_ledger_uncharge(o->slot, o->bytes, &used, &memsize);
 	cgpu_free(o);
 }
@@ -210,6 +289,8 @@ static void nvh_file_free(struct nvh_file *rec)
 
 	hash_for_each_safe(rec->objs, bkt, tmp, o, node) {
 		hash_del(&o->node);
+		if (o->mem)
+			nvh_mem_unlink(o, true);
 		cgpu_free(o);
 	}
 	cgpu_detach(rec->att);
@@ -264,13 +345,14 @@ static bool nvh_owns(const struct nvh_file *rec)
 }
 
 /*
- * The record to charge an allocation of the caller's on f to. NULL with *refuse false:
- * the caller is in no container: it passes untouched. NULL with *refuse true: the caller is limited but cannot be charged now
- * (out of memory, too many files, a hot update frozen, or f is another container's).
- * The record lives until f is released or cgpu_km detaches, neither of which can
- * happen while an ioctl on f is running.
+ * The record to charge an allocation of the caller's on f to, made if f has none yet
+ * (from_open: by f's open, before any call on it). NULL with *refuse false: the caller
+ * is in no container: it passes untouched. NULL with *refuse true: the caller is
+ * limited but cannot be charged now (out of memory, too many files, a hot update
+ * frozen, or f is another container's). The record lives until f is released or
+ * cgpu_km detaches, neither of which can happen while an ioctl on f is running.
  */
-static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
+static struct nvh_file *nvh_file_get(const void *f, bool *refuse, bool from_open)
 {
 	struct nvh_file *rec, *other;
 	int err;
@@ -305,6 +387,8 @@ static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
 		return NULL;
 	}
 	rec->key = f;
+	rec->id = atomic64_inc_return(&nvh.ids);
+	rec->from_open = from_open;
 	mutex_init(&rec->lock);
 	hash_init(rec->objs);
 	mutex_lock(&nvh.files_lock);
@@ -321,6 +405,11 @@ static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
 		}
 	}
 	return rec;
+}
+
+static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
+{
+	return nvh_file_get(f, refuse, false);
 }
 
 /* ---- the driver's kernel client (nvidia_get_rm_ops) ---- */
@@ -610,6 +699,7 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 	o->parent = p->hObjectParent;
 	o->gpu = gpu;
 	o->kind = NVH_MEMORY;
+	o->rec = rec;
 	o->slot = slot;
 	o->bytes = got;
 	mutex_lock(&rec->lock);
@@ -661,19 +751,16 @@ static u32 nvh_rm_alloc(const struct nvh_call *c)
 	return nvh_alloc_parent(c, rec);
 }
 
-/* NV_ESC_RM_FREE: the charge goes back once the driver says it freed. */
-static u32 nvh_rm_free(const struct nvh_call *c)
+static u32 nvh_rm_free_tracked(const struct nvh_call *c, struct nvh_file *rec)
 {
 	struct nva_nvos00 *p = c->data;
 	struct hlist_node *tmp;
-	struct nvh_file *rec;
 	struct nvh_obj *o;
 	int bkt;
 	u32 st;
 
-	rec = nvh_file_of_call(c->nvfp);
 	st = nvh_orig(c);
-	if (!rec || st != NVA_NV_OK || p->status != NVA_NV_OK)
+	if (st != NVA_NV_OK || p->status != NVA_NV_OK)
 		return st;
 	mutex_lock(&rec->lock);
 	if (p->hObjectOld == p->hRoot) {
@@ -690,10 +777,192 @@ static u32 nvh_rm_free(const struct nvh_call *c)
 }
 
 /*
- * NV_ESC_RM_DUP_OBJECT of video memory, by a caller in a container: refused. A duplicate
- * keeps the memory in the driver after the original is freed, and the charge goes with
- * the original's free: duplicating and freeing again and again would hold memory past
- * the budget. Until duplicates are followed (docs), they are refused with the driver's
+ * NV_ESC_RM_FREE: the charge goes back once the driver says it freed. The free is
+ * counted on the file from before the driver runs until its lines are dropped, so that
+ * a duplicate of the file's memory racing it is not followed (nvh_dup_own).
+ */
+static u32 nvh_rm_free(const struct nvh_call *c)
+{
+	struct nvh_file *rec = nvh_file_of_call(c->nvfp);
+	u32 st;
+
+	if (!rec)
+		return nvh_orig(c);
+	atomic_inc(&rec->frees_started);
+	atomic_inc(&rec->frees_busy);
+	smp_mb__after_atomic();
+	st = nvh_rm_free_tracked(c, rec);
+	smp_mb__before_atomic();
+	atomic_dec(&rec->frees_busy);
+	return st;
+}
+
+/*
+ * Where a followed duplicate's source was seen before the driver ran: its file, and the
+ * line, found again after (the file may close, and a key and an address come again).
+ */
+struct nvh_src {
+	const void *key;
+	u64 file_id, line_id;
+	int frees;		/* the file's frees_started then */
+};
+
+/*
+ * The one memory line of the caller's container under (client, handle), in a file
+ * recorded at its open with no free in flight, its file's rec->lock taken; NULL if none
+ * or not steady. files_lock held.
+ */
+static struct nvh_obj *nvh_src_find(u32 client, u32 handle)
+{
+	struct nvh_obj *o, *found;
+	struct nvh_file *rec;
+	int bkt, n;
+
+	hash_for_each(nvh.files, bkt, rec, node) {
+		if (!rec->from_open || !nvh_owns(rec))
+			continue;
+		found = NULL;
+		n = 0;
+		mutex_lock(&rec->lock);
+		hash_for_each_possible(rec->objs, o, node, nvh_key(client, handle))
+			if (o->client == client && o->handle == handle) {
+				found = o;
+				n++;
+			}
+		if (n == 1 && found->kind == NVH_MEMORY && !atomic_read(&rec->frees_busy))
+			return found;
+		mutex_unlock(&rec->lock);
+		/* A client is one file's: no other file has lines under it. */
+		if (n)
+			return NULL;
+	}
+	return NULL;
+}
+
+/*
+ * The caller's duplicate of memory its container holds (nvh_rm_dup): followed, so that
+ * the memory stays charged, once, while any of its handles lives. A line for the new
+ * handle joins the memory's lines before the driver runs (then the source's last free
+ * cannot give the charge back meanwhile), and is recorded if the driver copied that very
+ * memory. The source is named by a handle, which another thread can free, and use again
+ * for new memory, between this look and the driver's copy; no control of RM says which
+ * memory an object is, so the copy is taken to be of the line seen only if no free of
+ * the source's file started since, or was running then (every free on a file recorded
+ * at its open passes nvh_rm_free). Otherwise the duplicate is freed and refused, as one
+ * of memory that is not the container's is.
+ */
+static u32 nvh_dup_own(const struct nvh_call *c)
+{
+	struct nva_nvos55 *p = c->data;
+	struct nvh_mem *m = NULL;
+	struct nvh_obj *o, *src;
+	struct nvh_src seen = {};
+	struct cgpu_slot *slot;
+	struct nvh_file *rec;
+	bool refuse, certain;
+	u32 st;
+
+	rec = nvh_file_for_caller(c->nvfp, &refuse);
+	if (!rec)
+		return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
+				  "duplicating video memory through a file it cannot be charged on, object",
+				  p->hObjectSrc);
+	o = cgpu_zalloc(sizeof(*o));
+	m = cgpu_zalloc(sizeof(*m));
+	if (!o || !m || !nvh_take_place(rec)) {
+		cgpu_free(o);
+		cgpu_free(m);
+		return nvh_answer(&p->status, NVA_ERR_NO_MEMORY);
+	}
+	o->kind = NVH_MEMORY;
+	o->rec = rec;
+
+	mutex_lock(&nvh.files_lock);
+	src = nvh_src_find(p->hClientSrc, p->hObjectSrc);
+	if (src) {
+		slot = src->mem ? src->mem->slot : src->slot;
+		if (cgpu_slot_of(rec->att, src->gpu) == NULL ||
+		    cgpu_slot_of(rec->att, src->gpu)->inst != slot->inst) {
+			mutex_unlock(&src->rec->lock);
+			src = NULL;
+		}
+	}
+	if (src) {
+		if (!src->id)
+			src->id = atomic64_inc_return(&nvh.ids);
+		seen = (struct nvh_src){ src->rec->key, src->rec->id, src->id,
+					 atomic_read(&src->rec->frees_started) };
+		mutex_lock(&nvh.mem_lock);
+		if (!src->mem) {
+			/* Its first duplicate: the charge moves from the line to a shared record. */
+			INIT_LIST_HEAD(&m->lines);
+			m->payer = src->rec;
+			m->slot = src->slot;
+			m->bytes = src->bytes;
+			m->gpu = src->gpu;
+			list_add_tail(&src->mlink, &m->lines);
+			src->mem = m;
+			m = NULL;
+		}
+		o->mem = src->mem;
+		o->gpu = src->gpu;
+		list_add_tail(&o->mlink, &o->mem->lines);
+		mutex_unlock(&nvh.mem_lock);
+		mutex_unlock(&src->rec->lock);
+	}
+	mutex_unlock(&nvh.files_lock);
+	cgpu_free(m);
+	if (!o->mem) {
+		nvh_give_place(rec);
+		cgpu_free(o);
+		return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
+				  "duplicating video memory not its container's own, or being freed, object",
+				  p->hObjectSrc);
+	}
+
+	st = nvh_orig(c);
+
+	certain = false;
+	if (st == NVA_NV_OK && p->status == NVA_NV_OK) {
+		mutex_lock(&nvh.files_lock);
+		smp_mb();
+		src = nvh_src_find(p->hClientSrc, p->hObjectSrc);
+		if (src) {
+			certain = src->rec->key == seen.key && src->rec->id == seen.file_id &&
+				  src->id == seen.line_id &&
+				  atomic_read(&src->rec->frees_started) == seen.frees;
+			mutex_unlock(&src->rec->lock);
+		}
+		mutex_unlock(&nvh.files_lock);
+	}
+	if (certain) {
+		o->client = p->hClient;
+		o->handle = p->hObject;
+		o->parent = p->hParent;
+		mutex_lock(&rec->lock);
+		nvh_record(rec, o);
+		mutex_unlock(&rec->lock);
+		atomic64_inc(&nvh.followed);
+		return st;
+	}
+	nvh_mem_unlink(o, false);
+	nvh_give_place(rec);
+	cgpu_free(o);
+	if (st != NVA_NV_OK || p->status != NVA_NV_OK)
+		return st;
+	st = nvh_rm_free_obj(c->sp, p->hClient, p->hParent, p->hObject);
+	atomic64_inc(&nvh.taken_back);
+	return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
+			  st == NVA_NV_OK ? "duplicate made while its source was being freed: freed, object" :
+			  "duplicate made while its source was being freed (the driver would not free it), object",
+			  p->hObject);
+}
+
+/*
+ * NV_ESC_RM_DUP_OBJECT by a caller in a container. A duplicate keeps the memory in the
+ * driver after the original is freed: video memory the container holds is followed
+ * (nvh_dup_own); any other video memory (the host's, another container's, an object
+ * this module did not see made) is refused with the driver's
  * NV_ERR_INSUFFICIENT_PERMISSIONS; everything else (devices, system memory, the host's
  * calls) goes to the driver. What the source is comes from the driver, not from the
  * records: an object the driver has just made is recorded only after its answer, and a
@@ -711,8 +980,7 @@ static u32 nvh_rm_dup(const struct nvh_call *c)
 	if (!nvh_caller_contained())
 		return nvh_orig(c);
 	if (!nvh_rm_surface(c->sp, p->hClientSrc, p->hObjectSrc, &bytes, &vidmem) && vidmem)
-		return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
-				  "duplicating video memory, object", p->hObjectSrc);
+		return nvh_dup_own(c);
 	st = nvh_orig(c);
 	if (st != NVA_NV_OK || p->status != NVA_NV_OK ||
 	    nvh_rm_surface(c->sp, p->hClient, p->hObject, &bytes, &vidmem) || !vidmem)
@@ -853,22 +1121,46 @@ static u32 nvh_rm_ioctl_wrap(void *sp, void *nv, void *nvfp, u32 cmd, void *data
 	return ret;
 }
 
-/* The driver's release: it frees the file's objects; then so do we. */
-static int nvh_close_wrap(struct inode *inode, struct file *f)
+/*
+ * The driver's open: a file of the control node (where RM's escapes go) opened by a
+ * caller in a container gets its record now, so that every free on it passes
+ * nvh_rm_free; a record cannot be had (a hot update frozen, too many files) leaves the
+ * file to get one at its first charge, and its memory cannot be a followed duplicate's
+ * source. The open itself is the driver's, whatever happens here.
+ */
+static int nvh_open_wrap(struct inode *inode, struct file *f)
 {
 	int idx = srcu_read_lock(&nvh_srcu);
-	nvh_close_fn orig = (nvh_close_fn)READ_ONCE(nvh.close.addr);
-	/* The key rm_ioctl saw (nvfp), read before the driver lets go of it. */
-	const void *key = f->private_data;
-	struct nvh_file *rec;
+	nvh_file_fn orig = (nvh_file_fn)READ_ONCE(nvh.open.addr);
+	bool refuse;
 	int ret;
 
 	ret = orig(inode, f);
+	if (!ret && iminor(inode) == NVA_CTL_MINOR)
+		nvh_file_get(f->private_data, &refuse, true);
+	srcu_read_unlock(&nvh_srcu, idx);
+	return ret;
+}
+
+/*
+ * The driver's release: it frees the file's objects; then so do we. The record leaves
+ * the table first (no call can come on a file being released), so that the file's key,
+ * which the driver may give a new file as soon as it lets go of this one, never finds
+ * it; its charges go only once the driver has freed the memory.
+ */
+static int nvh_close_wrap(struct inode *inode, struct file *f)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_file_fn orig = (nvh_file_fn)READ_ONCE(nvh.close.addr);
+	struct nvh_file *rec;
+	int ret;
+
 	mutex_lock(&nvh.files_lock);
-	rec = nvh_file_find(key);
+	rec = nvh_file_find(f->private_data);
 	if (rec)
 		hash_del_rcu(&rec->node);
 	mutex_unlock(&nvh.files_lock);
+	ret = orig(inode, f);
 	if (rec)
 		nvh_file_free(rec);
 	srcu_read_unlock(&nvh_srcu, idx);
@@ -1145,27 +1437,34 @@ static void nvh_attach(void)
 		return;
 	}
 	nvh.layout = l;
-	/* The release first: every file charged through RM's entry is seen closing. */
+	/* The release first: every file recorded at its open or charged is seen closing. */
 	err = nvh_hook_on(&nvh.close, l->close_sym, nvh_close_wrap);
 	if (!err) {
-		err = nvh_hook_on(&nvh.rm_ioctl, NVH_RM_IOCTL_SYM, nvh_rm_ioctl_wrap);
+		err = nvh_hook_on(&nvh.open, l->open_sym, nvh_open_wrap);
 		if (err)
 			nvh_hook_off(&nvh.close);
+	}
+	if (!err) {
+		err = nvh_hook_on(&nvh.rm_ioctl, NVH_RM_IOCTL_SYM, nvh_rm_ioctl_wrap);
+		if (err) {
+			nvh_hook_off(&nvh.open);
+			nvh_hook_off(&nvh.close);
+		}
 	}
 	if (err) {
 		nvh.layout = NULL;
 		snprintf(nvh.state, sizeof(nvh.state), "off (driver %s: cannot attach: %d)",
 			 ver, err);
-		pr_err("cgpu_km: enforce=1 but enforcement is OFF: cannot attach to driver %s (%s, %s): %d\n",
-		       ver, NVH_RM_IOCTL_SYM, l->close_sym, err);
+		pr_err("cgpu_km: enforce=1 but enforcement is OFF: cannot attach to driver %s (%s, %s, %s): %d\n",
+		       ver, NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, err);
 		return;
 	}
 	nvh.attached = true;
 	WRITE_ONCE(cgpu.driver_charged, true);
 	WRITE_ONCE(cgpu.holds_driver_memory, nvh_holds_driver_memory);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
-	pr_info("cgpu_km: enforcement on: attached to %s and %s of NVIDIA driver %s\n",
-		NVH_RM_IOCTL_SYM, l->close_sym, ver);
+	pr_info("cgpu_km: enforcement on: attached to %s, %s and %s of NVIDIA driver %s\n",
+		NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, ver);
 }
 
 /*
@@ -1185,6 +1484,7 @@ static void nvh_detach(const char *why)
 	WRITE_ONCE(cgpu.driver_charged, false);
 	WRITE_ONCE(cgpu.holds_driver_memory, NULL);
 	nvh_hook_off(&nvh.rm_ioctl);
+	nvh_hook_off(&nvh.open);
 	nvh_hook_off(&nvh.close);
 	synchronize_srcu(&nvh_srcu);
 	mutex_lock(&nvh.files_lock);
@@ -1219,6 +1519,7 @@ static int nvh_show(struct seq_file *m, void *v)
 	mutex_lock(&nvh.lock);
 	seq_printf(m, "enforcement: %s\n", nvh.state);
 	seq_printf(m, "taken back: %lld\n", (long long)atomic64_read(&nvh.taken_back));
+	seq_printf(m, "duplicates followed: %lld\n", (long long)atomic64_read(&nvh.followed));
 	mutex_unlock(&nvh.lock);
 	return 0;
 }

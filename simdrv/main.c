@@ -239,9 +239,21 @@ static int simdrv_release(struct inode *inode, struct file *filp)
 }
 
 /*
- * The release entries by the real names too (535: nv-frontend.c; 545 on: nv.c), so code
- * that follows a file's release by symbol (cgpu_km enforce=1) finds the one that runs.
+ * The open and release entries by the real names too (535: nv-frontend.c; 545 on: nv.c),
+ * so code that follows a file's life by symbol (cgpu_km enforce=1) finds the ones that run.
  */
+int nvidia_frontend_open(struct inode *inode, struct file *filp);
+noinline int nvidia_frontend_open(struct inode *inode, struct file *filp)
+{
+	return simdrv_open(inode, filp);
+}
+
+int nvidia_open(struct inode *inode, struct file *filp);
+noinline int nvidia_open(struct inode *inode, struct file *filp)
+{
+	return simdrv_open(inode, filp);
+}
+
 int nvidia_frontend_close(struct inode *inode, struct file *filp);
 noinline int nvidia_frontend_close(struct inode *inode, struct file *filp)
 {
@@ -256,7 +268,7 @@ noinline int nvidia_close(struct inode *inode, struct file *filp)
 
 static const struct file_operations fops_535 = {
 	.owner = THIS_MODULE,
-	.open = simdrv_open,
+	.open = nvidia_frontend_open,
 	.release = nvidia_frontend_close,
 	.mmap = simdrv_mmap,
 	.unlocked_ioctl = nvidia_frontend_unlocked_ioctl,
@@ -266,7 +278,7 @@ static const struct file_operations fops_535 = {
 
 static const struct file_operations fops_545 = {
 	.owner = THIS_MODULE,
-	.open = simdrv_open,
+	.open = nvidia_open,
 	.release = nvidia_close,
 	.mmap = simdrv_mmap,
 	.unlocked_ioctl = nvidia_unlocked_ioctl,

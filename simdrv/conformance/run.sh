@@ -58,6 +58,29 @@ for ver in 535.261.03 550.163.01; do
 		fail=1
 	fi
 
+	# The open and release of the same file_operations as that ioctl entry (cgpu_km
+	# follows a file's life by their names: kmod/nvhook.c's layout table), against
+	# main.c's and the table's.
+	for op in open release; do
+		theirs=$(awk -v op="$op" -v entry="$ours" '
+			/struct file_operations.*=/ { n = 0; delete f; inside = 1; next }
+			inside && /^[[:space:]]*[.]/ { k = $1; sub(/^[.]/, "", k); v = $NF; sub(/,$/, "", v); f[k] = v }
+			inside && /^};/ { inside = 0; if (f["unlocked_ioctl"] == entry) { print f[op]; exit } }
+		' "$src"/kernel-open/nvidia/nv*.c)
+		mine=$(awk -v op="$op" -v fops="fops_$([ "$major" -ge 545 ] && echo 545 || echo 535)" '
+			$0 ~ "^static const struct file_operations " fops " = [{]" { inside = 1; next }
+			inside && /^};/ { exit }
+			inside && $1 == "." op { v = $NF; sub(/,$/, "", v); print v; exit }
+		' main.c)
+		if [ -n "$theirs" ] && [ "$theirs" = "$mine" ] && grep -q "^noinline int $mine(" main.c &&
+			grep -Eq "\{ \"$ver\", (\"[a-z_]+\", )*\"$mine\"" ../kmod/nvhook.c; then
+			echo "conformance $ver: $op entry $mine"
+		else
+			echo "conformance $ver: the real $op entry is '$theirs', main.c serves '$mine' (or kmod/nvhook.c's table differs)" >&2
+			fail=1
+		fi
+	done
+
 	# cgpu_km's hook on RM's entry (kmod/nvhook.c) rests on three facts of kernel-open:
 	# nvidia_ioctl hands rm_ioctl its kernel copy of the block, rm_ioctl's arguments are
 	# (sp, nv, nvfp, cmd, data, size), and nvfp is the first member of the file's private

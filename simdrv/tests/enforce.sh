@@ -225,18 +225,20 @@ for ver in 535.261.03 550.163.01; do
 		fail "after the kill -9 storm: $(meminfo), driver $(used)"
 	ok "$ver: kill -9 of eight allocating processes leaves 0 charged"
 
-	# A duplicate of video memory would outlive the original's free (and its charge):
-	# refused in a container before the driver runs; everything else goes to the driver,
-	# which copies memory only (a device: NV_ERR_INVALID_ARGUMENT, 0x1f) and, by RM's
-	# default share policy, only from the caller's own process (0x1b). What the source
-	# is, the driver says: the host's memory, which no record of cgpu_km names, is refused
-	# to a container too. The host's duplicate of its own memory is made, the pages not
-	# taken twice.
+	# A duplicate keeps video memory in the driver after the original is freed. A
+	# container's duplicate of its own memory is followed: charged once, while any of its
+	# handles lives. Any other video memory is refused in a container before the driver
+	# runs: the host's, which no record of cgpu_km names. Everything else goes to the
+	# driver, which copies memory only (a device: NV_ERR_INVALID_ARGUMENT, 0x1f) and, by
+	# RM's default share policy, only from the caller's own process (0x1b). The host's
+	# duplicate of its own memory is made; the pages are not taken twice.
 	start d1 cg dup 8
-	grep -qx "dup memory: status 0x1b, dup device: status 0x1f" "$W/d1" || fail "container dup: $(cat "$W/d1")"
+	grep -qx "dup memory: status 0x0, dup device: status 0x1f" "$W/d1" || fail "container dup: $(cat "$W/d1")"
 	start d2 host dup 8
 	grep -qx "dup memory: status 0x0, dup device: status 0x1f" "$W/d2" || fail "host dup: $(cat "$W/d2")"
 	[ "$(used)" = $((16 * MiB)) ] || fail "after one duplicate each, the driver holds $(used)"
+	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((248 * MiB)) "$(cat "$W/d1.pid")" $((8 * MiB)))" ] ||
+		fail "container's duplicate charged again: $(meminfo)"
 	read -r _ hc _ hm < <(grep '^client ' "$W/d2")
 	start d3 cg dupof "$hc" "$hm"
 	grep -qx "dup other: status 0x1b" "$W/d3" || fail "container dup of the host's memory: $(cat "$W/d3")"
@@ -244,26 +246,51 @@ for ver in 535.261.03 550.163.01; do
 	start d4 host dupof "$cc" "$cm"
 	grep -qx "dup other: status 0x1b" "$W/d4" || fail "host dup of a container's memory: $(cat "$W/d4")"
 	kill_it d1; kill_it d2; kill_it d3; kill_it d4
-	[ "$(used)" = 0 ] || fail "after the duplicates, the driver holds $(used)"
-	ok "$ver: duplicating video memory refused in a container (the driver's word on the source), passed on for the host"
+	[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after the duplicates: $(meminfo), the driver holds $(used)"
+	ok "$ver: a container's duplicate of its own video memory followed (charged once), of the host's refused; the host's passed on"
 
-	# A duplicate asked for while its source handle is free, the source made again before
-	# the driver runs: cgpu_km's look before the call finds nothing to refuse, and the
-	# driver makes the duplicate. cgpu_km asks the driver about what it made, frees it
-	# and refuses (counted in "taken back"). Chance again: rounds of 3000 until one such
-	# duplicate came, at most five; every round must end with nothing held.
+	# Followed across the container's files: 192 MiB duplicated in its client and into a
+	# client on a second /dev/nvidiactl of the process; 64 MiB more fit the 256 MiB budget,
+	# 2 MiB more do not. With the original freed, and then its whole file closed, the
+	# driver keeps the 192 MiB for the last duplicate, and the charge stays, moved to
+	# that file.
+	start f1 cg dupfollow
+	grep -qx "dupfollow: duplicates 0x0 0x0, driver holds 192 MiB" "$W/f1" &&
+		grep -qx "dupfollow: 64 MiB more 0x0, 2 MiB more 0x51" "$W/f1" &&
+		grep -qx "dupfollow: original freed, driver holds 192 MiB" "$W/f1" &&
+		grep -qx "dupfollow: its file closed, driver holds 192 MiB" "$W/f1" || fail "dupfollow: $(cat "$W/f1")"
+	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((64 * MiB)) "$(cat "$W/f1.pid")" $((192 * MiB)))" ] ||
+		fail "dupfollow: the last duplicate's charge: $(meminfo), the driver holds $(used)"
+	kill_it f1
+	[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after dupfollow: $(meminfo), the driver holds $(used)"
+	ok "$ver: $(grep -c ^dupfollow "$W/f1") steps of duplicates followed across two files of a process: charged once, the charge moved when the original's file closed"
+
+	# Duplicates of a handle that a second thread frees and makes again without pause.
+	# A duplicate asked for while the handle is free, its source made again before the
+	# driver runs, is made by the driver without cgpu_km's look seeing the source; and a
+	# duplicate of the container's memory is followed only if no free of the source's
+	# file ran in between (the handle may have been freed and used again for other
+	# memory). Either is freed and refused after the fact (counted in "taken back").
+	# Sizes of 2 and 4 MiB by turns, and at each duplicate followed the charge must be
+	# what the driver holds (rawalloc checks it with the other thread stopped).
+	# Chance: rounds of 3000 until one came, at most five. After every round nothing is
+	# held beyond the one duplicate kept, which stays charged.
 	tb=0
 	for round in 1 2 3 4 5; do
 		tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
-		start u1 cg duprace 3000
-		[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "duprace: meminfo $(meminfo), the driver holds $(used)"
+		start u1 cg dupchurn 3000 $P/0/$SID/meminfo
+		[ "$(used)" = $((2 * MiB)) ] &&
+			[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((254 * MiB)) "$(cat "$W/u1.pid")" $((2 * MiB)))" ] ||
+			fail "dupchurn: meminfo $(meminfo), the driver holds $(used) ($(cat "$W/u1"))"
 		tb=$(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0))
 		kill_it u1
+		[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after dupchurn: $(meminfo), the driver holds $(used)"
 		[ "$tb" -eq 0 ] || break
-		echo "duplicate race round $round: none made by the driver ($(grep ^duprace "$W/u1")): again"
+		echo "duplicate race round $round: none made by the driver behind cgpu_km's look ($(grep ^dupchurn "$W/u1")): again"
 	done
-	[ "$tb" -gt 0 ] || fail "duprace: in five rounds the driver never made a duplicate the look before had missed ($(cat "$W/u1"))"
-	ok "$ver: duplicates racing their source: $(grep ^duprace "$W/u1"); $tb made by the driver, freed and refused (round $round)"
+	[ "$tb" -gt 0 ] || fail "dupchurn: in five rounds no duplicate was taken back ($(cat "$W/u1"))"
+	grep -q "dupchurn: 3000 duplicates asked for, [1-9][0-9]* followed" "$W/u1" || fail "dupchurn: none followed: $(cat "$W/u1")"
+	ok "$ver: duplicates racing their source: $(grep ^dupchurn "$W/u1"); $tb freed and refused after the fact (round $round)"
 
 	# What takes video memory outside charged RM allocations: refused in a container with
 	# NV_ERR_NOT_SUPPORTED (0x56) and no call, and imports from a file descriptor with

@@ -43,11 +43,11 @@
  *                        cgpu_km looked); prints "race: M made, R refused, at most X
  *                        MiB held" (the driver's figure after each one made), "held",
  *                        waits
- *   rawalloc duprace N   (cgpu_km enforce=1) makes and frees 2 MiB on GPU 0 without
- *                        pause while a second thread asks NV_ESC_RM_DUP_OBJECT of it N
- *                        times; any answer but a refusal (0x1b) or a missing source
- *                        (0x57), or memory left held, ends it with exit 1; prints
- *                        "duprace: ...", "held", waits
+ *   rawalloc dupfollow   (cgpu_km enforce=1) duplicates of a container's own memory,
+ *                        in its client and from a second /dev/nvidiactl; prints
+ *                        "dupfollow: ..." lines (below), "held", waits
+ *   rawalloc dupchurn N MEMINFO  (cgpu_km enforce=1) duplicates of a handle that
+ *                        another thread frees and makes again without pause (below)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -502,24 +502,110 @@ static void race(unsigned long long fill, unsigned long long big, int n)
 }
 
 static unsigned int dup_client;
-static unsigned int dup_counts[2];	/* refused, source not found */
 
-static void *duplicator(void *arg)
+/* NV_ESC_RM_DUP_OBJECT on fd of (csrc, src) as (c, parent, new): the status. */
+static unsigned int dup_on(int fd, unsigned int c, unsigned int parent, unsigned int new,
+			   unsigned int csrc, unsigned int src)
 {
-	struct sd_nvos55 p;
+	struct sd_nvos55 p = { .hClient = c, .hParent = parent, .hObject = new,
+			       .hClientSrc = csrc, .hObjectSrc = src };
+
+	CHECK(esc(fd, SD_ESC_RM_DUP_OBJECT, &p, sizeof(p)) == 0);
+	return p.status;
+}
+
+/*
+ * dupfollow: (cgpu_km enforce=1, a 256 MiB budget on GPU 0) 192 MiB, duplicated in its
+ * own client and into a client on a second /dev/nvidiactl of the same process; 64 MiB
+ * more fit (the duplicates take nothing more), 2 MiB more do not; the original freed,
+ * then its whole file closed: the GPU keeps the 192 MiB for the last duplicate.
+ */
+static void dupfollow(void)
+{
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = 192 * MiB };
+	unsigned int c, c2, h = 0x2000, s1, s2, more, over;
+	int first;
+
+	start();
+	open_gpu(0);
+	c = client_on_gpu(0);
+	CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	s1 = dup_on(ctl, c, 0x1000, 0x2100, c, 0x2000);
+	first = ctl;
+	ctl = open("/dev/nvidiactl", O_RDWR);
+	CHECK(ctl >= 0);
+	c2 = client_on_gpu(0);
+	s2 = dup_on(ctl, c2, 0x1000, 0x2200, c, 0x2000);
+	printf("dupfollow: duplicates 0x%x 0x%x, driver holds %llu MiB\n", s1, s2, used(0) / MiB);
+	m = (struct sd_memory_alloc){ .owner = 0x1234, .size = 64 * MiB };
+	h = 0x3000;
+	more = alloc(1, c2, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	m = (struct sd_memory_alloc){ .owner = 0x1234, .size = 2 * MiB };
+	h = 0x3001;
+	over = alloc(1, c2, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	printf("dupfollow: 64 MiB more 0x%x, 2 MiB more 0x%x\n", more, over);
+	CHECK(more == SD_NV_OK && rmfree(c2, 0x3000) == SD_NV_OK);
+	ctl = first;
+	CHECK(rmfree(c, 0x2000) == SD_NV_OK);
+	printf("dupfollow: original freed, driver holds %llu MiB\n", used(0) / MiB);
+	CHECK(close(first) == 0);
+	printf("dupfollow: its file closed, driver holds %llu MiB\n", used(0) / MiB);
+	held_until_killed();
+}
+
+static unsigned int churn_counts[3];	/* followed, refused, source gone */
+static const char *churn_meminfo;
+static unsigned long long churn_before;
+static volatile int churn_pause, churn_paused;
+
+/* What the container's meminfo charges, all its processes together. */
+static unsigned long long charged(void)
+{
+	unsigned long long sum = 0, v;
+	char line[128];
+	FILE *f = fopen(churn_meminfo, "r");
+
+	CHECK(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "PID: %*d Mem: %llu", &v) == 1)
+			sum += v;
+	fclose(f);
+	return sum;
+}
+
+static void *dup_churner(void *arg)
+{
 	long i, n = (long)arg;
+	unsigned int st;
 
 	pin(1);
 	for (i = 0; i < n; i++) {
-		p = (struct sd_nvos55){ .hClient = dup_client, .hParent = 0x1000, .hObject = 0x2100,
-			.hClientSrc = dup_client, .hObjectSrc = 0x2000 };
-		CHECK(esc(ctl, SD_ESC_RM_DUP_OBJECT, &p, sizeof(p)) == 0);
-		if (p.status == SD_NV_ERR_INSUFFICIENT_PERMISSIONS)
-			dup_counts[0]++;
-		else if (p.status == SD_NV_ERR_OBJECT_NOT_FOUND)
-			dup_counts[1]++;
-		else {
-			fprintf(stderr, "rawalloc: duprace: status 0x%x\n", p.status);
+		st = dup_on(ctl, dup_client, 0x1000, 0x2100, dup_client, 0x2000);
+		if (st == SD_NV_OK) {
+			/*
+			 * With the other thread stopped between rounds (holding nothing), the
+			 * duplicate alone is held: its charge must be what the driver holds,
+			 * whichever of the two sizes it copied.
+			 */
+			churn_counts[0]++;
+			churn_pause = 1;
+			while (!churn_paused)
+				;
+			if (used(0) - churn_before != charged()) {
+				fprintf(stderr, "rawalloc: dupchurn: a followed duplicate: the driver holds %llu, %llu charged\n",
+					used(0) - churn_before, charged());
+				exit(1);
+			}
+			CHECK(rmfree(dup_client, 0x2100) == SD_NV_OK);
+			churn_pause = 0;
+			while (churn_paused)
+				;
+		} else if (st == SD_NV_ERR_INSUFFICIENT_PERMISSIONS) {
+			churn_counts[1]++;
+		} else if (st == SD_NV_ERR_OBJECT_NOT_FOUND) {
+			churn_counts[2]++;
+		} else {
+			fprintf(stderr, "rawalloc: dupchurn: status 0x%x\n", st);
 			exit(1);
 		}
 	}
@@ -528,36 +614,48 @@ static void *duplicator(void *arg)
 }
 
 /*
- * duprace N: one thread makes and frees 2 MiB at handle 0x2000 without pause while
- * another duplicates that handle N times. A duplicate asked for while the handle is
- * free, whose source the driver finds made when it runs, is one that cgpu_km's look
- * before the call could not refuse: its answer must still be a refusal, and nothing
- * may stay held.
+ * dupchurn N MEMINFO: one thread makes and frees 2 or 4 MiB by turns at handle 0x2000
+ * without pause while another duplicates it N times; at each duplicate followed the
+ * first thread is stopped and the container's charge (MEMINFO, its cgpu_km meminfo)
+ * must be what the driver holds, then the duplicate is freed. Then one more duplicate
+ * is kept and the original freed (the driver holds 2 MiB for the duplicate). Any answer
+ * but followed (0), refused (0x1b) or a missing source (0x57) ends it with exit 1.
  */
-static void duprace(long n)
+static void dupchurn(long n, const char *meminfo)
 {
 	struct sd_memory_alloc m;
-	unsigned long long before;
 	unsigned int h, made = 0;
 	pthread_t t;
 
 	start();
 	open_gpu(0);
 	dup_client = client_on_gpu(0);
-	before = used(0);
+	churn_meminfo = meminfo;
+	churn_before = used(0);
 	pin(0);
-	CHECK(pthread_create(&t, NULL, duplicator, (void *)n) == 0);
+	CHECK(pthread_create(&t, NULL, dup_churner, (void *)n) == 0);
 	while (!race_done) {
-		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = 2 * MiB };
+		if (churn_pause) {
+			churn_paused = 1;
+			while (churn_pause)
+				;
+			churn_paused = 0;
+		}
+		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = (2 + made % 2 * 2) * MiB };
 		h = 0x2000;
 		CHECK(alloc(made % 4, dup_client, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
 		made++;
 		CHECK(rmfree(dup_client, h) == SD_NV_OK);
 	}
 	CHECK(pthread_join(t, NULL) == 0);
-	CHECK(used(0) == before);
-	printf("duprace: %ld duplicates asked for, %u refused, %u found no source, %u made and freed\n",
-	       n, dup_counts[0], dup_counts[1], made);
+	CHECK(used(0) == churn_before);
+	m = (struct sd_memory_alloc){ .owner = 0x1234, .size = 2 * MiB };
+	h = 0x2000;
+	CHECK(alloc(0, dup_client, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	CHECK(dup_on(ctl, dup_client, 0x1000, 0x2100, dup_client, 0x2000) == SD_NV_OK);
+	CHECK(rmfree(dup_client, 0x2000) == SD_NV_OK);
+	printf("dupchurn: %ld duplicates asked for, %u followed, %u refused, %u found no source, %u made and freed; one kept, driver holds %llu MiB\n",
+	       n, churn_counts[0], churn_counts[1], churn_counts[2], made, (used(0) - churn_before) / MiB);
 	held_until_killed();
 }
 
@@ -772,8 +870,10 @@ int main(int argc, char **argv)
 		loop(strtoull(argv[2], NULL, 10), argc == 4 ? atoi(argv[3]) : 0);
 	else if (argc == 5 && !strcmp(argv[1], "race"))
 		race(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), atoi(argv[4]));
-	else if (argc == 3 && !strcmp(argv[1], "duprace"))
-		duprace(atol(argv[2]));
+	else if (argc == 2 && !strcmp(argv[1], "dupfollow"))
+		dupfollow();
+	else if (argc == 4 && !strcmp(argv[1], "dupchurn"))
+		dupchurn(atol(argv[2]), argv[3]);
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
 		uncharged();
 	else if (argc == 2 && !strcmp(argv[1], "uvm"))
@@ -783,7 +883,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc duprace N | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;
