@@ -105,12 +105,16 @@ struct nvh_file {
 	const void *key;		/* the file's private data, rm_ioctl's nvfp: identity only */
 	u64 id;				/* unique while cgpu_km is loaded (a key can come again) */
 	/*
-	 * Recorded at the file's open, so every free on it has passed a wrapper: only then
-	 * can its memory be the source of a followed duplicate (nvh_dup_own).
+	 * Recorded at the file's open, so every call that changed a handle on it passed a
+	 * wrapper: only then can its memory be the source of a followed duplicate.
 	 */
 	bool from_open;
-	/* RM_FREEs started on the file, and those of them not yet done (nvh_rm_free). */
-	atomic_t frees_started, frees_busy;
+	/*
+	 * The calls on the file that may change what a handle of its clients names (frees,
+	 * and allocations and duplicates of the classes read here, with cgpu_km's own frees
+	 * inside them), started and not yet done: nvh_op_begin.
+	 */
+	atomic_t ops_started, ops_busy;
 	struct cgpu_attachment *att;	/* the container's ledgers, one per GPU (its files count) */
 	struct mutex lock;		/* objs, nobjs */
 	DECLARE_HASHTABLE(objs, 6);
@@ -192,6 +196,17 @@ static struct nvh_obj *nvh_obj_find(struct nvh_file *rec, u32 client, u32 handle
 		if (o->client == client && o->handle == handle)
 			return o;
 	return NULL;
+}
+
+/* How many lines rec has under (client, handle): more than one after a race (nvh_record). */
+static unsigned int nvh_lines(struct nvh_file *rec, u32 client, u32 handle)
+{
+	struct nvh_obj *o;
+	unsigned int n = 0;
+
+	hash_for_each_possible(rec->objs, o, node, nvh_key(client, handle))
+		n += o->client == client && o->handle == handle;
+	return n;
 }
 
 /*
@@ -412,6 +427,25 @@ static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
 	return nvh_file_get(f, refuse, false);
 }
 
+/*
+ * A call on rec's file that may change what a handle names, counted from before the
+ * driver runs until its lines are recorded or dropped: a duplicate racing it is not
+ * followed (nvh_dup_own). Every such call a caller in a container makes passes a
+ * wrapper; the host's calls on a container's descriptor are not counted.
+ */
+static void nvh_op_begin(struct nvh_file *rec)
+{
+	atomic_inc(&rec->ops_started);
+	atomic_inc(&rec->ops_busy);
+	smp_mb__after_atomic();
+}
+
+static void nvh_op_end(struct nvh_file *rec)
+{
+	smp_mb__before_atomic();
+	atomic_dec(&rec->ops_busy);
+}
+
 /* ---- the driver's kernel client (nvidia_get_rm_ops) ---- */
 
 /*
@@ -548,9 +582,9 @@ static void nvh_give_place(struct nvh_file *rec)
  * Records o (its place taken) under its handle. rec->lock held. Another line under the
  * same handle stays: another thread freed an object between the driver's answer and its
  * record, and an allocation reused the handle; which of the two records came last says
- * nothing of which object the driver still holds, so both stay charged until frees of
- * the handle or the file's release (too much, never too little). A free drops the
- * newest line first.
+ * nothing of which object the driver still holds, so both stay charged until the
+ * client is freed or the file released (too much, never too little): a free of the
+ * handle drops neither (the newest could be the live one, and the larger).
  */
 static void nvh_record(struct nvh_file *rec, struct nvh_obj *o)
 {
@@ -737,6 +771,7 @@ static u32 nvh_rm_alloc(const struct nvh_call *c)
 	struct nva_nvos21 *p = c->data;
 	struct nvh_file *rec;
 	bool refuse;
+	u32 st;
 
 	if (nvh_class_refused(p->hClass) && nvh_caller_contained())
 		return nvh_refuse(nvh_alloc_status(c), NVA_ERR_NOT_SUPPORTED,
@@ -746,9 +781,11 @@ static u32 nvh_rm_alloc(const struct nvh_call *c)
 	rec = nvh_file_for_caller(c->nvfp, &refuse);
 	if (!rec)
 		return refuse ? nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY) : nvh_orig(c);
-	if (p->hClass == NVA_NV01_MEMORY_LOCAL_USER)
-		return nvh_alloc_memory(c, rec);
-	return nvh_alloc_parent(c, rec);
+	nvh_op_begin(rec);
+	st = p->hClass == NVA_NV01_MEMORY_LOCAL_USER ? nvh_alloc_memory(c, rec) :
+		nvh_alloc_parent(c, rec);
+	nvh_op_end(rec);
+	return st;
 }
 
 static u32 nvh_rm_free_tracked(const struct nvh_call *c, struct nvh_file *rec)
@@ -767,20 +804,14 @@ static u32 nvh_rm_free_tracked(const struct nvh_call *c, struct nvh_file *rec)
 		hash_for_each_safe(rec->objs, bkt, tmp, o, node)
 			if (o->client == p->hRoot)
 				nvh_obj_drop(rec, o);
-	} else {
-		o = nvh_obj_find(rec, p->hRoot, p->hObjectOld);
-		if (o)
-			nvh_drop_tree(rec, o);
+	} else if (nvh_lines(rec, p->hRoot, p->hObjectOld) == 1) {
+		nvh_drop_tree(rec, nvh_obj_find(rec, p->hRoot, p->hObjectOld));
 	}
 	mutex_unlock(&rec->lock);
 	return st;
 }
 
-/*
- * NV_ESC_RM_FREE: the charge goes back once the driver says it freed. The free is
- * counted on the file from before the driver runs until its lines are dropped, so that
- * a duplicate of the file's memory racing it is not followed (nvh_dup_own).
- */
+/* NV_ESC_RM_FREE: the charge goes back once the driver says it freed. */
 static u32 nvh_rm_free(const struct nvh_call *c)
 {
 	struct nvh_file *rec = nvh_file_of_call(c->nvfp);
@@ -788,12 +819,9 @@ static u32 nvh_rm_free(const struct nvh_call *c)
 
 	if (!rec)
 		return nvh_orig(c);
-	atomic_inc(&rec->frees_started);
-	atomic_inc(&rec->frees_busy);
-	smp_mb__after_atomic();
+	nvh_op_begin(rec);
 	st = nvh_rm_free_tracked(c, rec);
-	smp_mb__before_atomic();
-	atomic_dec(&rec->frees_busy);
+	nvh_op_end(rec);
 	return st;
 }
 
@@ -804,33 +832,28 @@ static u32 nvh_rm_free(const struct nvh_call *c)
 struct nvh_src {
 	const void *key;
 	u64 file_id, line_id;
-	int frees;		/* the file's frees_started then */
+	int ops;		/* the file's ops_started then */
 };
 
 /*
  * The one memory line of the caller's container under (client, handle), in a file
- * recorded at its open with no free in flight, its file's rec->lock taken; NULL if none
- * or not steady. files_lock held.
+ * recorded at its open, its file's rec->lock taken; NULL if none. files_lock held.
  */
 static struct nvh_obj *nvh_src_find(u32 client, u32 handle)
 {
-	struct nvh_obj *o, *found;
 	struct nvh_file *rec;
-	int bkt, n;
+	struct nvh_obj *o;
+	unsigned int n;
+	int bkt;
 
 	hash_for_each(nvh.files, bkt, rec, node) {
 		if (!rec->from_open || !nvh_owns(rec))
 			continue;
-		found = NULL;
-		n = 0;
 		mutex_lock(&rec->lock);
-		hash_for_each_possible(rec->objs, o, node, nvh_key(client, handle))
-			if (o->client == client && o->handle == handle) {
-				found = o;
-				n++;
-			}
-		if (n == 1 && found->kind == NVH_MEMORY && !atomic_read(&rec->frees_busy))
-			return found;
+		n = nvh_lines(rec, client, handle);
+		o = nvh_obj_find(rec, client, handle);
+		if (n == 1 && o->kind == NVH_MEMORY)
+			return o;
 		mutex_unlock(&rec->lock);
 		/* A client is one file's: no other file has lines under it. */
 		if (n)
@@ -846,10 +869,11 @@ static struct nvh_obj *nvh_src_find(u32 client, u32 handle)
  * cannot give the charge back meanwhile), and is recorded if the driver copied that very
  * memory. The source is named by a handle, which another thread can free, and use again
  * for new memory, between this look and the driver's copy; no control of RM says which
- * memory an object is, so the copy is taken to be of the line seen only if no free of
- * the source's file started since, or was running then (every free on a file recorded
- * at its open passes nvh_rm_free). Otherwise the duplicate is freed and refused, as one
- * of memory that is not the container's is.
+ * memory an object is, so the copy is taken to be of the line seen only if the line
+ * was alone under its handle and no call that may change a handle of the source's file
+ * was running at the look or started since (nvh_op_begin: every such call of a caller
+ * in a container on a file recorded at its open counts). Otherwise the duplicate is
+ * freed and refused, as one of memory that is not the container's is.
  */
 static u32 nvh_dup_own(const struct nvh_call *c)
 {
@@ -857,10 +881,10 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 	struct nvh_mem *m = NULL;
 	struct nvh_obj *o, *src;
 	struct nvh_src seen = {};
-	struct cgpu_slot *slot;
+	struct cgpu_slot *mine;
 	struct nvh_file *rec;
-	bool refuse, certain;
-	u32 st;
+	bool refuse, certain, same = false, made;
+	u32 st, freed;
 
 	rec = nvh_file_for_caller(c->nvfp, &refuse);
 	if (!rec)
@@ -880,9 +904,12 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 	mutex_lock(&nvh.files_lock);
 	src = nvh_src_find(p->hClientSrc, p->hObjectSrc);
 	if (src) {
-		slot = src->mem ? src->mem->slot : src->slot;
-		if (cgpu_slot_of(rec->att, src->gpu) == NULL ||
-		    cgpu_slot_of(rec->att, src->gpu)->inst != slot->inst) {
+		/* Its instance, through its own file's slot: the memory's payer may be closing. */
+		mine = cgpu_slot_of(rec->att, src->gpu);
+		seen.ops = atomic_read(&src->rec->ops_started);
+		smp_rmb();
+		if (!mine || mine->inst != cgpu_slot_of(src->rec->att, src->gpu)->inst ||
+		    atomic_read(&src->rec->ops_busy)) {
 			mutex_unlock(&src->rec->lock);
 			src = NULL;
 		}
@@ -890,8 +917,10 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 	if (src) {
 		if (!src->id)
 			src->id = atomic64_inc_return(&nvh.ids);
-		seen = (struct nvh_src){ src->rec->key, src->rec->id, src->id,
-					 atomic_read(&src->rec->frees_started) };
+		seen.key = src->rec->key;
+		seen.file_id = src->rec->id;
+		seen.line_id = src->id;
+		same = src->rec == rec;
 		mutex_lock(&nvh.mem_lock);
 		if (!src->mem) {
 			/* Its first duplicate: the charge moves from the line to a shared record. */
@@ -916,45 +945,57 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 		nvh_give_place(rec);
 		cgpu_free(o);
 		return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
-				  "duplicating video memory not its container's own, or being freed, object",
+				  "duplicating video memory not its container's own, or being changed, object",
 				  p->hObjectSrc);
 	}
 
+	/* The duplicate makes a handle in the caller's file: a change there too. */
+	nvh_op_begin(rec);
 	st = nvh_orig(c);
 
+	made = st == NVA_NV_OK && p->status == NVA_NV_OK;
 	certain = false;
-	if (st == NVA_NV_OK && p->status == NVA_NV_OK) {
+	if (made) {
 		mutex_lock(&nvh.files_lock);
 		smp_mb();
 		src = nvh_src_find(p->hClientSrc, p->hObjectSrc);
 		if (src) {
 			certain = src->rec->key == seen.key && src->rec->id == seen.file_id &&
 				  src->id == seen.line_id &&
-				  atomic_read(&src->rec->frees_started) == seen.frees;
+				  atomic_read(&src->rec->ops_started) == seen.ops + same &&
+				  atomic_read(&src->rec->ops_busy) == same;
 			mutex_unlock(&src->rec->lock);
 		}
 		mutex_unlock(&nvh.files_lock);
 	}
-	if (certain) {
+	/*
+	 * Not certain: freed before its line goes, so the memory is never held uncharged;
+	 * one the driver would not free stays a line of the memory seen (too much, if any).
+	 */
+	freed = made && !certain ? nvh_rm_free_obj(c->sp, p->hClient, p->hParent, p->hObject) :
+		NVA_NV_OK;
+	if (certain || freed != NVA_NV_OK) {
 		o->client = p->hClient;
 		o->handle = p->hObject;
 		o->parent = p->hParent;
 		mutex_lock(&rec->lock);
 		nvh_record(rec, o);
 		mutex_unlock(&rec->lock);
-		atomic64_inc(&nvh.followed);
-		return st;
+	} else {
+		nvh_mem_unlink(o, false);
+		nvh_give_place(rec);
+		cgpu_free(o);
 	}
-	nvh_mem_unlink(o, false);
-	nvh_give_place(rec);
-	cgpu_free(o);
-	if (st != NVA_NV_OK || p->status != NVA_NV_OK)
+	nvh_op_end(rec);
+	if (certain)
+		atomic64_inc(&nvh.followed);
+	if (certain || !made)
 		return st;
-	st = nvh_rm_free_obj(c->sp, p->hClient, p->hParent, p->hObject);
 	atomic64_inc(&nvh.taken_back);
 	return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
-			  st == NVA_NV_OK ? "duplicate made while its source was being freed: freed, object" :
-			  "duplicate made while its source was being freed (the driver would not free it), object",
+			  freed == NVA_NV_OK ?
+			  "duplicate made while its source could change: freed, object" :
+			  "duplicate made while its source could change (the driver would not free it: kept charged), object",
 			  p->hObject);
 }
 
@@ -973,6 +1014,7 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 static u32 nvh_rm_dup(const struct nvh_call *c)
 {
 	struct nva_nvos55 *p = c->data;
+	struct nvh_file *rec;
 	bool vidmem;
 	u64 bytes;
 	u32 st;
@@ -981,16 +1023,22 @@ static u32 nvh_rm_dup(const struct nvh_call *c)
 		return nvh_orig(c);
 	if (!nvh_rm_surface(c->sp, p->hClientSrc, p->hObjectSrc, &bytes, &vidmem) && vidmem)
 		return nvh_dup_own(c);
+	rec = nvh_file_of_call(c->nvfp);
+	if (rec)
+		nvh_op_begin(rec);
 	st = nvh_orig(c);
-	if (st != NVA_NV_OK || p->status != NVA_NV_OK ||
-	    nvh_rm_surface(c->sp, p->hClient, p->hObject, &bytes, &vidmem) || !vidmem)
-		return st;
-	st = nvh_rm_free_obj(c->sp, p->hClient, p->hParent, p->hObject);
-	atomic64_inc(&nvh.taken_back);
-	return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
-			  st == NVA_NV_OK ? "duplicate of video memory freed, object" :
-			  "duplicate of video memory (the driver would not free it), object",
-			  p->hObject);
+	if (st == NVA_NV_OK && p->status == NVA_NV_OK &&
+	    !nvh_rm_surface(c->sp, p->hClient, p->hObject, &bytes, &vidmem) && vidmem) {
+		st = nvh_rm_free_obj(c->sp, p->hClient, p->hParent, p->hObject);
+		atomic64_inc(&nvh.taken_back);
+		st = nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
+				st == NVA_NV_OK ? "duplicate of video memory freed, object" :
+				"duplicate of video memory (the driver would not free it), object",
+				p->hObject);
+	}
+	if (rec)
+		nvh_op_end(rec);
+	return st;
 }
 
 static bool nvh_vid_heap_passes(u32 function)
@@ -1019,11 +1067,24 @@ static bool nvh_vid_heap_passes(u32 function)
 static u32 nvh_vid_heap(const struct nvh_call *c)
 {
 	struct nva_nvos32_head *p = c->data;
+	struct nvh_file *rec;
+	u32 st;
 
-	if (nvh_vid_heap_passes(p->function) || !nvh_caller_contained())
+	if (!nvh_vid_heap_passes(p->function)) {
+		if (!nvh_caller_contained())
+			return nvh_orig(c);
+		return nvh_refuse(&p->status, NVA_ERR_NOT_SUPPORTED,
+				  "RM_VID_HEAP_CONTROL (it allocates outside RM_ALLOC), function",
+				  p->function);
+	}
+	/* FREE and HW_FREE free by handle: counted as RM_FREE is. */
+	rec = nvh_file_of_call(c->nvfp);
+	if (!rec)
 		return nvh_orig(c);
-	return nvh_refuse(&p->status, NVA_ERR_NOT_SUPPORTED,
-			  "RM_VID_HEAP_CONTROL (it allocates outside RM_ALLOC), function", p->function);
+	nvh_op_begin(rec);
+	st = nvh_orig(c);
+	nvh_op_end(rec);
+	return st;
 }
 
 /*
