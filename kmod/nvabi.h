@@ -18,9 +18,21 @@
 #define NVA_ESC_RM_ALLOC	0x2B
 #define NVA_ESC_RM_DUP_OBJECT	0x34
 #define NVA_ESC_RM_VID_HEAP_CONTROL 0x4A
+#define NVA_ESC_REGISTER_FD	201
 #define NVA_ESC_IOCTL_XFER_CMD	211
 /* /dev/nvidiactl's minor: the node RM's escapes go to. */
 #define NVA_CTL_MINOR		255
+
+/*
+ * The head of nv_state_t (nv.h), which rm_ioctl's nv points to: its flags tell the
+ * control device from a GPU (simdrv/conformance/run.sh checks the head in both releases).
+ */
+struct nva_nv_state_head {
+	void *priv;
+	void *os_state;
+	int flags;
+};
+#define NVA_NV_FLAG_CONTROL	0x0004
 
 #define NVA_NV01_MEMORY_SYSTEM	0x3e
 #define NVA_NV01_MEMORY_LOCAL_USER 0x40
@@ -110,6 +122,9 @@ struct nva_nvos05 {
  */
 #define NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD	0x3d06
 #define NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD	0x3d0c
+/* ... and exports to one: RM keeps the object in its export client until the fd closes. */
+#define NVA_NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECT_TO_FD		0x3d05
+#define NVA_NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD	0x3d0b
 
 /* NVOS55_PARAMETERS: NV_ESC_RM_DUP_OBJECT */
 struct nva_nvos55 {

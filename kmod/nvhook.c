@@ -1119,20 +1119,43 @@ static u32 nvh_alloc_object(const struct nvh_call *c)
 }
 
 /*
- * RM_CONTROL importing objects from a file descriptor into the caller's client: a
- * duplicate by another door, whose object only the caller's memory names (RM reads
- * the control's parameters from it after us). In a container it is refused as a
- * duplicate of charged memory is: the import would keep the memory past the
- * exporter's free, and its charge.
+ * RM_CONTROL importing objects from a file descriptor into the caller's client, or
+ * exporting them to one. An import is a duplicate by another door, whose object only
+ * the caller's memory names (RM reads the control's parameters from it after us); an
+ * export duplicates the object into RM's own export client, where it lives until the
+ * descriptor is closed, past every handle of the container's and so past its charge
+ * (found in review). In a container both are refused as a duplicate of memory that is
+ * not followed is.
  */
-static u32 nvh_import(const struct nvh_call *c)
+static u32 nvh_fd_share(const struct nvh_call *c)
 {
 	struct nva_nvos54 *p = c->data;
 
 	if (!nvh_caller_contained())
 		return nvh_orig(c);
 	return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
-			  "an import of objects from a file descriptor, control", p->cmd);
+			  "an import or export of objects through a file descriptor, control",
+			  p->cmd);
+}
+
+/*
+ * NV_ESC_REGISTER_FD: from then on RM takes every call on this file as one on the
+ * control file named (escape.c: clientOSInfo), so the clients made through it are that
+ * file's and outlive this one; cgpu_km keeps charges by the file a call came on and
+ * would give them back at this file's close while the driver still held the memory
+ * (found in review). libcuda registers GPU nodes' files, which cannot allocate (RM's
+ * escapes that do are the control device's only). A control file's registration is
+ * refused in a container (the driver's -EINVAL); a GPU's goes to the driver.
+ */
+static u32 nvh_register_fd(const struct nvh_call *c)
+{
+	const struct nva_nv_state_head *nv = c->nv;
+
+	if (!nv || !(READ_ONCE(nv->flags) & NVA_NV_FLAG_CONTROL) || !nvh_caller_contained())
+		return nvh_orig(c);
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: registering a control file to another refused in a container\n",
+			    task_tgid_nr(current));
+	return NVA_ERR_INSUFFICIENT_PERMISSIONS;
 }
 
 /* One RM escape, its block the driver's kernel copy; a block of another size is RM's to refuse. */
@@ -1163,10 +1186,12 @@ static u32 nvh_rm_ioctl_body(const struct nvh_call *c)
 		if (c->size == sizeof(struct nva_nvos05))
 			return nvh_alloc_object(c);
 		break;
+	case NVA_ESC_REGISTER_FD:
+		return nvh_register_fd(c);
 	case NVA_ESC_RM_CONTROL:
-		/* Only imports are redirected here (nvh_ftrace). */
+		/* Only imports and exports are redirected here (nvh_ftrace). */
 		if (c->size == sizeof(struct nva_nvos54))
-			return nvh_import(c);
+			return nvh_fd_share(c);
 		break;
 	}
 	return nvh_orig(c);
@@ -1277,10 +1302,10 @@ static __always_inline bool nvh_tracked(const void *key)
  * the escape number (XFER already unwrapped) and its data the driver's kernel copy of
  * size bytes, so a class or a control's number is a plain load. Redirected: RM_ALLOC
  * of the classes that place or take video memory, RM_FREE on a file with charges,
- * RM_DUP_OBJECT, RM_VID_HEAP_CONTROL, RM_ALLOC_MEMORY, RM_ALLOC_OBJECT, and of
- * RM_CONTROL the imports from a file descriptor, all but the frees only for a caller
- * who may be in a container (cgpu_maybe_contained: the host's and unlimited
- * containers' would pass the wrapper untouched). Every other call (most of what libcuda
+ * RM_DUP_OBJECT, RM_VID_HEAP_CONTROL, RM_ALLOC_MEMORY, RM_ALLOC_OBJECT, REGISTER_FD,
+ * and of RM_CONTROL the imports from and exports to a file descriptor, all but the
+ * frees only for a caller who may be in a container (cgpu_maybe_contained: the host's
+ * and unlimited containers' would pass the wrapper untouched). Every other call (most of what libcuda
  * issues: controls, and allocations of channels, contexts, events, address spaces)
  * goes to the driver at once: redirecting it would cost the wrapper and a second pass
  * through ftrace to call the original, for nothing (docs/kmod.md, "Cost").
@@ -1303,13 +1328,16 @@ static __always_inline bool nvh_reads(unsigned long cmd, const void *nvfp, const
 	case NVA_ESC_RM_VID_HEAP_CONTROL:
 	case NVA_ESC_RM_ALLOC_MEMORY:
 	case NVA_ESC_RM_ALLOC_OBJECT:
+	case NVA_ESC_REGISTER_FD:
 		return cgpu_maybe_contained();
 	case NVA_ESC_RM_CONTROL:
 		if (size != sizeof(struct nva_nvos54) || !data)
 			return false;
 		v = ((const struct nva_nvos54 *)data)->cmd;
 		return (v == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD ||
-			v == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD) &&
+			v == NVA_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD ||
+			v == NVA_NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECT_TO_FD ||
+			v == NVA_NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD) &&
 		       cgpu_maybe_contained();
 	}
 	return false;

@@ -9,6 +9,7 @@
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/fdtable.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -81,6 +82,28 @@ static int env_gpu_open(void *ctx, sd_u32 gpu)
 	return iterate_fd(current->files, 0, match_gpu_file, (void *)(unsigned long)gpu) != 0;
 }
 
+/* NV_ESC_REGISTER_FD's target: one of our control files, held by a reference. */
+static struct sd_file *env_ctl_get(void *ctx, int fd, void **ref)
+{
+	struct file *filp = fget(fd);
+	struct sd_file *f;
+
+	if (!filp)
+		return NULL;
+	f = filp->private_data;
+	if ((filp->f_op != &fops_535 && filp->f_op != &fops_545) || !f || f->minor != SD_CTL_MINOR) {
+		fput(filp);
+		return NULL;
+	}
+	*ref = filp;
+	return f;
+}
+
+static void env_ctl_put(void *ctx, void *ref)
+{
+	fput(ref);
+}
+
 /* The thread group in the initial pid namespace: the node's procfs is the host's. */
 static sd_u32 env_caller(void *ctx)
 {
@@ -103,6 +126,8 @@ static const struct sd_env env = {
 	.copy_in = env_copy_in,
 	.copy_out = env_copy_out,
 	.gpu_open = env_gpu_open,
+	.ctl_get = env_ctl_get,
+	.ctl_put = env_ctl_put,
 	.caller = env_caller,
 	.lock = env_lock,
 	.unlock = env_unlock,
@@ -120,9 +145,15 @@ noinline u32 rm_ioctl(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 s
 	return sd_rm_ioctl(nvfp, &env, cmd, data, size) == SD_OK ? SD_NV_OK : SD_NV_ERR_INVALID_ARGUMENT;
 }
 
+/* What rm_ioctl's nv points to: the control device's state, or a GPU's (nv.h's head). */
+static struct sd_nv_state_head nv_ctl_state = { .flags = SD_NV_FLAG_CONTROL };
+static struct sd_nv_state_head nv_gpu_state;
+
 static enum sd_rc env_rm_ioctl(void *ctx, struct sd_file *f, sd_u32 nr, void *arg, sd_u32 size)
 {
-	return rm_ioctl(NULL, NULL, f, nr, arg, size) == SD_NV_OK ? SD_OK : SD_RC_INVAL;
+	void *nv = f->minor == SD_CTL_MINOR ? &nv_ctl_state : &nv_gpu_state;
+
+	return rm_ioctl(NULL, nv, f, nr, arg, size) == SD_NV_OK ? SD_OK : SD_RC_INVAL;
 }
 
 /*
@@ -234,6 +265,9 @@ static int simdrv_release(struct inode *inode, struct file *filp)
 	mutex_lock(&node_lock);
 	sd_file_release(f);
 	mutex_unlock(&node_lock);
+	/* Outside the lock: the control file may be released with it. */
+	if (f->ctl_ref)
+		fput(f->ctl_ref);
 	kfree(f);
 	return 0;
 }

@@ -33,6 +33,7 @@ for ver in 535.261.03 550.163.01; do
 		echo "#define NVREF_MAJOR $(define_of NV_MAJOR_DEVICE_NUMBER)"
 		echo "#define NVREF_CTL_MINOR $(define_of NV_CONTROL_DEVICE_MINOR NV_MINOR_DEVICE_NUMBER_CONTROL_DEVICE)"
 		echo "#define NVREF_MAX_IOCTL_SIZE $(define_of NV_ABSOLUTE_MAX_IOCTL_SIZE)"
+		echo "#define NVREF_FLAG_CONTROL $(define_of NV_FLAG_CONTROL)"
 	} >"$out/nvref.h"
 	flags=(-std=gnu11 -Wall -Werror -fsyntax-only -DSD_REF_MAJOR="$major" -I"$out" -Ilib -Iconformance/kshim)
 	if [ "$kind" = source ]; then
@@ -80,6 +81,18 @@ for ver in 535.261.03 550.163.01; do
 			fail=1
 		fi
 	done
+
+	# rm_ioctl's nv points to an nv_state_t whose first members are priv, os_state and
+	# flags (kmod/nvabi.h's nva_nv_state_head, lib/abi.h's sd_nv_state_head): cgpu_km
+	# reads flags to tell the control device's calls (NV_ESC_REGISTER_FD).
+	if [ "$(awk '/^typedef struct nv_state_t/ {on = 1; next} on && /^[{]/ {next}
+		on && NF && !/^ *[/][*]/ {gsub(/[[:space:]]+/, " "); sub(/ *[/][*].*/, ""); print; if (++n == 3) exit}' "$inc"/nv.h)" = \
+		"$(printf ' void *priv;\n void *os_state;\n int flags;')" ]; then
+		echo "conformance $ver: nv_state_t starts priv, os_state, flags"
+	else
+		echo "conformance $ver: nv_state_t's head differs from nva_nv_state_head" >&2
+		fail=1
+	fi
 
 	# cgpu_km's hook on RM's entry (kmod/nvhook.c) rests on three facts of kernel-open:
 	# nvidia_ioctl hands rm_ioctl its kernel copy of the block, rm_ioctl's arguments are

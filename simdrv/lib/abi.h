@@ -22,6 +22,7 @@
 #define SD_ESC_RM_DUP_OBJECT	0x34
 #define SD_ESC_RM_VID_HEAP_CONTROL 0x4A	/* not served either */
 #define SD_ESC_CARD_INFO	200
+#define SD_ESC_REGISTER_FD	201
 #define SD_ESC_CHECK_VERSION_STR 210
 #define SD_ESC_IOCTL_XFER_CMD	211
 #define SD_ESC_ATTACH_GPUS_TO_FD 212
@@ -115,6 +116,22 @@ struct sd_nvos02_with_fd {
 	sd_u32 pad;
 };
 
+/* nv_ioctl_register_fd_t (NV_ESC_REGISTER_FD): the control file this file acts as */
+struct sd_register_fd {
+	sd_s32 ctl_fd;
+};
+
+/*
+ * nv_state_t's head (nv.h), as rm_ioctl's nv argument points to it: flags tell the
+ * control device (NV_FLAG_CONTROL) from a GPU's.
+ */
+struct sd_nv_state_head {
+	void *priv;
+	void *os_state;
+	int flags;
+};
+#define SD_NV_FLAG_CONTROL	0x0004
+
 /* NVOS05_PARAMETERS (NV_ESC_RM_ALLOC_OBJECT) */
 struct sd_nvos05 {
 	sd_u32 hRoot;
@@ -127,6 +144,8 @@ struct sd_nvos05 {
 /* A client's import of objects from a file descriptor (ctrl0000unix.h) */
 #define SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD	0x3d06
 #define SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD	0x3d0c
+#define SD_NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECT_TO_FD		0x3d05
+#define SD_NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD		0x3d0b
 
 /* NVOS55_PARAMETERS: NV_ESC_RM_DUP_OBJECT */
 struct sd_nvos55 {

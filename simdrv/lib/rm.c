@@ -82,6 +82,12 @@ void sd_file_init(struct sd_file *f, struct sd_node *n, sd_u32 minor)
 	f->minor = minor;
 }
 
+/* Who f is in RM: the control file it registered to (NV_ESC_REGISTER_FD), else itself. */
+static const struct sd_file *rm_identity(const struct sd_file *f)
+{
+	return f->ctl ? f->ctl : f;
+}
+
 static struct sd_client *find_client(const struct sd_node *n, sd_u32 h)
 {
 	struct sd_client *c;
@@ -329,7 +335,7 @@ static sd_u32 alloc_client(struct sd_file *f, sd_u32 pid, sd_u32 *hnew)
 		return SD_NV_ERR_NO_MEMORY;
 	c->handle = h;
 	c->pid = pid;
-	c->file = f;
+	c->file = rm_identity(f);
 	c->next = n->clients;
 	n->clients = c;
 	*hnew = h;
@@ -359,7 +365,7 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 	sd_u32 h = r->hNew, gpu, st;
 
 	/* Another file's client is as unknown as a missing one. */
-	if (!c || c->file != f)
+	if (!c || c->file != rm_identity(f))
 		return SD_NV_ERR_INVALID_CLIENT;
 	if (r->hParent != c->handle) {
 		parent = find_obj(c, r->hParent);
@@ -525,7 +531,8 @@ static enum sd_rc rm_free(struct sd_file *f, const struct sd_env *env, void *arg
 		return SD_RC_INVAL;
 	env->lock(env->ctx);
 	c = find_client(n, p->hRoot);
-	p->status = !c || c->file != f ? SD_NV_ERR_INVALID_CLIENT : free_handle(n, c, p->hObjectOld);
+	p->status = !c || c->file != rm_identity(f) ? SD_NV_ERR_INVALID_CLIENT :
+		free_handle(n, c, p->hObjectOld);
 	env->unlock(env->ctx);
 	return SD_OK;
 }
@@ -546,7 +553,7 @@ static sd_u32 dup_object(struct sd_file *f, struct sd_nvos55 *p)
 	struct sd_obj *so, *parent, *o;
 	sd_u32 h = p->hObject, st;
 
-	if (!c || !src || c->file != f)
+	if (!c || !src || c->file != rm_identity(f))
 		return SD_NV_ERR_INVALID_CLIENT;
 	so = find_obj(src, p->hObjectSrc);
 	if (!so && p->hObjectSrc != src->handle)
@@ -675,6 +682,37 @@ static enum sd_rc attach_gpus(struct sd_file *f, const struct sd_env *env, void 
 	return rc;
 }
 
+/*
+ * NV_ESC_REGISTER_FD (escape.c): from now on RM takes calls on f as calls on control
+ * file ctl_fd (its clients are that file's, and go with that file's release, which the
+ * reference taken here holds off). On any node; the target must be a control file,
+ * not f, not itself registered; f registers once. Any failure is the escape's error.
+ */
+static enum sd_rc rm_register_fd(struct sd_file *f, const struct sd_env *env, void *arg, sd_u32 size)
+{
+	const struct sd_register_fd *p = arg;
+	struct sd_file *t;
+	void *ref = 0;
+	int ok;
+
+	if (size != sizeof(*p))
+		return SD_RC_INVAL;
+	t = env->ctl_get(env->ctx, p->ctl_fd, &ref);
+	if (!t)
+		return SD_RC_INVAL;
+	env->lock(env->ctx);
+	ok = !f->ctl && t != f && !t->ctl;
+	if (ok) {
+		f->ctl = t;
+		f->ctl_ref = ref;
+	}
+	env->unlock(env->ctx);
+	if (ok)
+		return SD_OK;
+	env->ctl_put(env->ctx, ref);
+	return SD_RC_INVAL;
+}
+
 enum sd_rc sd_rm_ioctl(struct sd_file *f, const struct sd_env *env, sd_u32 nr, void *arg, sd_u32 size)
 {
 	switch (nr) {
@@ -684,6 +722,8 @@ enum sd_rc sd_rm_ioctl(struct sd_file *f, const struct sd_env *env, sd_u32 nr, v
 		return rm_free(f, env, arg, size);
 	case SD_ESC_RM_DUP_OBJECT:
 		return rm_dup(f, env, arg, size);
+	case SD_ESC_REGISTER_FD:
+		return rm_register_fd(f, env, arg, size);
 	default:
 		/* What RmIoctl answers an escape it does not know. */
 		return SD_RC_INVAL;

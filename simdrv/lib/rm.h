@@ -41,6 +41,13 @@ struct sd_env {
 	int (*gpu_open)(void *ctx, sd_u32 gpu);
 	/* The calling process's id in the node's own namespace (RM's osGetCurrentProcess). */
 	sd_u32 (*caller)(void *ctx);
+	/*
+	 * The node's control file open as the caller's descriptor fd, a reference taken in
+	 * *ref (the glue lets it go when the registering file is released); NULL if fd is
+	 * none. ctl_put lets go of one not kept.
+	 */
+	struct sd_file *(*ctl_get)(void *ctx, int fd, void **ref);
+	void (*ctl_put)(void *ctx, void *ref);
 	/* The node's one lock; never held across copy_in/copy_out. */
 	void (*lock)(void *ctx);
 	void (*unlock)(void *ctx);
@@ -107,12 +114,21 @@ struct sd_file {
 	sd_u32 minor;		/* SD_CTL_MINOR or a GPU index */
 	sd_u32 *attached;	/* NV_ESC_ATTACH_GPUS_TO_FD */
 	sd_u32 nattached;
+	/*
+	 * NV_ESC_REGISTER_FD: the control file this one acts as in RM (RmIoctl's
+	 * clientOSInfo), and the reference that keeps it open; set once.
+	 */
+	struct sd_file *ctl;
+	void *ctl_ref;
 };
 
 /* ngpus 1..SD_MAX_GPUS, mem_bytes per GPU, version "MAJOR.MINOR[.PATCH]". */
 enum sd_rc sd_node_init(struct sd_node *n, sd_u32 ngpus, sd_u64 mem_bytes, const char *version);
 void sd_file_init(struct sd_file *f, struct sd_node *n, sd_u32 minor);
-/* Frees every client the file made; the caller holds the node's lock. */
+/*
+ * Frees every client the file made; the caller holds the node's lock, and lets go of
+ * f->ctl_ref after dropping it.
+ */
 void sd_file_release(struct sd_file *f);
 /*
  * One ioctl: nr and size from the command, uarg the user's argument. Statuses of RM

@@ -292,23 +292,37 @@ for ver in 535.261.03 550.163.01; do
 	grep -q "dupchurn: 3000 duplicates asked for, [1-9][0-9]* followed" "$W/u1" || fail "dupchurn: none followed: $(cat "$W/u1")"
 	ok "$ver: duplicates racing their source: $(grep ^dupchurn "$W/u1"); $tb freed and refused after the fact (round $round)"
 
+	# NV_ESC_REGISTER_FD: a file registered to a control file acts as it in RM, its
+	# clients that file's (the stand-in as RM: a client made through the second control
+	# file outlives its close). A container's control file may not register: charges
+	# kept by the file a call came on would go back at its close, the memory not. A GPU
+	# node's file, as libcuda registers it, may.
+	start g1 cg register
+	grep -qx "register: gpu node 0, control node errno 22" "$W/g1" || fail "container register: $(cat "$W/g1")"
+	start g2 host register
+	grep -qx "register: gpu node 0, control node 0" "$W/g2" &&
+		grep -qx "register: a client made through it, freed through the other after its close: 0x0" "$W/g2" ||
+		fail "host register: $(cat "$W/g2")"
+	kill_it g1; kill_it g2
+	ok "$ver: a container's control file registered to another refused, a GPU node's file passed; the host's both"
+
 	# What takes video memory outside charged RM allocations: refused in a container with
-	# NV_ERR_NOT_SUPPORTED (0x56) and no call, and imports from a file descriptor with
-	# NV_ERR_INSUFFICIENT_PERMISSIONS (0x1b) as duplicates are; system memory passes. The
+	# NV_ERR_NOT_SUPPORTED (0x56) and no call, and imports from and exports to a file
+	# descriptor with NV_ERR_INSUFFICIENT_PERMISSIONS (0x1b); system memory passes. The
 	# host's calls reach the stand-in, which serves none of them (NV_ERR_INVALID_CLASS
 	# 0x22; EINVAL for the escapes).
 	start u1 cg uncharged
 	grep -qx "class 0x42: 0x56 0x56, class 0xc2: 0x56 0x56, class 0xf8: 0x56 0x56, alloc: status 0x56 status 0x56, info: errno 22 errno 22" "$W/u1" ||
 		fail "container uncharged: $(cat "$W/u1")"
-	grep -qx "alloc memory 0x40: status 0x56, 0x3e: errno 22, alloc object 0x40: status 0x56, import: status 0x1b status 0x1b" "$W/u1" ||
-		fail "container's deprecated calls and imports: $(cat "$W/u1")"
+	grep -qx "alloc memory 0x40: status 0x56, 0x3e: errno 22, alloc object 0x40: status 0x56, import: status 0x1b status 0x1b export: status 0x1b status 0x1b" "$W/u1" ||
+		fail "container's deprecated calls, imports and exports: $(cat "$W/u1")"
 	start u2 host uncharged
 	grep -qx "class 0x42: 0x22 0x22, class 0xc2: 0x22 0x22, class 0xf8: 0x22 0x22, alloc: errno 22 errno 22, info: errno 22 errno 22" "$W/u2" ||
 		fail "host uncharged: $(cat "$W/u2")"
-	grep -qx "alloc memory 0x40: errno 22, 0x3e: errno 22, alloc object 0x40: errno 22, import: errno 22 errno 22" "$W/u2" ||
-		fail "host's deprecated calls and imports: $(cat "$W/u2")"
+	grep -qx "alloc memory 0x40: errno 22, 0x3e: errno 22, alloc object 0x40: errno 22, import: errno 22 errno 22 export: errno 22 errno 22" "$W/u2" ||
+		fail "host's deprecated calls, imports and exports: $(cat "$W/u2")"
 	kill_it u1; kill_it u2
-	ok "$ver: uncharged memory classes, the heap interface's and the deprecated calls' allocations and imports refused in a container, passed on for the host"
+	ok "$ver: uncharged memory classes, the heap interface's and the deprecated calls' allocations, imports and exports refused in a container, passed on for the host"
 
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32

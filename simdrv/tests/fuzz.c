@@ -78,6 +78,25 @@ static sd_u32 names(const struct sd_node *n, const struct sd_mem *m)
 	return k;
 }
 
+/*
+ * Closes f as the kernel would: not while another file's registration holds it (the
+ * caller skips), and with its own registration's reference let go after.
+ */
+static int fuzz_release(struct sd_file *f, struct sd_file files[NFILES])
+{
+	int i;
+
+	for (i = 0; i < NFILES; i++)
+		if (files[i].ctl == f)
+			return 0;
+	sd_file_release(f);
+	if (f->ctl_ref)
+		h_ctl_put(0, f->ctl_ref);
+	f->ctl = 0;
+	f->ctl_ref = 0;
+	return 1;
+}
+
 static void check_tree(const struct sd_node *n, struct sd_file files[NFILES])
 {
 	const struct sd_client *c;
@@ -165,13 +184,18 @@ static void one_call(struct sd_file *f, struct input *in)
 		memcpy(block, &fr, sizeof(fr));
 		break;
 	case 5: /* the small escapes, with whatever bytes follow */
-		k = byte(in) % 3;
-		nr = k == 0 ? SD_ESC_CHECK_VERSION_STR : k == 1 ? SD_ESC_CARD_INFO : SD_ESC_ATTACH_GPUS_TO_FD;
+		k = byte(in) % 4;
+		nr = k == 0 ? SD_ESC_CHECK_VERSION_STR : k == 1 ? SD_ESC_CARD_INFO :
+			k == 2 ? SD_ESC_ATTACH_GPUS_TO_FD : SD_ESC_REGISTER_FD;
 		size = byte(in) | (sd_u32)(byte(in) % 2) << 8;
 		for (k = 0; k < size; k++)
 			block[k] = byte(in);
 		if (nr == SD_ESC_ATTACH_GPUS_TO_FD && size >= 4 && byte(in) % 2)
 			*(sd_u32 *)block = sd_gpu_id(byte(in) % 6);
+		if (nr == SD_ESC_REGISTER_FD && byte(in) % 2) {
+			size = sizeof(struct sd_register_fd);
+			*(sd_s32 *)block = byte(in) % (NFILES + 1);
+		}
 		break;
 	default: /* anything */
 		nr = byte(in);
@@ -228,11 +252,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	struct input in = { data, len };
 	struct sd_node node;
 	struct sd_file files[NFILES];
-	int i, steps = 0;
+	int i, k, steps = 0, done[NFILES];
 
 	REQUIRE(sd_node_init(&node, 2, 64ULL << 20, byte(&in) % 2 ? "535.261.03" : "550.163.01") == SD_OK);
-	for (i = 0; i < NFILES; i++)
+	for (i = 0; i < NFILES; i++) {
 		sd_file_init(&files[i], &node, minors[i]);
+		fd_files[i] = &files[i];
+	}
 	gpu_open_mask = 3;
 	while (in.n && steps++ < 64) {
 		uint8_t op = byte(&in);
@@ -240,8 +266,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 
 		switch ((op >> 2) % 8) {
 		case 0: /* close and reopen */
-			sd_file_release(f);
-			sd_file_init(f, &node, minors[op % NFILES]);
+			if (fuzz_release(f, files))
+				sd_file_init(f, &node, minors[op % NFILES]);
 			break;
 		case 1:
 			/* Which GPUs the caller holds open, and which of two processes it is. */
@@ -262,9 +288,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		}
 		check_tree(&node, files);
 	}
+	/* Those no registration holds first (a file registered to may register in turn). */
+	memset(done, 0, sizeof(done));
+	for (k = 0; k < NFILES; k++)
+		for (i = 0; i < NFILES; i++)
+			if (!done[i])
+				done[i] = fuzz_release(&files[i], files);
 	for (i = 0; i < NFILES; i++)
-		sd_file_release(&files[i]);
-	REQUIRE(node.clients == NULL);
+		REQUIRE(done[i]);
+	REQUIRE(node.clients == NULL && ctl_refs == 0);
 	for (i = 0; i < SD_MAX_GPUS; i++)
 		REQUIRE(node.used[i] == 0);
 	REQUIRE(live_allocs == 0);

@@ -76,6 +76,29 @@ static int h_gpu_open(void *ctx, sd_u32 gpu)
 	return gpu < 32 && (gpu_open_mask >> gpu) & 1;
 }
 
+/* The caller's descriptors NV_ESC_REGISTER_FD can name: fd i is fd_files[i]. */
+#define NFDS 8
+static struct sd_file *fd_files[NFDS];
+static int ctl_refs;		/* references ctl_get handed out and not yet put */
+
+static struct sd_file *h_ctl_get(void *ctx, int fd, void **ref)
+{
+	(void)ctx;
+	REQUIRE(!locked);
+	if (fd < 0 || fd >= NFDS || !fd_files[fd] || fd_files[fd]->minor != SD_CTL_MINOR)
+		return 0;
+	ctl_refs++;
+	*ref = fd_files[fd];
+	return fd_files[fd];
+}
+
+static void h_ctl_put(void *ctx, void *ref)
+{
+	(void)ctx;
+	REQUIRE(ref && ctl_refs > 0);
+	ctl_refs--;
+}
+
 static sd_u32 caller_pid = 1000;	/* the process the entry calls come from */
 
 static sd_u32 h_caller(void *ctx)
@@ -110,6 +133,7 @@ static enum sd_rc h_rm_ioctl(void *ctx, struct sd_file *f, sd_u32 nr, void *arg,
 
 static const struct sd_env henv = {
 	.copy_in = h_copy_in, .copy_out = h_copy_out, .gpu_open = h_gpu_open,
+	.ctl_get = h_ctl_get, .ctl_put = h_ctl_put,
 	.caller = h_caller, .lock = h_lock, .unlock = h_unlock, .rm_ioctl = h_rm_ioctl,
 };
 

@@ -43,6 +43,8 @@
  *                        cgpu_km looked); prints "race: M made, R refused, at most X
  *                        MiB held" (the driver's figure after each one made), "held",
  *                        waits
+ *   rawalloc register    NV_ESC_REGISTER_FD of a GPU node's file and of a second
+ *                        control file to the first (below)
  *   rawalloc dupfollow   (cgpu_km enforce=1) duplicates of a container's own memory,
  *                        in its client and from a second /dev/nvidiactl; prints
  *                        "dupfollow: ..." lines (below), "held", waits
@@ -291,8 +293,8 @@ static const char *alloc_object(unsigned int c, unsigned int cls, char *buf, siz
 	return answer(r, p.status, buf, len);
 }
 
-/* RM_CONTROL on the client: an import of objects from file descriptor fd. */
-static const char *import_fd(unsigned int c, unsigned int cmd, char *buf, size_t len)
+/* RM_CONTROL cmd on the client: an import from, or export to, a file descriptor. */
+static const char *fd_share(unsigned int c, unsigned int cmd, char *buf, size_t len)
 {
 	unsigned char params[512] = { 0 };
 	struct sd_nvos54 p = { .hClient = c, .hObject = c, .cmd = cmd,
@@ -306,8 +308,8 @@ static const char *import_fd(unsigned int c, unsigned int cmd, char *buf, size_t
  * The ways to video memory that cgpu_km does not charge, each in two forms: the
  * classes it refuses (0x42, 0xc2, 0xf8) and the heap interface's allocating function
  * (and its INFO, which passes); RM's deprecated calls (RM_ALLOC_MEMORY of video and of
- * system memory, RM_ALLOC_OBJECT of video memory); the imports from a file descriptor:
- * two lines of answers, then "held".
+ * system memory, RM_ALLOC_OBJECT of video memory); the imports from and exports to a
+ * file descriptor: two lines of answers, then "held".
  */
 static void uncharged(void)
 {
@@ -336,8 +338,10 @@ static void uncharged(void)
 	printf("alloc memory 0x40: %s, ", alloc_memory_old(c, SD_NV01_MEMORY_LOCAL_USER, a, sizeof(a)));
 	printf("0x3e: %s, ", alloc_memory_old(c, SD_NV01_MEMORY_SYSTEM, a, sizeof(a)));
 	printf("alloc object 0x40: %s, ", alloc_object(c, SD_NV01_MEMORY_LOCAL_USER, a, sizeof(a)));
-	printf("import: %s ", import_fd(c, SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD, a, sizeof(a)));
-	printf("%s\n", import_fd(c, SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD, b, sizeof(b)));
+	printf("import: %s ", fd_share(c, SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECT_FROM_FD, a, sizeof(a)));
+	printf("%s ", fd_share(c, SD_NV0000_CTRL_CMD_OS_UNIX_IMPORT_OBJECTS_FROM_FD, b, sizeof(b)));
+	printf("export: %s ", fd_share(c, SD_NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECT_TO_FD, a, sizeof(a)));
+	printf("%s\n", fd_share(c, SD_NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD, b, sizeof(b)));
 	held_until_killed();
 }
 
@@ -659,6 +663,48 @@ static void dupchurn(long n, const char *meminfo)
 	held_until_killed();
 }
 
+/* NV_ESC_REGISTER_FD of fd to control file ctl_fd: "0" or "errno E". */
+static const char *register_fd(int fd, int ctl_fd, char *buf, size_t len)
+{
+	struct sd_register_fd r = { .ctl_fd = ctl_fd };
+
+	if (esc(fd, SD_ESC_REGISTER_FD, &r, sizeof(r)))
+		snprintf(buf, len, "errno %d", errno);
+	else
+		snprintf(buf, len, "0");
+	return buf;
+}
+
+/*
+ * register: a GPU node's file and a second control file registered to the first
+ * control file; where the second's is taken, a client made through it lives past its
+ * close, freed through the first. Prints "register: ..." lines and "held", waits.
+ */
+static void registers(void)
+{
+	unsigned int c = 0;
+	char a[32], b[32];
+	int gpu, other;
+
+	start();
+	gpu = open("/dev/nvidia0", O_RDWR);
+	other = open("/dev/nvidiactl", O_RDWR);
+	CHECK(gpu >= 0 && other >= 0);
+	printf("register: gpu node %s, control node %s\n", register_fd(gpu, ctl, a, sizeof(a)),
+	       register_fd(other, ctl, b, sizeof(b)));
+	if (!strcmp(b, "0")) {
+		int first = ctl;
+
+		ctl = other;
+		CHECK(alloc(0, 0, 0, &c, SD_NV01_ROOT, NULL) == SD_NV_OK);
+		ctl = first;
+		CHECK(close(other) == 0);
+		printf("register: a client made through it, freed through the other after its close: 0x%x\n",
+		       rmfree(c, c));
+	}
+	held_until_killed();
+}
+
 static void uvm(void)
 {
 	struct sd_uvm_initialize p = { .flags = 0 };
@@ -870,6 +916,8 @@ int main(int argc, char **argv)
 		loop(strtoull(argv[2], NULL, 10), argc == 4 ? atoi(argv[3]) : 0);
 	else if (argc == 5 && !strcmp(argv[1], "race"))
 		race(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), atoi(argv[4]));
+	else if (argc == 2 && !strcmp(argv[1], "register"))
+		registers();
 	else if (argc == 2 && !strcmp(argv[1], "dupfollow"))
 		dupfollow();
 	else if (argc == 4 && !strcmp(argv[1], "dupchurn"))
@@ -883,7 +931,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;

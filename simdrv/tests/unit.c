@@ -631,6 +631,58 @@ static void test_dup(void)
 	caller_pid = 1000;
 }
 
+/*
+ * NV_ESC_REGISTER_FD: a file registered to a control file acts as it in RM: its clients
+ * are that file's, used through either, and freed with that file only.
+ */
+static void test_register_fd(void)
+{
+	struct sd_register_fd r = { .ctl_fd = 0 };
+	struct sd_file a, b, g, c;
+	sd_u32 h;
+
+	sd_file_init(&a, &node, SD_CTL_MINOR);
+	sd_file_init(&b, &node, SD_CTL_MINOR);
+	sd_file_init(&c, &node, SD_CTL_MINOR);
+	sd_file_init(&g, &node, 0);
+	fd_files[0] = &a;
+	fd_files[1] = &b;
+	fd_files[2] = &g;
+	/* Wrong size, a descriptor that is none or not a control file, itself. */
+	REQUIRE(ioc(&b, SD_ESC_REGISTER_FD, sizeof(r) + 4, &r) == SD_RC_INVAL);
+	r.ctl_fd = 5;
+	REQUIRE(ioc(&b, SD_ESC_REGISTER_FD, sizeof(r), &r) == SD_RC_INVAL);
+	r.ctl_fd = 2;
+	REQUIRE(ioc(&b, SD_ESC_REGISTER_FD, sizeof(r), &r) == SD_RC_INVAL);
+	r.ctl_fd = 1;
+	REQUIRE(ioc(&b, SD_ESC_REGISTER_FD, sizeof(r), &r) == SD_RC_INVAL);
+	REQUIRE(ctl_refs == 0);
+	/* A GPU's file and another control file register to a; each once; a chain is refused. */
+	r.ctl_fd = 0;
+	REQUIRE(ioc(&g, SD_ESC_REGISTER_FD, sizeof(r), &r) == SD_OK && g.ctl == &a);
+	REQUIRE(ioc(&b, SD_ESC_REGISTER_FD, sizeof(r), &r) == SD_OK && b.ctl == &a);
+	REQUIRE(ioc(&b, SD_ESC_REGISTER_FD, sizeof(r), &r) == SD_RC_INVAL);
+	r.ctl_fd = 1;
+	REQUIRE(ioc(&c, SD_ESC_REGISTER_FD, sizeof(r), &r) == SD_RC_INVAL);
+	REQUIRE(ctl_refs == 2);
+	/* A client made through b is a's: usable through a, freed with a, not with b. */
+	h = 0xc1e00071;
+	REQUIRE(alloc(&b, 0, 0, 0, &h, SD_NV01_ROOT_CLIENT, NULL, 0) == SD_NV_OK);
+	REQUIRE(node.clients && node.clients->file == &a);
+	REQUIRE(rmfree(&c, 0xc1e00071, 0xc1e00071) == SD_NV_ERR_INVALID_CLIENT);
+	h = 0xc1e00072;
+	REQUIRE(alloc(&b, 0, 0, 0, &h, SD_NV01_ROOT_CLIENT, NULL, 0) == SD_NV_OK);
+	REQUIRE(rmfree(&a, 0xc1e00072, 0xc1e00072) == SD_NV_OK);
+	sd_file_release(&b);
+	REQUIRE(node.clients != NULL && node.clients->handle == 0xc1e00071);
+	sd_file_release(&g);
+	sd_file_release(&c);
+	sd_file_release(&a);
+	REQUIRE(node.clients == NULL);
+	ctl_refs -= 2;	/* the glue's part: the two kept references go with b and g */
+	memset(fd_files, 0, sizeof(fd_files));
+}
+
 int main(void)
 {
 	REQUIRE(sd_node_init(&node, 4, 15109 * MiB, "535.261.03") == SD_OK);
@@ -644,6 +696,7 @@ int main(void)
 	test_layouts();
 	test_kernel_client();
 	test_dup();
+	test_register_fd();
 	REQUIRE(live_allocs == 0);
 	printf("simdrv unit: all passed\n");
 	return 0;
