@@ -435,8 +435,10 @@ static struct nvh_file *nvh_file_for_caller(const void *f, bool *refuse)
  */
 static void nvh_op_begin(struct nvh_file *rec)
 {
-	atomic_inc(&rec->ops_started);
+	/* Running before started: a look that counts it started sees it running. */
 	atomic_inc(&rec->ops_busy);
+	smp_mb__after_atomic();
+	atomic_inc(&rec->ops_started);
 	smp_mb__after_atomic();
 }
 
@@ -543,12 +545,16 @@ static u32 nvh_refuse(u32 *status, u32 code, const char *what, u32 which)
 	return nvh_answer(status, code);
 }
 
-/* A tracked device or subdevice of rec, or NULL. rec->lock held. */
+/*
+ * A tracked device or subdevice of rec, or NULL; also NULL for a handle with two lines
+ * (nvh_record), where which device the driver holds, and so which GPU, is not known.
+ * rec->lock held.
+ */
 static struct nvh_obj *nvh_parent(struct nvh_file *rec, u32 client, u32 handle)
 {
 	struct nvh_obj *p = nvh_obj_find(rec, client, handle);
 
-	return p && p->kind != NVH_MEMORY ? p : NULL;
+	return p && p->kind != NVH_MEMORY && nvh_lines(rec, client, handle) == 1 ? p : NULL;
 }
 
 /* Takes a place in rec's table for one more object; false when it is full. rec->lock held. */

@@ -648,6 +648,9 @@ static void dupchurn(long n, const char *meminfo)
 		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = (2 + made % 2 * 2) * MiB };
 		h = 0x2000;
 		CHECK(alloc(made % 4, dup_client, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+		/* Now and then held a while with the file quiet: duplicates then are followed. */
+		if (made % 8 == 7)
+			usleep(200);
 		made++;
 		CHECK(rmfree(dup_client, h) == SD_NV_OK);
 	}
