@@ -3,7 +3,7 @@
  * enforce=1: the budget at the NVIDIA driver's own boundary (docs/kmod.md, "Enforcement
  * at the driver's boundary"). cgpu_km interposes on RM's entry, rm_ioctl, which the
  * driver's ioctl calls with its own kernel copy of the escape's block, and on the
- * file's release, both found by name, so that a limited container's video-memory
+ * file's open and release, all found by name, so that a limited container's video-memory
  * allocations are charged to its ledger whether or not the process cooperates
  * (libcgpu, static binaries, raw ioctls alike). The charge is what the driver says it
  * holds for the new object, asked by handle through the API it gives kernel clients
@@ -17,7 +17,7 @@
  * the callback sets regs->ip to our wrapper, which calls the original function
  * by its start address. That second call passes the same ftrace site again; the
  * callback lets it through because its caller (parent_ip) lies in this module. Nothing
- * else in cgpu_km calls rm_ioctl or the release, so "called from cgpu_km" means "the
+ * else in cgpu_km calls rm_ioctl, the open or the release, so "called from cgpu_km" means "the
  * wrapper's own call". (Jumping past the fentry call instead would break on kernels with IBT, where
  * the function starts with ENDBR64.) The kernel's own x86_64 ftrace code of 6.1 does
  * the rest: FTRACE_OPS_FL_RECURSION, trampolines, text patching.
@@ -976,7 +976,8 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 	}
 	/*
 	 * Not certain: freed before its line goes, so the memory is never held uncharged;
-	 * one the driver would not free stays a line of the memory seen (too much, if any).
+	 * one the driver would not free (not known to happen to what it has just made)
+	 * stays a line of the memory seen.
 	 */
 	freed = made && !certain ? nvh_rm_free_obj(c->sp, p->hClient, p->hParent, p->hObject) :
 		NVA_NV_OK;
