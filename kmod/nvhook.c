@@ -2,8 +2,9 @@
 /*
  * enforce=1: the budget at the NVIDIA driver's own boundary (docs/kmod.md, "Enforcement
  * at the driver's boundary"). cgpu_km interposes on RM's entry, rm_ioctl, which the
- * driver's ioctl calls with its own kernel copy of the escape's block, and on the
- * file's open and release, all found by name, so that a limited container's video-memory
+ * driver's ioctl calls with its own kernel copy of the escape's block, on the file's
+ * open and release, and on the export to a dma-buf (which does not pass rm_ioctl), all
+ * found by name, so that a limited container's video-memory
  * allocations are charged to its ledger whether or not the process cooperates
  * (libcgpu, static binaries, raw ioctls alike). The charge is what the driver says it
  * holds for the new object, asked by handle through the API it gives kernel clients
@@ -17,7 +18,7 @@
  * the callback sets regs->ip to our wrapper, which calls the original function
  * by its start address. That second call passes the same ftrace site again; the
  * callback lets it through because its caller (parent_ip) lies in this module. Nothing
- * else in cgpu_km calls rm_ioctl, the open or the release, so "called from cgpu_km" means "the
+ * else in cgpu_km calls rm_ioctl, the open, the release or the export, so "called from cgpu_km" means "the
  * wrapper's own call". (Jumping past the fentry call instead would break on kernels with IBT, where
  * the function starts with ENDBR64.) The kernel's own x86_64 ftrace code of 6.1 does
  * the rest: FTRACE_OPS_FL_RECURSION, trampolines, text patching.
@@ -82,6 +83,7 @@ static const struct nvh_layout {
 /* RM's entry and the kernel client's API: one name each in every release of the table. */
 #define NVH_RM_IOCTL_SYM	"rm_ioctl"
 #define NVH_GET_RM_OPS_SYM	"nvidia_get_rm_ops"
+#define NVH_DMABUF_SYM		"nv_dma_buf_export"
 
 #define NVH_PAGE	(2ULL << 20)	/* the charge is checked in 2 MiB pages */
 #define NVH_OBJS_MAX	16384		/* tracked objects per driver file */
@@ -90,6 +92,7 @@ static const struct nvh_layout {
 typedef u32 (*nvh_rm_ioctl_fn)(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size);
 typedef int (*nvh_file_fn)(struct inode *, struct file *);
 typedef u32 (*nvh_get_rm_ops_fn)(struct nva_rm_ops *);
+typedef u32 (*nvh_dmabuf_fn)(void *nv, void *params);
 
 struct nvh_hook {
 	unsigned long addr;		/* the driver's function, its start: callable */
@@ -163,7 +166,7 @@ static struct {
 	bool notifier;
 	const struct nvh_layout *layout;	/* fixed while attached */
 	char state[160];		/* /proc/cgpu_km/enforcement */
-	struct nvh_hook rm_ioctl, open, close;
+	struct nvh_hook rm_ioctl, open, close, dmabuf;
 	struct nva_rm_ops rm;		/* the driver's kernel client API, fixed while attached */
 	atomic64_t taken_back;		/* objects freed after the fact (over the budget) */
 	struct notifier_block nb;
@@ -1215,6 +1218,32 @@ static u32 nvh_rm_ioctl_wrap(void *sp, void *nv, void *nvfp, u32 cmd, void *data
 }
 
 /*
+ * nv_dma_buf_export(nv, params), which nvidia_ioctl calls for NV_ESC_EXPORT_TO_DMABUF_FD
+ * on its kernel copy of the block, setting the block's status to what it returns,
+ * without passing rm_ioctl. It duplicates the objects into a client of RM's own, where
+ * the memory stays until the dma-buf's last reference goes: past every handle of the
+ * container's, and so past its charge; and RM finds the objects' client by its handle
+ * alone, not checked to be the caller's (RmDmabufVerifyMemHandle). Refused in a
+ * container, as exports to a file descriptor are.
+ */
+static u32 nvh_dmabuf_wrap(void *nv, void *params)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_dmabuf_fn orig = (nvh_dmabuf_fn)READ_ONCE(nvh.dmabuf.addr);
+	u32 ret;
+
+	if (nvh_caller_contained()) {
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: an export to a dma-buf refused in a container\n",
+				    task_tgid_nr(current));
+		ret = NVA_ERR_INSUFFICIENT_PERMISSIONS;
+	} else {
+		ret = orig(nv, params);
+	}
+	srcu_read_unlock(&nvh_srcu, idx);
+	return ret;
+}
+
+/*
  * The driver's open: a file of the control node (where RM's escapes go) opened by a
  * caller in a container gets its record now, so that every free on it passes
  * nvh_rm_free; a record cannot be had (a hot update frozen, too many files) leaves the
@@ -1462,6 +1491,45 @@ static void nvh_hook_off(struct nvh_hook *h)
 	h->on = false;
 }
 
+/*
+ * Every hook, in the order they go on: the release first (every file recorded at its
+ * open or charged is seen closing), then the open, RM's entry and the dma-buf export.
+ */
+static int nvh_hooks_on(const struct nvh_layout *l)
+{
+	const struct {
+		struct nvh_hook *h;
+		const char *name;
+		void *wrapper;
+	} hooks[] = {
+		{ &nvh.close, l->close_sym, nvh_close_wrap },
+		{ &nvh.open, l->open_sym, nvh_open_wrap },
+		{ &nvh.rm_ioctl, NVH_RM_IOCTL_SYM, nvh_rm_ioctl_wrap },
+		{ &nvh.dmabuf, NVH_DMABUF_SYM, nvh_dmabuf_wrap },
+	};
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
+		err = nvh_hook_on(hooks[i].h, hooks[i].name, hooks[i].wrapper);
+		if (err) {
+			while (i--)
+				nvh_hook_off(hooks[i].h);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Off in the reverse order; a hook that is not on is skipped. */
+static void nvh_hooks_off(void)
+{
+	nvh_hook_off(&nvh.dmabuf);
+	nvh_hook_off(&nvh.rm_ioctl);
+	nvh_hook_off(&nvh.open);
+	nvh_hook_off(&nvh.close);
+}
+
 /* The driver's version: nv_version, else the module's own. "" if not known. */
 static void nvh_driver_version(char *buf, size_t len)
 {
@@ -1533,34 +1601,21 @@ static void nvh_attach(void)
 		return;
 	}
 	nvh.layout = l;
-	/* The release first: every file recorded at its open or charged is seen closing. */
-	err = nvh_hook_on(&nvh.close, l->close_sym, nvh_close_wrap);
-	if (!err) {
-		err = nvh_hook_on(&nvh.open, l->open_sym, nvh_open_wrap);
-		if (err)
-			nvh_hook_off(&nvh.close);
-	}
-	if (!err) {
-		err = nvh_hook_on(&nvh.rm_ioctl, NVH_RM_IOCTL_SYM, nvh_rm_ioctl_wrap);
-		if (err) {
-			nvh_hook_off(&nvh.open);
-			nvh_hook_off(&nvh.close);
-		}
-	}
+	err = nvh_hooks_on(l);
 	if (err) {
 		nvh.layout = NULL;
 		snprintf(nvh.state, sizeof(nvh.state), "off (driver %s: cannot attach: %d)",
 			 ver, err);
-		pr_err("cgpu_km: enforce=1 but enforcement is OFF: cannot attach to driver %s (%s, %s, %s): %d\n",
-		       ver, NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, err);
+		pr_err("cgpu_km: enforce=1 but enforcement is OFF: cannot attach to driver %s (%s, %s, %s, %s): %d\n",
+		       ver, NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM, err);
 		return;
 	}
 	nvh.attached = true;
 	WRITE_ONCE(cgpu.driver_charged, true);
 	WRITE_ONCE(cgpu.holds_driver_memory, nvh_holds_driver_memory);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
-	pr_info("cgpu_km: enforcement on: attached to %s, %s and %s of NVIDIA driver %s\n",
-		NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, ver);
+	pr_info("cgpu_km: enforcement on: attached to %s, %s, %s and %s of NVIDIA driver %s\n",
+		NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM, ver);
 }
 
 /*
@@ -1579,9 +1634,7 @@ static void nvh_detach(const char *why)
 		return;
 	WRITE_ONCE(cgpu.driver_charged, false);
 	WRITE_ONCE(cgpu.holds_driver_memory, NULL);
-	nvh_hook_off(&nvh.rm_ioctl);
-	nvh_hook_off(&nvh.open);
-	nvh_hook_off(&nvh.close);
+	nvh_hooks_off();
 	synchronize_srcu(&nvh_srcu);
 	mutex_lock(&nvh.files_lock);
 	hash_for_each_safe(nvh.files, bkt, tmp, rec, node) {

@@ -8,6 +8,7 @@
  */
 #include <linux/cdev.h>
 #include <linux/device.h>
+#include <linux/dma-buf.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -120,7 +121,12 @@ static void env_unlock(void *ctx)
 	mutex_unlock(&node_lock);
 }
 
+/* What rm_ioctl's nv points to: the control device's state, or a GPU's (nv.h's head). */
+static struct sd_nv_state_head nv_ctl_state = { .flags = SD_NV_FLAG_CONTROL };
+static struct sd_nv_state_head nv_gpu_state[SD_MAX_GPUS];
+
 static enum sd_rc env_rm_ioctl(void *ctx, struct sd_file *f, sd_u32 nr, void *arg, sd_u32 size);
+static sd_u32 env_dmabuf_export(void *ctx, struct sd_file *f, struct sd_export_dmabuf *p);
 
 static const struct sd_env env = {
 	.copy_in = env_copy_in,
@@ -132,6 +138,7 @@ static const struct sd_env env = {
 	.lock = env_lock,
 	.unlock = env_unlock,
 	.rm_ioctl = env_rm_ioctl,
+	.dmabuf_export = env_dmabuf_export,
 };
 
 /*
@@ -145,15 +152,81 @@ noinline u32 rm_ioctl(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 s
 	return sd_rm_ioctl(nvfp, &env, cmd, data, size) == SD_OK ? SD_NV_OK : SD_NV_ERR_INVALID_ARGUMENT;
 }
 
-/* What rm_ioctl's nv points to: the control device's state, or a GPU's (nv.h's head). */
-static struct sd_nv_state_head nv_ctl_state = { .flags = SD_NV_FLAG_CONTROL };
-static struct sd_nv_state_head nv_gpu_state;
-
 static enum sd_rc env_rm_ioctl(void *ctx, struct sd_file *f, sd_u32 nr, void *arg, sd_u32 size)
 {
-	void *nv = f->minor == SD_CTL_MINOR ? &nv_ctl_state : &nv_gpu_state;
+	void *nv = f->minor == SD_CTL_MINOR ? &nv_ctl_state : &nv_gpu_state[f->minor];
 
 	return rm_ioctl(NULL, nv, f, nr, arg, size) == SD_NV_OK ? SD_OK : SD_RC_INVAL;
+}
+
+/*
+ * A dma-buf of the stand-in holds the memory (its driver client, lib/rm.c) and nothing
+ * a peer could map: the stand-in has no pages behind its video memory, so an importer's
+ * attach gets -EOPNOTSUPP. Its release gives the memory back.
+ */
+static struct sg_table *simdrv_dmabuf_map(struct dma_buf_attachment *a, enum dma_data_direction dir)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static void simdrv_dmabuf_unmap(struct dma_buf_attachment *a, struct sg_table *sgt,
+				enum dma_data_direction dir)
+{
+}
+
+static void simdrv_dmabuf_release(struct dma_buf *buf)
+{
+	sd_dmabuf_release(&node, &env, (sd_u32)(unsigned long)buf->priv);
+}
+
+static const struct dma_buf_ops simdrv_dmabuf_ops = {
+	.map_dma_buf = simdrv_dmabuf_map,
+	.unmap_dma_buf = simdrv_dmabuf_unmap,
+	.release = simdrv_dmabuf_release,
+};
+
+/*
+ * NV_ESC_EXPORT_TO_DMABUF_FD's work by NVIDIA's name and arguments (nv-dmabuf.h, the
+ * same in 535 and 550; nvidia_ioctl sets the status it returns), so code that follows
+ * exports by symbol (cgpu_km enforce=1) finds the one that runs. params is the driver's
+ * kernel copy of the block.
+ */
+u32 nv_dma_buf_export(void *nv, struct sd_export_dmabuf *params);
+noinline u32 nv_dma_buf_export(void *nv, struct sd_export_dmabuf *params)
+{
+	sd_u32 gpu = (struct sd_nv_state_head *)nv - nv_gpu_state, hold, st;
+	struct dma_buf *buf;
+	int fd;
+
+	st = sd_dmabuf_dup(&node, gpu, &env, params, &hold);
+	if (st != SD_NV_OK)
+		return st;
+	{
+		DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
+
+		exp_info.ops = &simdrv_dmabuf_ops;
+		exp_info.size = params->totalSize;
+		exp_info.flags = O_RDWR | O_CLOEXEC;
+		exp_info.priv = (void *)(unsigned long)hold;
+		buf = dma_buf_export(&exp_info);
+	}
+	if (IS_ERR(buf)) {
+		sd_dmabuf_release(&node, &env, hold);
+		return SD_NV_ERR_OPERATING_SYSTEM;
+	}
+	fd = dma_buf_fd(buf, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		/* The release gives the memory back. */
+		dma_buf_put(buf);
+		return SD_NV_ERR_OPERATING_SYSTEM;
+	}
+	params->fd = fd;
+	return SD_NV_OK;
+}
+
+static sd_u32 env_dmabuf_export(void *ctx, struct sd_file *f, struct sd_export_dmabuf *p)
+{
+	return nv_dma_buf_export(&nv_gpu_state[f->minor], p);
 }
 
 /*
@@ -339,6 +412,8 @@ static void emit_client(void *m, sd_u32 pid, sd_u64 bytes)
 	struct pid *p;
 	pid_t nr;
 
+	if (!pid)	/* a client of the driver's own (a dma-buf's): no process's */
+		return;
 	rcu_read_lock();
 	p = find_pid_ns(pid, &init_pid_ns);
 	nr = p ? pid_nr_ns(p, task_active_pid_ns(current)) : 0;
@@ -551,4 +626,5 @@ static void __exit simdrv_exit(void)
 module_init(simdrv_init);
 module_exit(simdrv_exit);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(DMA_BUF);
 MODULE_DESCRIPTION("cgpu: a stand-in for NVIDIA's kernel driver on nodes without a GPU");

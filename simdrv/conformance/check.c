@@ -43,6 +43,19 @@ _Static_assert(sizeof(struct sd_nv_state_head) == sizeof(struct nva_nv_state_hea
 SAME(SD_ESC_CHECK_VERSION_STR, NV_ESC_CHECK_VERSION_STR);
 SAME(SD_ESC_IOCTL_XFER_CMD, NV_ESC_IOCTL_XFER_CMD);
 SAME(SD_ESC_ATTACH_GPUS_TO_FD, NV_ESC_ATTACH_GPUS_TO_FD);
+SAME(SD_ESC_EXPORT_TO_DMABUF_FD, NV_ESC_EXPORT_TO_DMABUF_FD);
+SAME(SD_DMABUF_EXPORT_MAX_HANDLES, NV_DMABUF_EXPORT_MAX_HANDLES);
+SAME_SIZE(sd_export_dmabuf, nv_ioctl_export_to_dma_buf_fd_t);
+SAME_FIELD(sd_export_dmabuf, nv_ioctl_export_to_dma_buf_fd_t, fd);
+SAME_FIELD(sd_export_dmabuf, nv_ioctl_export_to_dma_buf_fd_t, hClient);
+SAME_FIELD(sd_export_dmabuf, nv_ioctl_export_to_dma_buf_fd_t, totalObjects);
+SAME_FIELD(sd_export_dmabuf, nv_ioctl_export_to_dma_buf_fd_t, numObjects);
+SAME_FIELD(sd_export_dmabuf, nv_ioctl_export_to_dma_buf_fd_t, index);
+SAME_FIELD(sd_export_dmabuf, nv_ioctl_export_to_dma_buf_fd_t, totalSize);
+SAME_FIELD(sd_export_dmabuf, nv_ioctl_export_to_dma_buf_fd_t, handles);
+SAME_FIELD(sd_export_dmabuf, nv_ioctl_export_to_dma_buf_fd_t, offsets);
+SAME_FIELD(sd_export_dmabuf, nv_ioctl_export_to_dma_buf_fd_t, sizes);
+SAME_FIELD(sd_export_dmabuf, nv_ioctl_export_to_dma_buf_fd_t, status);
 
 /* Status codes */
 SAME(SD_NV_OK, NV_OK);
@@ -58,6 +71,9 @@ SAME(SD_NV_ERR_INVALID_OBJECT_PARENT, NV_ERR_INVALID_OBJECT_PARENT);
 SAME(SD_NV_ERR_INVALID_OWNER, NV_ERR_INVALID_OWNER);
 SAME(SD_NV_ERR_NO_MEMORY, NV_ERR_NO_MEMORY);
 SAME(SD_NV_ERR_NOT_SUPPORTED, NV_ERR_NOT_SUPPORTED);
+SAME(SD_NV_ERR_INVALID_OBJECT, NV_ERR_INVALID_OBJECT);
+SAME(SD_NV_ERR_IN_USE, NV_ERR_IN_USE);
+SAME(SD_NV_ERR_OPERATING_SYSTEM, NV_ERR_OPERATING_SYSTEM);
 SAME(SD_NV_ERR_OBJECT_NOT_FOUND, NV_ERR_OBJECT_NOT_FOUND);
 
 /* nv_ioctl_xfer_t */

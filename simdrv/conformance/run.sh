@@ -109,6 +109,19 @@ for ver in 535.261.03 550.163.01; do
 		fail=1
 	fi
 
+	# Exports to a dma-buf: nvidia_ioctl serves NV_ESC_EXPORT_TO_DMABUF_FD itself, its
+	# status what nv_dma_buf_export(nv, params) returns on the driver's kernel copy;
+	# cgpu_km hooks that function by name (kmod/nvhook.c) and main.c serves it.
+	if grep -q 'params->status = nv_dma_buf_export(nv, params);' "$src"/kernel-open/nvidia/nv.c &&
+		grep -Eq '^NV_STATUS nv_dma_buf_export\(nv_state_t \*, nv_ioctl_export_to_dma_buf_fd_t \*\);' "$inc"/nv-dmabuf.h &&
+		grep -q '^noinline u32 nv_dma_buf_export(void \*nv, struct sd_export_dmabuf \*params)' main.c &&
+		grep -q '"nv_dma_buf_export"' ../kmod/nvhook.c; then
+		echo "conformance $ver: NV_ESC_EXPORT_TO_DMABUF_FD's status is nv_dma_buf_export(nv, kernel copy)"
+	else
+		echo "conformance $ver: nv_dma_buf_export's call or declaration differs from what main.c serves and cgpu_km hooks" >&2
+		fail=1
+	fi
+
 	# nvidia-uvm's numbers (uvm.c serves them; the C side's copy is lib/abi.h, Go's
 	# pkg/inject/nvnodes.go): the region's name, its minors, the two commands served.
 	u=$src/kernel-open/nvidia-uvm

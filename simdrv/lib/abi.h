@@ -26,6 +26,7 @@
 #define SD_ESC_CHECK_VERSION_STR 210
 #define SD_ESC_IOCTL_XFER_CMD	211
 #define SD_ESC_ATTACH_GPUS_TO_FD 212
+#define SD_ESC_EXPORT_TO_DMABUF_FD 217
 /* Largest parameter block NV_ESC_IOCTL_XFER_CMD carries (NV_ABSOLUTE_MAX_IOCTL_SIZE). */
 #define SD_MAX_IOCTL_SIZE	16384
 
@@ -61,6 +62,9 @@
 #define SD_NV_ERR_NO_MEMORY		0x51
 #define SD_NV_ERR_NOT_SUPPORTED		0x56
 #define SD_NV_ERR_OBJECT_NOT_FOUND	0x57
+#define SD_NV_ERR_INVALID_OBJECT	0x31
+#define SD_NV_ERR_IN_USE		0x17
+#define SD_NV_ERR_OPERATING_SYSTEM	0x59
 #define SD_NV_ERR_INVALID_PARAM_STRUCT	0x3A
 #define SD_NV_ERR_GENERIC		0xFFFF
 
@@ -119,6 +123,26 @@ struct sd_nvos02_with_fd {
 /* nv_ioctl_register_fd_t (NV_ESC_REGISTER_FD): the control file this file acts as */
 struct sd_register_fd {
 	sd_s32 ctl_fd;
+};
+
+/*
+ * nv_ioctl_export_to_dma_buf_fd_t (NV_ESC_EXPORT_TO_DMABUF_FD, on a GPU's node): memory
+ * objects of hClient, or ranges of them, to one dma-buf; fd -1 makes it, else adds to it.
+ */
+#define SD_DMABUF_EXPORT_MAX_HANDLES 128
+struct sd_export_dmabuf {
+	sd_s32 fd;
+	sd_u32 hClient;
+	sd_u32 totalObjects;
+	sd_u32 numObjects;
+	sd_u32 index;
+	sd_u32 pad0;
+	sd_u64 totalSize;
+	sd_u32 handles[SD_DMABUF_EXPORT_MAX_HANDLES];
+	sd_u64 offsets[SD_DMABUF_EXPORT_MAX_HANDLES];
+	sd_u64 sizes[SD_DMABUF_EXPORT_MAX_HANDLES];
+	sd_u32 status;
+	sd_u32 pad1;
 };
 
 /*

@@ -593,6 +593,133 @@ static enum sd_rc rm_dup(struct sd_file *f, const struct sd_env *env, void *arg,
 	return SD_OK;
 }
 
+/*
+ * RmDmabufVerifyMemHandle (osapi.c): what a dma-buf may take of hMemory of client src.
+ * Like RM, the client is found by its handle alone, not checked to be the caller's.
+ */
+static sd_u32 dmabuf_verify(const struct sd_client *src, sd_u32 hMemory, sd_u32 gpu, sd_u64 offset,
+			    sd_u64 size, const struct sd_obj **out)
+{
+	const struct sd_obj *o = find_obj(src, hMemory);
+
+	if (!o)
+		return hMemory == src->handle ? SD_NV_ERR_INVALID_OBJECT : SD_NV_ERR_OBJECT_NOT_FOUND;
+	if (!o->mem)
+		return SD_NV_ERR_INVALID_OBJECT;
+	if (o->mem->gpu != gpu)
+		return SD_NV_ERR_INVALID_OBJECT_PARENT;
+	if ((offset | size) & (SD_PAGE_4K - 1))
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	if (size == 0 || size > o->mem->bytes || offset > o->mem->bytes - size)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	*out = o;
+	return SD_NV_OK;
+}
+
+/*
+ * nv_dma_buf_export and nv_dma_buf_create's RM half (nv-dmabuf.c; osapi.c's
+ * rm_dma_buf_dup_mem_handle), under the node's lock: each object duplicated into a
+ * client of the driver's own (no process's, no file's: RM dups into its MemoryManager's
+ * client), under a device on the GPU. That client holds the memory until the dma-buf
+ * is released, whatever happens to the handles it came from. One client per dma-buf
+ * here (RM has one per GPU), so that the release frees it whole.
+ */
+static sd_u32 dmabuf_dup(struct sd_node *n, sd_u32 gpu, const struct sd_export_dmabuf *p, sd_u32 *hold)
+{
+	const struct sd_client *src;
+	const struct sd_obj *so;
+	struct sd_client *c;
+	struct sd_obj *dev, *o;
+	sd_u64 attached = 0;
+	sd_u32 i, h, st;
+
+	if (p->totalSize == 0 || p->numObjects == 0 || p->totalObjects == 0 ||
+	    p->numObjects > SD_DMABUF_EXPORT_MAX_HANDLES || p->numObjects > p->totalObjects)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	if (p->fd >= 0)
+		return SD_NV_ERR_NOT_SUPPORTED;	/* adding to a dma-buf: not served */
+	if (p->fd != -1 || p->index > p->totalObjects - p->numObjects)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	st = new_client_handle(n, &h);
+	if (st != SD_NV_OK)
+		return st;
+	c = sd_zalloc(sizeof(*c));
+	if (!c)
+		return SD_NV_ERR_NO_MEMORY;
+	c->handle = h;
+	c->next = n->clients;
+	n->clients = c;
+	st = new_obj_handle(n, c, &h);
+	dev = st == SD_NV_OK ? new_obj(c, 0, h, SD_NV01_DEVICE_0, gpu) : 0;
+	if (!dev && st == SD_NV_OK)
+		st = SD_NV_ERR_NO_MEMORY;
+	src = find_client(n, p->hClient);
+	if (st == SD_NV_OK && !src)
+		st = SD_NV_ERR_INVALID_CLIENT;
+	for (i = 0; st == SD_NV_OK && i < p->numObjects; i++) {
+		if (p->sizes[i] > p->totalSize - attached) {
+			st = SD_NV_ERR_INVALID_ARGUMENT;
+			break;
+		}
+		st = dmabuf_verify(src, p->handles[i], gpu, p->offsets[i], p->sizes[i], &so);
+		if (st == SD_NV_OK)
+			st = new_obj_handle(n, c, &h);
+		if (st != SD_NV_OK)
+			break;
+		o = new_obj(c, dev, h, so->cls, gpu);
+		if (!o) {
+			st = SD_NV_ERR_NO_MEMORY;
+			break;
+		}
+		o->mem = so->mem;
+		o->mem->refs++;
+		attached += p->sizes[i];
+	}
+	if (st == SD_NV_OK && p->numObjects == p->totalObjects && attached != p->totalSize)
+		st = SD_NV_ERR_INVALID_ARGUMENT;
+	if (st != SD_NV_OK) {
+		free_client(n, c);
+		return st;
+	}
+	*hold = c->handle;
+	return SD_NV_OK;
+}
+
+sd_u32 sd_dmabuf_dup(struct sd_node *n, sd_u32 gpu, const struct sd_env *env,
+		     const struct sd_export_dmabuf *p, sd_u32 *hold)
+{
+	sd_u32 st;
+
+	if (gpu >= n->ngpus)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	env->lock(env->ctx);
+	st = dmabuf_dup(n, gpu, p, hold);
+	env->unlock(env->ctx);
+	return st;
+}
+
+void sd_dmabuf_release(struct sd_node *n, const struct sd_env *env, sd_u32 hold)
+{
+	struct sd_client *c;
+
+	env->lock(env->ctx);
+	c = find_client(n, hold);
+	if (c && !c->file)
+		free_client(n, c);
+	env->unlock(env->ctx);
+}
+
+/* NV_ESC_EXPORT_TO_DMABUF_FD, which nvidia_ioctl serves itself, on a GPU's node only. */
+static enum sd_rc export_dmabuf(struct sd_file *f, const struct sd_env *env, void *arg, sd_u32 size)
+{
+	struct sd_export_dmabuf *p = arg;
+
+	if (size != sizeof(*p) || is_ctl(f))
+		return SD_RC_INVAL;
+	p->status = env->dmabuf_export(env->ctx, f, p);
+	return SD_OK;
+}
+
 /* rm_perform_version_check: strict, relaxed (up to the first '.') or a query. */
 static enum sd_rc check_version(struct sd_file *f, void *arg, sd_u32 size)
 {
@@ -740,6 +867,8 @@ static enum sd_rc dispatch(struct sd_file *f, const struct sd_env *env, sd_u32 n
 		return card_info(f, arg, size);
 	case SD_ESC_ATTACH_GPUS_TO_FD:
 		return attach_gpus(f, env, arg, size);
+	case SD_ESC_EXPORT_TO_DMABUF_FD:
+		return export_dmabuf(f, env, arg, size);
 	default:
 		return env->rm_ioctl(env->ctx, f, nr, arg, size);
 	}

@@ -56,6 +56,13 @@ struct sd_env {
 	 * the module's function named as NVIDIA's (rm_ioctl), which cgpu_km hooks.
 	 */
 	enum sd_rc (*rm_ioctl)(void *ctx, struct sd_file *f, sd_u32 nr, void *arg, sd_u32 size);
+	/*
+	 * NV_ESC_EXPORT_TO_DMABUF_FD on GPU file f, its block checked for size: the status,
+	 * and p->fd the new dma-buf's descriptor. The module's nv_dma_buf_export (NVIDIA's
+	 * name, which cgpu_km hooks) makes the dma-buf around sd_dmabuf_dup's hold. Called
+	 * without the node's lock.
+	 */
+	sd_u32 (*dmabuf_export)(void *ctx, struct sd_file *f, struct sd_export_dmabuf *p);
 };
 
 /* Provided by the build: kzalloc(GFP_KERNEL_ACCOUNT) in the module, calloc in tests. */
@@ -93,7 +100,10 @@ struct sd_client {
 	struct sd_client *next;	/* the node's clients */
 	const struct sd_file *file;	/* the file that made it: only it may use it */
 	sd_u32 handle;
-	/* The process that made it: RM's ProcID, which its default share rule compares. */
+	/*
+	 * The process that made it: RM's ProcID, which its default share rule compares.
+	 * 0, with file NULL: a client of the driver's own (a dma-buf's), no process's.
+	 */
 	sd_u32 pid;
 	struct sd_obj *objs;
 };
@@ -145,6 +155,16 @@ enum sd_rc sd_rm_ioctl(struct sd_file *f, const struct sd_env *env, sd_u32 nr, v
  * control gets NV_ERR_NOT_SUPPORTED.
  */
 void sd_kernel_op(struct sd_node *n, const struct sd_env *env, struct sd_rmapi_ops *ops);
+/*
+ * The driver's half of a dma-buf's making on GPU gpu (fd -1; adding to one is
+ * NV_ERR_NOT_SUPPORTED): p's objects, memory of that GPU in client p->hClient,
+ * duplicated into a new client of the driver's own, *hold its handle, which keeps the
+ * memory until sd_dmabuf_release. Takes the node's lock. The status, NV_OK or RM's.
+ */
+sd_u32 sd_dmabuf_dup(struct sd_node *n, sd_u32 gpu, const struct sd_env *env,
+		     const struct sd_export_dmabuf *p, sd_u32 *hold);
+/* The dma-buf's release: its client and the memory only it still names go. */
+void sd_dmabuf_release(struct sd_node *n, const struct sd_env *env, sd_u32 hold);
 /*
  * emit(arg, pid, bytes) for each client holding memory on gpu, with the pid env->caller
  * gave when it was made (the module numbers it again for its reader):

@@ -328,6 +328,24 @@ for ver in 535.261.03 550.163.01; do
 	kill_it u1; kill_it u2
 	ok "$ver: uncharged memory classes, the heap interface's and the deprecated calls' allocations, imports and exports refused in a container, passed on for the host"
 
+	# Exports to a dma-buf (NV_ESC_EXPORT_TO_DMABUF_FD, which nvidia_ioctl serves without
+	# rm_ioctl): the dma-buf keeps the memory, in a client of the driver's own, after
+	# every handle of the process's is freed, so five rounds of 64 MiB exported and freed
+	# would leave 320 MiB held against the 256 MiB budget, none of it charged. Refused in
+	# a container (nv_dma_buf_export hooked); the host's are made and held until closed.
+	start d1 cg dmabuf 64 5
+	[ "$(grep -c '^dmabuf: round [1-5]: export status 0x1b$' "$W/d1")" = 5 ] &&
+		grep -qx "dmabuf: 0 kept, the driver holds 0 MiB more" "$W/d1" ||
+		fail "container dmabuf: $(cat "$W/d1")"
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "container dmabuf left a charge: $(meminfo)"
+	start d2 host dmabuf 64 5
+	[ "$(grep -c '^dmabuf: round [1-5]: export status 0x0$' "$W/d2")" = 5 ] &&
+		grep -qx "dmabuf: 5 kept, the driver holds 320 MiB more" "$W/d2" &&
+		grep -qx "dmabuf: closed, the driver holds 0 MiB more" "$W/d2" ||
+		fail "host dmabuf: $(cat "$W/d2")"
+	kill_it d1; kill_it d2
+	ok "$ver: exports to a dma-buf refused in a container; the host's hold 320 MiB with no handle left, until closed"
+
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32
 	grep -qx "loop: 32 x 32 MiB, then status 0x51" "$W/h1" || fail "host loop: $(cat "$W/h1")"

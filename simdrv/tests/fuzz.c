@@ -3,8 +3,9 @@
  * libFuzzer target: random sequences of ioctls, closes and allocation failures on four
  * open files (two of /dev/nvidiactl, /dev/nvidia0, /dev/nvidia1). After every step the
  * physical memory used on each GPU equals the sum of the live objects, every object's
- * parent lives in its client, and no user copy happened under the lock; once every file
- * is closed nothing is used and nothing is left allocated.
+ * parent lives in its client, every client is a file's or a live dma-buf's, and no user
+ * copy happened under the lock; once every file and dma-buf is closed nothing is used
+ * and nothing is left allocated.
  */
 #include <stdint.h>
 #include "harness.h"
@@ -108,6 +109,9 @@ static void check_tree(const struct sd_node *n, struct sd_file files[NFILES])
 	for (c = n->clients; c; c = c->next) {
 		for (owned = 0, i = 0; i < NFILES; i++)
 			owned |= c->file == &files[i];
+		/* Or the driver's own, held by a dma-buf. */
+		for (i = 0; i < NBUFS; i++)
+			owned |= !c->file && !c->pid && bufs[i] == c->handle;
 		REQUIRE(owned);
 		for (o = c->objs; o; o = o->next) {
 			if (o->mem)
@@ -184,7 +188,25 @@ static void one_call(struct sd_file *f, struct input *in)
 		memcpy(block, &fr, sizeof(fr));
 		break;
 	case 5: /* the small escapes, with whatever bytes follow */
-		k = byte(in) % 4;
+		k = byte(in) % 5;
+		if (k == 4) {
+			struct sd_export_dmabuf *e = (void *)block;
+
+			nr = SD_ESC_EXPORT_TO_DMABUF_FD;
+			size = size_of(in, sizeof(*e));
+			e->fd = byte(in) % 4 ? -1 : (sd_s32)u32(in);
+			e->hClient = handle(in);
+			e->totalObjects = byte(in) % 4;
+			e->numObjects = byte(in) % 4;
+			e->index = byte(in) % 4 ? 0 : u32(in);
+			e->totalSize = (sd_u64)byte(in) << 20 | (byte(in) % 4 ? 0 : u32(in));
+			for (k = 0; k < 3; k++) {
+				e->handles[k] = handle(in);
+				e->offsets[k] = (sd_u64)(byte(in) % 4) << 20 | (byte(in) % 4 ? 0 : u32(in));
+				e->sizes[k] = (sd_u64)(byte(in) % 8) << 19 | (byte(in) % 4 ? 0 : u32(in));
+			}
+			break;
+		}
 		nr = k == 0 ? SD_ESC_CHECK_VERSION_STR : k == 1 ? SD_ESC_CARD_INFO :
 			k == 2 ? SD_ESC_ATTACH_GPUS_TO_FD : SD_ESC_REGISTER_FD;
 		size = byte(in) | (sd_u32)(byte(in) % 2) << 8;
@@ -282,12 +304,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		case 3:
 			kernel_op(&node, &in);
 			break;
+		case 4: /* a dma-buf's last reference goes */
+			h_dmabuf_close(&node, byte(&in) % NBUFS);
+			break;
 		default:
 			one_call(f, &in);
 			break;
 		}
 		check_tree(&node, files);
 	}
+	for (i = 0; i < NBUFS; i++)
+		h_dmabuf_close(&node, i);
 	/* Those no registration holds first (a file registered to may register in turn). */
 	memset(done, 0, sizeof(done));
 	for (k = 0; k < NFILES; k++)

@@ -131,10 +131,44 @@ static enum sd_rc h_rm_ioctl(void *ctx, struct sd_file *f, sd_u32 nr, void *arg,
 	return sd_rm_ioctl(f, &henv, nr, arg, size);
 }
 
+/* The dma-bufs made and not yet released: descriptor i holds driver client bufs[i]. */
+#define NBUFS 8
+static sd_u32 bufs[NBUFS];
+
+/* The module's nv_dma_buf_export, with a table standing in for the dma-buf and its fd. */
+static sd_u32 h_dmabuf_export(void *ctx, struct sd_file *f, struct sd_export_dmabuf *p)
+{
+	sd_u32 hold, st;
+	int i;
+
+	(void)ctx;
+	REQUIRE(!locked);
+	for (i = 0; i < NBUFS && bufs[i]; i++)
+		;
+	if (i == NBUFS)
+		return SD_NV_ERR_OPERATING_SYSTEM;
+	st = sd_dmabuf_dup(f->node, f->minor, &henv, p, &hold);
+	if (st == SD_NV_OK) {
+		bufs[i] = hold;
+		p->fd = i;
+	}
+	return st;
+}
+
+/* The last reference to dma-buf fd goes. */
+static void h_dmabuf_close(struct sd_node *n, int fd)
+{
+	if (fd < 0 || fd >= NBUFS || !bufs[fd])
+		return;
+	sd_dmabuf_release(n, &henv, bufs[fd]);
+	bufs[fd] = 0;
+}
+
 static const struct sd_env henv = {
 	.copy_in = h_copy_in, .copy_out = h_copy_out, .gpu_open = h_gpu_open,
 	.ctl_get = h_ctl_get, .ctl_put = h_ctl_put,
 	.caller = h_caller, .lock = h_lock, .unlock = h_unlock, .rm_ioctl = h_rm_ioctl,
+	.dmabuf_export = h_dmabuf_export,
 };
 
 static void add_bytes(void *sum, sd_u32 pid, sd_u64 bytes)

@@ -50,6 +50,9 @@
  *                        "dupfollow: ..." lines (below), "held", waits
  *   rawalloc dupchurn N MEMINFO  (cgpu_km enforce=1) duplicates of a handle that
  *                        another thread frees and makes again without pause (below)
+ *   rawalloc dmabuf MIB N  N rounds of: MIB MiB on GPU 0 exported to a dma-buf
+ *                        (NV_ESC_EXPORT_TO_DMABUF_FD on /dev/nvidia0), then its handle
+ *                        freed, the dma-buf kept (below)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -708,6 +711,49 @@ static void registers(void)
 	held_until_killed();
 }
 
+/*
+ * dmabuf: each round allocates mib MiB, exports it to a new dma-buf and frees the
+ * handle, keeping the dma-buf: what a dma-buf holds is then no handle's. Prints one
+ * "dmabuf: round R: export status 0xS" line a round, "dmabuf: N kept, the driver holds
+ * X MiB more" (no handle of the process's left), and once the dma-bufs are closed
+ * "dmabuf: closed, the driver holds Y MiB more"; then "held", waits.
+ */
+static void dmabufs(unsigned long long mib, int rounds)
+{
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
+	unsigned long long base;
+	int gpu, kept[64], n = 0, r;
+	unsigned int c, h;
+	char a[32];
+
+	CHECK(rounds > 0 && rounds <= 64);
+	gpu = open("/dev/nvidia0", O_RDWR);
+	CHECK(gpu >= 0);
+	start();
+	base = used(0);
+	c = client_on_gpu(0);
+	for (r = 1; r <= rounds; r++) {
+		struct sd_export_dmabuf e = { .fd = -1, .hClient = c, .totalObjects = 1, .numObjects = 1,
+			.totalSize = m.size, .handles = { 0x2000 }, .sizes = { m.size } };
+		int rc;
+
+		h = 0x2000;
+		m.size = mib * MiB;
+		CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+		rc = esc(gpu, SD_ESC_EXPORT_TO_DMABUF_FD, &e, sizeof(e));
+		printf("dmabuf: round %d: export %s\n", r, answer(rc, e.status, a, sizeof(a)));
+		if (!rc && e.status == SD_NV_OK)
+			kept[n++] = e.fd;
+		CHECK(rmfree(c, 0x2000) == SD_NV_OK);
+	}
+	CHECK(rmfree(c, c) == SD_NV_OK);
+	printf("dmabuf: %d kept, the driver holds %llu MiB more\n", n, (used(0) - base) / MiB);
+	while (n)
+		CHECK(close(kept[--n]) == 0);
+	printf("dmabuf: closed, the driver holds %llu MiB more\n", (used(0) - base) / MiB);
+	held_until_killed();
+}
+
 static void uvm(void)
 {
 	struct sd_uvm_initialize p = { .flags = 0 };
@@ -925,6 +971,8 @@ int main(int argc, char **argv)
 		dupfollow();
 	else if (argc == 4 && !strcmp(argv[1], "dupchurn"))
 		dupchurn(atol(argv[2]), argv[3]);
+	else if (argc == 4 && !strcmp(argv[1], "dmabuf"))
+		dmabufs(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
 		uncharged();
 	else if (argc == 2 && !strcmp(argv[1], "uvm"))
@@ -934,7 +982,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;

@@ -683,6 +683,104 @@ static void test_register_fd(void)
 	memset(fd_files, 0, sizeof(fd_files));
 }
 
+static sd_u32 dmabuf(struct sd_file *f, struct sd_export_dmabuf *p)
+{
+	REQUIRE(ioc(f, SD_ESC_EXPORT_TO_DMABUF_FD, sizeof(*p), p) == SD_OK);
+	return p->status;
+}
+
+/*
+ * NV_ESC_EXPORT_TO_DMABUF_FD: the objects' memory duplicated into a client of the
+ * driver's own, which holds it, listed under no process once the handles are gone,
+ * until the dma-buf is released. RM's checks in its order (nv_dma_buf_export,
+ * nv_dma_buf_create, RmDmabufVerifyMemHandle).
+ */
+static void test_dmabuf(void)
+{
+	struct sd_memory_alloc m = vidmem(4 * MiB);
+	struct sd_file ctl, gpu1, gpu0;
+	struct sd_export_dmabuf p;
+	struct listed l = { 0 };
+	sd_u32 h;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	sd_file_init(&gpu1, &node, 1);
+	sd_file_init(&gpu0, &node, 0);
+	gpu_open_mask = 3;
+	caller_pid = 81;
+	setup(&ctl, 0xc1e00081, 1);
+	h = 0x2000;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00081, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	h = 0x2001;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00081, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	REQUIRE(node.used[1] == 8 * MiB);
+
+	p = (struct sd_export_dmabuf){ .fd = -1, .hClient = 0xc1e00081, .totalObjects = 2, .numObjects = 2,
+		.totalSize = 6 * MiB, .handles = { 0x2000, 0x2001 }, .offsets = { 0, 2 * MiB },
+		.sizes = { 4 * MiB, 2 * MiB } };
+	/* A GPU's node only (NV_ACTUAL_DEVICE_ONLY), of its own size only. */
+	REQUIRE(ioc(&ctl, SD_ESC_EXPORT_TO_DMABUF_FD, sizeof(p), &p) == SD_RC_INVAL);
+	REQUIRE(ioc(&gpu1, SD_ESC_EXPORT_TO_DMABUF_FD, sizeof(p) - 8, &p) == SD_RC_INVAL);
+	/* nv_dma_buf_export's checks, then nv_dma_buf_create's, then each object's. */
+	p.totalSize = 0;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_INVALID_ARGUMENT);
+	p.totalSize = 6 * MiB;
+	p.numObjects = 3;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_INVALID_ARGUMENT);
+	p.numObjects = 2;
+	p.fd = 3;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_NOT_SUPPORTED);
+	p.fd = -2;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_INVALID_ARGUMENT);
+	p.fd = -1;
+	p.index = 1;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_INVALID_ARGUMENT);
+	p.index = 0;
+	p.hClient = 0xc1e00099;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_INVALID_CLIENT);
+	p.hClient = 0xc1e00081;
+	p.handles[1] = 0x2999;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	p.handles[1] = 0x1000;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_INVALID_OBJECT);
+	p.handles[1] = 0x2001;
+	REQUIRE(dmabuf(&gpu0, &p) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	p.offsets[1] = 4096 + 1;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_INVALID_ARGUMENT);
+	p.offsets[1] = 4 * MiB - 4096;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_INVALID_ARGUMENT);
+	p.offsets[1] = 2 * MiB;
+	p.sizes[1] = 4 * MiB;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_INVALID_ARGUMENT);
+	p.sizes[1] = 1 * MiB;
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_ERR_INVALID_ARGUMENT);
+	p.sizes[1] = 2 * MiB;
+	/* Every failure left nothing behind: the process's client alone. */
+	REQUIRE(node.clients && !node.clients->next && bufs[0] == 0);
+
+	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_OK && p.fd == 0 && bufs[0]);
+	REQUIRE(node.used[1] == 8 * MiB);
+	/* The handles freed, the memory stays, in no process's figure (pid 0). */
+	REQUIRE(rmfree(&ctl, 0xc1e00081, 0x2000) == SD_NV_OK && node.used[1] == 8 * MiB);
+	REQUIRE(rmfree(&ctl, 0xc1e00081, 0xc1e00081) == SD_NV_OK && node.used[1] == 8 * MiB);
+	sd_gpu_clients(&node, 1, list_one, &l);
+	REQUIRE(l.n == 1 && l.pid[0] == 0 && l.bytes[0] == 8 * MiB);
+	/* A process cannot reach the driver's client: not its own, nor its process's. */
+	REQUIRE(rmfree(&ctl, node.clients->handle, node.clients->handle) == SD_NV_ERR_INVALID_CLIENT);
+	setup(&ctl, 0xc1e00082, 1);
+	h = 0x3000;
+	REQUIRE(dup(&ctl, 0xc1e00082, 0x1000, &h, node.clients->next->handle,
+		    node.clients->next->objs->handle) == SD_NV_ERR_INSUFFICIENT_PERMISSIONS);
+	sd_file_release(&ctl);
+	REQUIRE(node.used[1] == 8 * MiB);
+	/* The dma-buf released: the GPU gets it all back. */
+	h_dmabuf_close(&node, 0);
+	REQUIRE(node.used[1] == 0 && node.clients == NULL);
+	sd_file_release(&gpu1);
+	sd_file_release(&gpu0);
+	caller_pid = 1000;
+}
+
 int main(void)
 {
 	REQUIRE(sd_node_init(&node, 4, 15109 * MiB, "535.261.03") == SD_OK);
@@ -697,6 +795,7 @@ int main(void)
 	test_kernel_client();
 	test_dup();
 	test_register_fd();
+	test_dmabuf();
 	REQUIRE(live_allocs == 0);
 	printf("simdrv unit: all passed\n");
 	return 0;
