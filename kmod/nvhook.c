@@ -839,8 +839,7 @@ static u32 nvh_rm_free(const struct nvh_call *c)
  * line, found again after (the file may close, and a key and an address come again).
  */
 struct nvh_src {
-	const void *key;
-	u64 file_id, line_id;
+	u64 file_id, line_id;	/* unique while cgpu_km is loaded */
 	int ops;		/* the file's ops_started then */
 };
 
@@ -926,7 +925,6 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 	if (src) {
 		if (!src->id)
 			src->id = atomic64_inc_return(&nvh.ids);
-		seen.key = src->rec->key;
 		seen.file_id = src->rec->id;
 		seen.line_id = src->id;
 		same = src->rec == rec;
@@ -969,7 +967,7 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 		smp_mb();
 		src = nvh_src_find(p->hClientSrc, p->hObjectSrc);
 		if (src) {
-			certain = src->rec->key == seen.key && src->rec->id == seen.file_id &&
+			certain = src->rec->id == seen.file_id &&
 				  src->id == seen.line_id &&
 				  atomic_read(&src->rec->ops_started) == seen.ops + same &&
 				  atomic_read(&src->rec->ops_busy) == same;

@@ -251,15 +251,26 @@ static const char *answer(int r, unsigned int st, char *buf, size_t len)
 	return buf;
 }
 
-/* NV_ESC_RM_DUP_OBJECT of (csrc, src) as (c, parent, new): its answer, as words. */
-static const char *rm_dup(unsigned int c, unsigned int parent, unsigned int new, unsigned int csrc,
-		       unsigned int src, char *buf, size_t len)
+/* NV_ESC_RM_DUP_OBJECT on fd of (csrc, src) as (c, parent, new): the ioctl's return, *st the status. */
+static int dup_esc(int fd, unsigned int c, unsigned int parent, unsigned int new, unsigned int csrc,
+		   unsigned int src, unsigned int *st)
 {
 	struct sd_nvos55 p = { .hClient = c, .hParent = parent, .hObject = new,
 			       .hClientSrc = csrc, .hObjectSrc = src };
-	int r = esc(ctl, SD_ESC_RM_DUP_OBJECT, &p, sizeof(p));
+	int r = esc(fd, SD_ESC_RM_DUP_OBJECT, &p, sizeof(p));
 
-	return answer(r, p.status, buf, len);
+	*st = p.status;
+	return r;
+}
+
+/* The same on the control file: its answer, as words. */
+static const char *rm_dup(unsigned int c, unsigned int parent, unsigned int new, unsigned int csrc,
+		       unsigned int src, char *buf, size_t len)
+{
+	unsigned int st;
+	int r = dup_esc(ctl, c, parent, new, csrc, src, &st);
+
+	return answer(r, st, buf, len);
 }
 
 /* NV_ESC_RM_VID_HEAP_CONTROL with function fn (form 0 direct, 1 in XFER): its answer. */
@@ -510,15 +521,14 @@ static void race(unsigned long long fill, unsigned long long big, int n)
 
 static unsigned int dup_client;
 
-/* NV_ESC_RM_DUP_OBJECT on fd of (csrc, src) as (c, parent, new): the status. */
+/* dup_esc, whose ioctl must succeed: the status. */
 static unsigned int dup_on(int fd, unsigned int c, unsigned int parent, unsigned int new,
 			   unsigned int csrc, unsigned int src)
 {
-	struct sd_nvos55 p = { .hClient = c, .hParent = parent, .hObject = new,
-			       .hClientSrc = csrc, .hObjectSrc = src };
+	unsigned int st;
 
-	CHECK(esc(fd, SD_ESC_RM_DUP_OBJECT, &p, sizeof(p)) == 0);
-	return p.status;
+	CHECK(dup_esc(fd, c, parent, new, csrc, src, &st) == 0);
+	return st;
 }
 
 /*
