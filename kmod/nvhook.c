@@ -35,7 +35,8 @@
  * Locks, outermost first: nvh.lock (attach/detach) is never held by a wrapper;
  * nvh.files_lock (the table of tracked files) -> rec->lock (one file's objects) ->
  * nvh.mem_lock (memory shared by duplicates) -> inst->lock (the ledger), any of them
- * skipped. cgpu.reg_lock (attach to a container) is taken with none of them held. No
+ * skipped; nvh.clients_lock (which file holds a client's lines) under any of them, with
+ * none taken inside it. cgpu.reg_lock (attach to a container) is taken with none of them held. No
  * lock is held across a call into the driver (rm_ioctl, or the kernel client's
  * operations, which take the driver's own locks).
  */
@@ -109,9 +110,11 @@ struct nvh_file {
 	u64 id;				/* unique while cgpu_km is loaded (a key can come again) */
 	/*
 	 * Recorded at the file's open, so every call that changed a handle on it passed a
-	 * wrapper: only then can its memory be the source of a followed duplicate.
+	 * wrapper: only then can its memory be the source of a followed duplicate. Cleared
+	 * if a line of it could not be indexed by its client (nvh_client_add).
 	 */
 	bool from_open;
+	bool unlisted;			/* out of nvh.files (files_lock): closing */
 	/*
 	 * The calls on the file that may change what a handle of its clients names (frees,
 	 * and allocations and duplicates of the classes read here, with cgpu_km's own frees
@@ -173,6 +176,8 @@ static struct {
 	struct mutex files_lock;
 	DECLARE_HASHTABLE(files, NVH_FILE_BITS);
 	struct mutex mem_lock;		/* every struct nvh_mem */
+	struct mutex clients_lock;	/* clients; taken with no other lock inside */
+	DECLARE_HASHTABLE(clients, NVH_FILE_BITS);
 	atomic64_t ids;			/* of files and memory lines */
 	atomic64_t followed;		/* duplicates followed */
 	struct proc_dir_entry *proc;
@@ -180,6 +185,7 @@ static struct {
 	.lock = __MUTEX_INITIALIZER(nvh.lock),
 	.files_lock = __MUTEX_INITIALIZER(nvh.files_lock),
 	.mem_lock = __MUTEX_INITIALIZER(nvh.mem_lock),
+	.clients_lock = __MUTEX_INITIALIZER(nvh.clients_lock),
 };
 
 static struct srcu_struct nvh_srcu;
@@ -257,12 +263,110 @@ static void nvh_mem_unlink(struct nvh_obj *o, bool closing)
 	mutex_unlock(&nvh.mem_lock);
 }
 
+/*
+ * Which tracked file holds the lines under an RM client (RM gives each client to the
+ * one file that made it), so that a duplicate's source is found by its client at once
+ * rather than by a walk of every file under files_lock, which a tenant issuing
+ * duplicates without pause would hold for as long as the node has files. rec NULL:
+ * lines of the client in two files (a handle made again after a free nobody saw): no
+ * source there.
+ */
+struct nvh_client {
+	struct hlist_node node;
+	u32 client;
+	struct nvh_file *rec;
+	unsigned int lines;
+};
+
+static struct nvh_client *nvh_client_find(u32 client)
+{
+	struct nvh_client *k;
+
+	lockdep_assert_held(&nvh.clients_lock);
+	hash_for_each_possible(nvh.clients, k, node, client)
+		if (k->client == client)
+			return k;
+	return NULL;
+}
+
+/*
+ * One more line of rec under client; rec->lock held. The entry is made outside the
+ * global clients_lock (the file's own lock is held: only its container waits on the
+ * allocation). Where it cannot be made, none of rec's memory can be a duplicate's
+ * source any more (refused, never guessed).
+ */
+static void nvh_client_add(struct nvh_file *rec, u32 client)
+{
+	struct nvh_client *k, *made = NULL;
+
+	for (;;) {
+		mutex_lock(&nvh.clients_lock);
+		k = nvh_client_find(client);
+		if (k || made)
+			break;
+		mutex_unlock(&nvh.clients_lock);
+		made = cgpu_zalloc(sizeof(*made));
+		if (!made) {
+			WRITE_ONCE(rec->from_open, false);
+			return;
+		}
+	}
+	if (!k) {
+		k = made;
+		made = NULL;
+		k->client = client;
+		k->rec = rec;
+		hash_add(nvh.clients, &k->node, client);
+	}
+	if (k->rec != rec)
+		k->rec = NULL;
+	k->lines++;
+	mutex_unlock(&nvh.clients_lock);
+	if (made)
+		cgpu_free(made);
+}
+
+/* A line of rec under client gone; rec->lock held, or rec no longer reachable. */
+static void nvh_client_del(u32 client)
+{
+	struct nvh_client *k;
+
+	mutex_lock(&nvh.clients_lock);
+	k = nvh_client_find(client);
+	/* None: it could not be made (rec no source since). */
+	if (k && --k->lines == 0) {
+		hash_del(&k->node);
+		cgpu_free(k);
+	}
+	mutex_unlock(&nvh.clients_lock);
+}
+
+/*
+ * The listed file holding the lines under client, or NULL. files_lock held: a file has
+ * an entry until its last line goes, before the file is freed, and a listed one is not
+ * freed while files_lock is held, so the file found stays valid until files_lock goes.
+ */
+static struct nvh_file *nvh_client_rec(u32 client)
+{
+	struct nvh_file *rec = NULL;
+	struct nvh_client *k;
+
+	lockdep_assert_held(&nvh.files_lock);
+	mutex_lock(&nvh.clients_lock);
+	k = nvh_client_find(client);
+	if (k && k->rec && !k->rec->unlisted)
+		rec = k->rec;
+	mutex_unlock(&nvh.clients_lock);
+	return rec;
+}
+
 /* The object is gone from the driver: its bytes back to the ledger. rec->lock held. */
 static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 {
 	u64 used, memsize;
 
 	hash_del(&o->node);
+	nvh_client_del(o->client);
 	rec->nobjs--;
 	/*
 	 * EAGAIN while a hot update is frozen: the bytes stay charged to the file until it
@@ -307,6 +411,7 @@ static void nvh_file_free(struct nvh_file *rec)
 
 	hash_for_each_safe(rec->objs, bkt, tmp, o, node) {
 		hash_del(&o->node);
+		nvh_client_del(o->client);
 		if (o->mem)
 			nvh_mem_unlink(o, true);
 		cgpu_free(o);
@@ -598,6 +703,7 @@ static void nvh_give_place(struct nvh_file *rec)
 static void nvh_record(struct nvh_file *rec, struct nvh_obj *o)
 {
 	hash_add(rec->objs, &o->node, nvh_key(o->client, o->handle));
+	nvh_client_add(rec, o->client);
 }
 
 /*
@@ -849,24 +955,16 @@ struct nvh_src {
  */
 static struct nvh_obj *nvh_src_find(u32 client, u32 handle)
 {
-	struct nvh_file *rec;
+	struct nvh_file *rec = nvh_client_rec(client);
 	struct nvh_obj *o;
-	unsigned int n;
-	int bkt;
 
-	hash_for_each(nvh.files, bkt, rec, node) {
-		if (!rec->from_open || !nvh_owns(rec))
-			continue;
-		mutex_lock(&rec->lock);
-		n = nvh_lines(rec, client, handle);
-		o = nvh_obj_find(rec, client, handle);
-		if (n == 1 && o->kind == NVH_MEMORY)
-			return o;
-		mutex_unlock(&rec->lock);
-		/* A client is one file's: no other file has lines under it. */
-		if (n)
-			return NULL;
-	}
+	if (!rec || !READ_ONCE(rec->from_open) || !nvh_owns(rec))
+		return NULL;
+	mutex_lock(&rec->lock);
+	o = nvh_obj_find(rec, client, handle);
+	if (o && o->kind == NVH_MEMORY && nvh_lines(rec, client, handle) == 1)
+		return o;
+	mutex_unlock(&rec->lock);
 	return NULL;
 }
 
@@ -1277,8 +1375,10 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 
 	mutex_lock(&nvh.files_lock);
 	rec = nvh_file_find(f->private_data);
-	if (rec)
+	if (rec) {
 		hash_del_rcu(&rec->node);
+		rec->unlisted = true;
+	}
 	mutex_unlock(&nvh.files_lock);
 	ret = orig(inode, f);
 	if (rec)
@@ -1637,6 +1737,7 @@ static void nvh_detach(const char *why)
 	mutex_lock(&nvh.files_lock);
 	hash_for_each_safe(nvh.files, bkt, tmp, rec, node) {
 		hash_del_rcu(&rec->node);
+		rec->unlisted = true;
 		nvh_file_free(rec);
 	}
 	mutex_unlock(&nvh.files_lock);
@@ -1690,6 +1791,7 @@ int cgpu_nvhook_init(void)
 	if (err)
 		return err;
 	hash_init(nvh.files);
+	hash_init(nvh.clients);
 	strscpy(nvh.state, "off (no nvidia driver loaded)", sizeof(nvh.state));
 	nvh.proc = proc_create_single("cgpu_km/enforcement", 0444, NULL, nvh_show);
 	if (!nvh.proc) {
