@@ -269,13 +269,15 @@ static void nvh_mem_unlink(struct nvh_obj *o, bool closing)
  * rather than by a walk of every file under files_lock, which a tenant issuing
  * duplicates without pause would hold for as long as the node has files. rec NULL:
  * lines of the client in two files (a handle made again after a free nobody saw): no
- * source there.
+ * source there. Only devices and subdevices are counted: every memory line of a file
+ * is under one of them in the same file (memory under a parent not tracked is refused,
+ * and a parent's free drops what is under it), and they come and go far less often.
  */
 struct nvh_client {
 	struct hlist_node node;
 	u32 client;
 	struct nvh_file *rec;
-	unsigned int lines;
+	unsigned int parents;		/* device and subdevice lines */
 };
 
 static struct nvh_client *nvh_client_find(u32 client)
@@ -290,7 +292,7 @@ static struct nvh_client *nvh_client_find(u32 client)
 }
 
 /*
- * One more line of rec under client; rec->lock held. The entry is made outside the
+ * One more device or subdevice line of rec under client; rec->lock held. The entry is made outside the
  * global clients_lock (the file's own lock is held: only its container waits on the
  * allocation). Where it cannot be made, none of rec's memory can be a duplicate's
  * source any more (refused, never guessed).
@@ -320,13 +322,13 @@ static void nvh_client_add(struct nvh_file *rec, u32 client)
 	}
 	if (k->rec != rec)
 		k->rec = NULL;
-	k->lines++;
+	k->parents++;
 	mutex_unlock(&nvh.clients_lock);
 	if (made)
 		cgpu_free(made);
 }
 
-/* A line of rec under client gone; rec->lock held, or rec no longer reachable. */
+/* A device or subdevice line under client gone; rec->lock held, or rec no longer reachable. */
 static void nvh_client_del(u32 client)
 {
 	struct nvh_client *k;
@@ -334,7 +336,7 @@ static void nvh_client_del(u32 client)
 	mutex_lock(&nvh.clients_lock);
 	k = nvh_client_find(client);
 	/* None: it could not be made (rec no source since). */
-	if (k && --k->lines == 0) {
+	if (k && --k->parents == 0) {
 		hash_del(&k->node);
 		cgpu_free(k);
 	}
@@ -366,7 +368,8 @@ static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 	u64 used, memsize;
 
 	hash_del(&o->node);
-	nvh_client_del(o->client);
+	if (o->kind != NVH_MEMORY)
+		nvh_client_del(o->client);
 	rec->nobjs--;
 	/*
 	 * EAGAIN while a hot update is frozen: the bytes stay charged to the file until it
@@ -411,7 +414,8 @@ static void nvh_file_free(struct nvh_file *rec)
 
 	hash_for_each_safe(rec->objs, bkt, tmp, o, node) {
 		hash_del(&o->node);
-		nvh_client_del(o->client);
+		if (o->kind != NVH_MEMORY)
+			nvh_client_del(o->client);
 		if (o->mem)
 			nvh_mem_unlink(o, true);
 		cgpu_free(o);
@@ -703,7 +707,8 @@ static void nvh_give_place(struct nvh_file *rec)
 static void nvh_record(struct nvh_file *rec, struct nvh_obj *o)
 {
 	hash_add(rec->objs, &o->node, nvh_key(o->client, o->handle));
-	nvh_client_add(rec, o->client);
+	if (o->kind != NVH_MEMORY)
+		nvh_client_add(rec, o->client);
 }
 
 /*
