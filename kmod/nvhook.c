@@ -264,38 +264,41 @@ static void nvh_mem_unlink(struct nvh_obj *o, bool closing)
 }
 
 /*
- * Which tracked file holds the lines under an RM client (RM gives each client to the
- * one file that made it), so that a duplicate's source is found by its client at once
+ * Which tracked files hold lines under an RM client (RM gives each client to the one
+ * file that made it), so that a duplicate's source is found by its client at once
  * rather than by a walk of every file under files_lock, which a tenant issuing
- * duplicates without pause would hold for as long as the node has files. rec NULL:
- * lines of the client in two files (a handle made again after a free nobody saw): no
- * source there. Only devices and subdevices are counted: every memory line of a file
- * is under one of them in the same file (memory under a parent not tracked is refused,
- * and a parent's free drops what is under it), and they come and go far less often.
+ * duplicates without pause would hold for as long as the node has files. One entry per
+ * (client, file): a client with lines in two listed files (a handle made again in
+ * another file while the first's lines of it were still going) is no source until one
+ * of them lets go. Only devices and subdevices are counted, which come and go far less
+ * often than memory: an allocation's memory line is under a parent of the same file
+ * (memory under a parent not tracked is refused) and goes with it; a duplicate's line
+ * under a parent its file does not track may leave its client without an entry for
+ * that file, and is then no source (refused, never guessed).
  */
 struct nvh_client {
 	struct hlist_node node;
 	u32 client;
 	struct nvh_file *rec;
-	unsigned int parents;		/* device and subdevice lines */
+	unsigned int parents;		/* rec's device and subdevice lines under client */
 };
 
-static struct nvh_client *nvh_client_find(u32 client)
+static struct nvh_client *nvh_client_find(u32 client, const struct nvh_file *rec)
 {
 	struct nvh_client *k;
 
 	lockdep_assert_held(&nvh.clients_lock);
 	hash_for_each_possible(nvh.clients, k, node, client)
-		if (k->client == client)
+		if (k->client == client && k->rec == rec)
 			return k;
 	return NULL;
 }
 
 /*
- * One more device or subdevice line of rec under client; rec->lock held. The entry is made outside the
- * global clients_lock (the file's own lock is held: only its container waits on the
- * allocation). Where it cannot be made, none of rec's memory can be a duplicate's
- * source any more (refused, never guessed).
+ * One more device or subdevice line of rec under client; rec->lock held. The entry is
+ * made outside the global clients_lock (the file's own lock is held: only its
+ * container waits on the allocation). Where it cannot be made, none of rec's memory
+ * can be a duplicate's source any more (refused, never guessed).
  */
 static void nvh_client_add(struct nvh_file *rec, u32 client)
 {
@@ -303,7 +306,7 @@ static void nvh_client_add(struct nvh_file *rec, u32 client)
 
 	for (;;) {
 		mutex_lock(&nvh.clients_lock);
-		k = nvh_client_find(client);
+		k = nvh_client_find(client, rec);
 		if (k || made)
 			break;
 		mutex_unlock(&nvh.clients_lock);
@@ -320,22 +323,22 @@ static void nvh_client_add(struct nvh_file *rec, u32 client)
 		k->rec = rec;
 		hash_add(nvh.clients, &k->node, client);
 	}
-	if (k->rec != rec)
-		k->rec = NULL;
 	k->parents++;
 	mutex_unlock(&nvh.clients_lock);
 	if (made)
 		cgpu_free(made);
 }
 
-/* A device or subdevice line under client gone; rec->lock held, or rec no longer reachable. */
-static void nvh_client_del(u32 client)
+/*
+ * A device or subdevice line of rec under client gone; rec->lock held, or rec no longer
+ * reachable. No entry: it could not be made (rec is no source since).
+ */
+static void nvh_client_del(const struct nvh_file *rec, u32 client)
 {
 	struct nvh_client *k;
 
 	mutex_lock(&nvh.clients_lock);
-	k = nvh_client_find(client);
-	/* None: it could not be made (rec no source since). */
+	k = nvh_client_find(client, rec);
 	if (k && --k->parents == 0) {
 		hash_del(&k->node);
 		cgpu_free(k);
@@ -344,22 +347,25 @@ static void nvh_client_del(u32 client)
 }
 
 /*
- * The listed file holding the lines under client, or NULL. files_lock held: a file has
- * an entry until its last line goes, before the file is freed, and a listed one is not
- * freed while files_lock is held, so the file found stays valid until files_lock goes.
+ * The one listed file holding lines under client, or NULL (none, or two). files_lock
+ * held: an entry goes before its file is freed, and a listed file is not freed while
+ * files_lock is held, so the file found stays valid until files_lock goes.
  */
 static struct nvh_file *nvh_client_rec(u32 client)
 {
 	struct nvh_file *rec = NULL;
 	struct nvh_client *k;
+	unsigned int n = 0;
 
 	lockdep_assert_held(&nvh.files_lock);
 	mutex_lock(&nvh.clients_lock);
-	k = nvh_client_find(client);
-	if (k && k->rec && !k->rec->unlisted)
-		rec = k->rec;
+	hash_for_each_possible(nvh.clients, k, node, client)
+		if (k->client == client && !k->rec->unlisted) {
+			rec = k->rec;
+			n++;
+		}
 	mutex_unlock(&nvh.clients_lock);
-	return rec;
+	return n == 1 ? rec : NULL;
 }
 
 /* The object is gone from the driver: its bytes back to the ledger. rec->lock held. */
@@ -369,7 +375,7 @@ static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 
 	hash_del(&o->node);
 	if (o->kind != NVH_MEMORY)
-		nvh_client_del(o->client);
+		nvh_client_del(rec, o->client);
 	rec->nobjs--;
 	/*
 	 * EAGAIN while a hot update is frozen: the bytes stay charged to the file until it
@@ -415,7 +421,7 @@ static void nvh_file_free(struct nvh_file *rec)
 	hash_for_each_safe(rec->objs, bkt, tmp, o, node) {
 		hash_del(&o->node);
 		if (o->kind != NVH_MEMORY)
-			nvh_client_del(o->client);
+			nvh_client_del(rec, o->client);
 		if (o->mem)
 			nvh_mem_unlink(o, true);
 		cgpu_free(o);
@@ -1595,8 +1601,29 @@ static void nvh_hook_off(struct nvh_hook *h)
 }
 
 /*
- * Every hook, in the order they go on: the release first (every file recorded at its
- * open or charged is seen closing), then the open, RM's entry and the dma-buf export.
+ * With every hook off: waits for the calls inside a wrapper, then lets go of every
+ * file's record and what it holds. nvh.lock held.
+ */
+static void nvh_forget_files(void)
+{
+	struct hlist_node *tmp;
+	struct nvh_file *rec;
+	int bkt;
+
+	synchronize_srcu(&nvh_srcu);
+	mutex_lock(&nvh.files_lock);
+	hash_for_each_safe(nvh.files, bkt, tmp, rec, node) {
+		hash_del_rcu(&rec->node);
+		rec->unlisted = true;
+		nvh_file_free(rec);
+	}
+	mutex_unlock(&nvh.files_lock);
+}
+
+/*
+ * Every hook, in the order they go on: the export to a dma-buf first (refused from the
+ * moment anything can be charged), then the release (every file recorded at its open or
+ * charged is seen closing), the open and RM's entry.
  */
 static int nvh_hooks_on(const struct nvh_layout *l)
 {
@@ -1605,10 +1632,10 @@ static int nvh_hooks_on(const struct nvh_layout *l)
 		const char *name;
 		void *wrapper;
 	} hooks[] = {
+		{ &nvh.dmabuf, NVH_DMABUF_SYM, nvh_dmabuf_wrap },
 		{ &nvh.close, l->close_sym, nvh_close_wrap },
 		{ &nvh.open, l->open_sym, nvh_open_wrap },
 		{ &nvh.rm_ioctl, NVH_RM_IOCTL_SYM, nvh_rm_ioctl_wrap },
-		{ &nvh.dmabuf, NVH_DMABUF_SYM, nvh_dmabuf_wrap },
 	};
 	unsigned int i;
 	int err;
@@ -1627,10 +1654,10 @@ static int nvh_hooks_on(const struct nvh_layout *l)
 /* Off in the reverse order; a hook that is not on is skipped. */
 static void nvh_hooks_off(void)
 {
-	nvh_hook_off(&nvh.dmabuf);
 	nvh_hook_off(&nvh.rm_ioctl);
 	nvh_hook_off(&nvh.open);
 	nvh_hook_off(&nvh.close);
+	nvh_hook_off(&nvh.dmabuf);
 }
 
 /* The driver's version: nv_version, else the module's own. "" if not known. */
@@ -1706,6 +1733,8 @@ static void nvh_attach(void)
 	nvh.layout = l;
 	err = nvh_hooks_on(l);
 	if (err) {
+		/* The hooks on before the failing one may have recorded and charged files. */
+		nvh_forget_files();
 		nvh.layout = NULL;
 		snprintf(nvh.state, sizeof(nvh.state), "off (driver %s: cannot attach: %d)",
 			 ver, err);
@@ -1728,24 +1757,13 @@ static void nvh_attach(void)
  */
 static void nvh_detach(const char *why)
 {
-	struct hlist_node *tmp;
-	struct nvh_file *rec;
-	int bkt;
-
 	lockdep_assert_held(&nvh.lock);
 	if (!nvh.attached)
 		return;
 	WRITE_ONCE(cgpu.driver_charged, false);
 	WRITE_ONCE(cgpu.holds_driver_memory, NULL);
 	nvh_hooks_off();
-	synchronize_srcu(&nvh_srcu);
-	mutex_lock(&nvh.files_lock);
-	hash_for_each_safe(nvh.files, bkt, tmp, rec, node) {
-		hash_del_rcu(&rec->node);
-		rec->unlisted = true;
-		nvh_file_free(rec);
-	}
-	mutex_unlock(&nvh.files_lock);
+	nvh_forget_files();
 	nvh.attached = false;
 	nvh.layout = NULL;
 	snprintf(nvh.state, sizeof(nvh.state), "off (%s)", why);

@@ -110,13 +110,15 @@ static struct sd_obj *find_obj(const struct sd_client *c, sd_u32 h)
 
 /*
  * o, already off its client's list, lets go of its memory: the GPU gets the memory back
- * with its last name, else its listing moves to an object still naming it.
+ * with its last name, else its listing moves to an object still naming it, a process's
+ * before the driver's own (a dma-buf's): a process is listed with what it still names.
  */
 static void put_mem(struct sd_node *n, const struct sd_obj *o)
 {
 	struct sd_mem *m = o->mem;
 	const struct sd_client *c;
 	const struct sd_obj *q;
+	int drivers;
 
 	if (!m)
 		return;
@@ -127,12 +129,16 @@ static void put_mem(struct sd_node *n, const struct sd_obj *o)
 	}
 	if (m->listed != o)
 		return;
-	for (c = n->clients; c; c = c->next)
-		for (q = c->objs; q; q = q->next)
-			if (q->mem == m) {
-				m->listed = q;
-				return;
-			}
+	for (drivers = 0; drivers < 2; drivers++)
+		for (c = n->clients; c; c = c->next) {
+			if ((c->file == 0) != drivers)
+				continue;
+			for (q = c->objs; q; q = q->next)
+				if (q->mem == m) {
+					m->listed = q;
+					return;
+				}
+		}
 }
 
 /* Frees root and everything under it, giving back the physical memory it held. */
@@ -258,12 +264,13 @@ static sd_u32 check_memory(struct sd_memory_alloc *m)
 	return SD_NV_OK;
 }
 
-static sd_u32 new_client_handle(struct sd_node *n, sd_u32 *h)
+/* A free client handle from base on (RM's RS_CLIENT_HANDLE_BASE or _INTERNAL_HANDLE_BASE). */
+static sd_u32 new_client_handle(struct sd_node *n, sd_u32 base, sd_u32 *seq, sd_u32 *h)
 {
 	sd_u32 i;
 
 	for (i = 0; i < SD_CLIENT_HANDLE_RANGE; i++) {
-		sd_u32 cand = SD_CLIENT_HANDLE_BASE + (n->client_seq++ % SD_CLIENT_HANDLE_RANGE);
+		sd_u32 cand = base + ((*seq)++ % SD_CLIENT_HANDLE_RANGE);
 
 		if (!find_client(n, cand)) {
 			*h = cand;
@@ -324,7 +331,7 @@ static sd_u32 alloc_client(struct sd_file *f, sd_u32 pid, sd_u32 *hnew)
 	sd_u32 h = *hnew, st;
 
 	if (h == 0) {
-		st = new_client_handle(n, &h);
+		st = new_client_handle(n, SD_CLIENT_HANDLE_BASE, &n->client_seq, &h);
 		if (st != SD_NV_OK)
 			return st;
 	} else if (find_client(n, h)) {
@@ -640,7 +647,7 @@ static sd_u32 dmabuf_dup(struct sd_node *n, sd_u32 gpu, const struct sd_export_d
 		return SD_NV_ERR_NOT_SUPPORTED;	/* adding to a dma-buf: not served */
 	if (p->fd != -1 || p->index > p->totalObjects - p->numObjects)
 		return SD_NV_ERR_INVALID_ARGUMENT;
-	st = new_client_handle(n, &h);
+	st = new_client_handle(n, SD_CLIENT_INTERNAL_HANDLE_BASE, &n->internal_seq, &h);
 	if (st != SD_NV_OK)
 		return st;
 	c = sd_zalloc(sizeof(*c));

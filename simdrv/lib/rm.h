@@ -19,6 +19,7 @@
 /* Handle generators of RM's resource server. */
 #define SD_CLIENT_HANDLE_BASE	0xc1d00000u
 #define SD_CLIENT_HANDLE_RANGE	0x00100000u
+#define SD_CLIENT_INTERNAL_HANDLE_BASE 0xc1e00000u	/* the driver's own clients */
 #define SD_OBJ_HANDLE_BASE	0xcaf00000u
 #define SD_OBJ_HANDLE_RANGE	0x00080000u
 
@@ -116,6 +117,7 @@ struct sd_node {
 	sd_u32 memparams_size;	/* NV_MEMORY_ALLOCATION_PARAMS of this version */
 	struct sd_client *clients;
 	sd_u32 client_seq;
+	sd_u32 internal_seq;
 	sd_u32 obj_seq;
 };
 

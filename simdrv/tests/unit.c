@@ -700,6 +700,7 @@ static void test_dmabuf(void)
 	struct sd_memory_alloc m = vidmem(4 * MiB);
 	struct sd_file ctl, gpu1, gpu0;
 	struct sd_export_dmabuf p;
+	const struct sd_client *drv;
 	struct listed l = { 0 };
 	sd_u32 h;
 
@@ -760,17 +761,30 @@ static void test_dmabuf(void)
 
 	REQUIRE(dmabuf(&gpu1, &p) == SD_NV_OK && p.fd == 0 && bufs[0]);
 	REQUIRE(node.used[1] == 8 * MiB);
-	/* The handles freed, the memory stays, in no process's figure (pid 0). */
+	for (drv = node.clients; drv && drv->file; drv = drv->next)
+		;
+	REQUIRE(drv && drv->pid == 0 && bufs[0] == drv->handle);
+	REQUIRE(drv->handle >= SD_CLIENT_INTERNAL_HANDLE_BASE &&
+		drv->handle < SD_CLIENT_INTERNAL_HANDLE_BASE + SD_CLIENT_HANDLE_RANGE);
+	/* A second client of the process names 0x2001's memory too. */
+	setup(&ctl, 0xc1e00083, 1);
+	h = 0x3000;
+	REQUIRE(dup(&ctl, 0xc1e00083, 0x1000, &h, 0xc1e00081, 0x2001) == SD_NV_OK);
+	/*
+	 * The first client's handles freed: the memory stays. What only the dma-buf names
+	 * is in no process's figure (pid 0); what the process still names stays its own.
+	 */
 	REQUIRE(rmfree(&ctl, 0xc1e00081, 0x2000) == SD_NV_OK && node.used[1] == 8 * MiB);
 	REQUIRE(rmfree(&ctl, 0xc1e00081, 0xc1e00081) == SD_NV_OK && node.used[1] == 8 * MiB);
 	sd_gpu_clients(&node, 1, list_one, &l);
-	REQUIRE(l.n == 1 && l.pid[0] == 0 && l.bytes[0] == 8 * MiB);
+	REQUIRE(l.n == 2);
+	REQUIRE((l.pid[0] == 81 && l.pid[1] == 0) || (l.pid[0] == 0 && l.pid[1] == 81));
+	REQUIRE(l.bytes[0] == 4 * MiB && l.bytes[1] == 4 * MiB);
 	/* A process cannot reach the driver's client: not its own, nor its process's. */
-	REQUIRE(rmfree(&ctl, node.clients->handle, node.clients->handle) == SD_NV_ERR_INVALID_CLIENT);
-	setup(&ctl, 0xc1e00082, 1);
-	h = 0x3000;
-	REQUIRE(dup(&ctl, 0xc1e00082, 0x1000, &h, node.clients->next->handle,
-		    node.clients->next->objs->handle) == SD_NV_ERR_INSUFFICIENT_PERMISSIONS);
+	REQUIRE(rmfree(&ctl, drv->handle, drv->handle) == SD_NV_ERR_INVALID_CLIENT);
+	h = 0x3001;
+	REQUIRE(dup(&ctl, 0xc1e00083, 0x1000, &h, drv->handle, drv->objs->handle) ==
+		SD_NV_ERR_INSUFFICIENT_PERMISSIONS);
 	sd_file_release(&ctl);
 	REQUIRE(node.used[1] == 8 * MiB);
 	/* The dma-buf released: the GPU gets it all back. */
