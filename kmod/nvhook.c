@@ -114,7 +114,6 @@ struct nvh_file {
 	 * if a line of it could not be indexed by its client (nvh_client_add).
 	 */
 	bool from_open;
-	bool unlisted;			/* out of nvh.files (files_lock): closing */
 	/*
 	 * The calls on the file that may change what a handle of its clients names (frees,
 	 * and allocations and duplicates of the classes read here, with cgpu_km's own frees
@@ -349,7 +348,9 @@ static void nvh_client_del(const struct nvh_file *rec, u32 client)
 /*
  * The one listed file holding lines under client, or NULL (none, or two). files_lock
  * held: an entry goes before its file is freed, and a listed file is not freed while
- * files_lock is held, so the file found stays valid until files_lock goes.
+ * files_lock is held, so the file found stays valid until files_lock goes. A file
+ * leaves nvh.files (hash_del_rcu, which unhashes the node) under files_lock as it
+ * closes, before its entries go.
  */
 static struct nvh_file *nvh_client_rec(u32 client)
 {
@@ -360,7 +361,7 @@ static struct nvh_file *nvh_client_rec(u32 client)
 	lockdep_assert_held(&nvh.files_lock);
 	mutex_lock(&nvh.clients_lock);
 	hash_for_each_possible(nvh.clients, k, node, client)
-		if (k->client == client && !k->rec->unlisted) {
+		if (k->client == client && !hlist_unhashed(&k->rec->node)) {
 			rec = k->rec;
 			n++;
 		}
@@ -1386,10 +1387,8 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 
 	mutex_lock(&nvh.files_lock);
 	rec = nvh_file_find(f->private_data);
-	if (rec) {
+	if (rec)
 		hash_del_rcu(&rec->node);
-		rec->unlisted = true;
-	}
 	mutex_unlock(&nvh.files_lock);
 	ret = orig(inode, f);
 	if (rec)
@@ -1614,7 +1613,6 @@ static void nvh_forget_files(void)
 	mutex_lock(&nvh.files_lock);
 	hash_for_each_safe(nvh.files, bkt, tmp, rec, node) {
 		hash_del_rcu(&rec->node);
-		rec->unlisted = true;
 		nvh_file_free(rec);
 	}
 	mutex_unlock(&nvh.files_lock);

@@ -195,21 +195,18 @@ u32 nv_dma_buf_export(void *nv, struct sd_export_dmabuf *params);
 noinline u32 nv_dma_buf_export(void *nv, struct sd_export_dmabuf *params)
 {
 	sd_u32 gpu = (struct sd_nv_state_head *)nv - nv_gpu_state, hold, st;
+	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
 	struct dma_buf *buf;
 	int fd;
 
 	st = sd_dmabuf_dup(&node, gpu, &env, params, &hold);
 	if (st != SD_NV_OK)
 		return st;
-	{
-		DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
-
-		exp_info.ops = &simdrv_dmabuf_ops;
-		exp_info.size = params->totalSize;
-		exp_info.flags = O_RDWR | O_CLOEXEC;
-		exp_info.priv = (void *)(unsigned long)hold;
-		buf = dma_buf_export(&exp_info);
-	}
+	exp_info.ops = &simdrv_dmabuf_ops;
+	exp_info.size = params->totalSize;
+	exp_info.flags = O_RDWR | O_CLOEXEC;
+	exp_info.priv = (void *)(unsigned long)hold;
+	buf = dma_buf_export(&exp_info);
 	if (IS_ERR(buf)) {
 		sd_dmabuf_release(&node, &env, hold);
 		return SD_NV_ERR_OPERATING_SYSTEM;

@@ -324,10 +324,37 @@ static struct sd_obj *new_obj(struct sd_client *c, struct sd_obj *parent, sd_u32
 	return o;
 }
 
+/* A duplicate: a new object h of c under parent, naming so's memory (one more name). */
+static struct sd_obj *name_mem(struct sd_client *c, struct sd_obj *parent, sd_u32 h,
+			       const struct sd_obj *so)
+{
+	struct sd_obj *o = new_obj(c, parent, h, so->cls, parent->gpu);
+
+	if (o) {
+		o->mem = so->mem;
+		o->mem->refs++;
+	}
+	return o;
+}
+
+/* A new client h on the node's list: file NULL and pid 0 for one of the driver's own. */
+static struct sd_client *new_client(struct sd_node *n, sd_u32 h, const struct sd_file *file, sd_u32 pid)
+{
+	struct sd_client *c = sd_zalloc(sizeof(*c));
+
+	if (!c)
+		return 0;
+	c->handle = h;
+	c->pid = pid;
+	c->file = file;
+	c->next = n->clients;
+	n->clients = c;
+	return c;
+}
+
 static sd_u32 alloc_client(struct sd_file *f, sd_u32 pid, sd_u32 *hnew)
 {
 	struct sd_node *n = f->node;
-	struct sd_client *c;
 	sd_u32 h = *hnew, st;
 
 	if (h == 0) {
@@ -337,14 +364,8 @@ static sd_u32 alloc_client(struct sd_file *f, sd_u32 pid, sd_u32 *hnew)
 	} else if (find_client(n, h)) {
 		return SD_NV_ERR_INSERT_DUPLICATE_NAME;
 	}
-	c = sd_zalloc(sizeof(*c));
-	if (!c)
+	if (!new_client(n, h, rm_identity(f), pid))
 		return SD_NV_ERR_NO_MEMORY;
-	c->handle = h;
-	c->pid = pid;
-	c->file = rm_identity(f);
-	c->next = n->clients;
-	n->clients = c;
 	*hnew = h;
 	return SD_NV_OK;
 }
@@ -557,7 +578,7 @@ static sd_u32 dup_object(struct sd_file *f, struct sd_nvos55 *p)
 	struct sd_node *n = f->node;
 	struct sd_client *c = find_client(n, p->hClient);
 	const struct sd_client *src = find_client(n, p->hClientSrc);
-	struct sd_obj *so, *parent, *o;
+	struct sd_obj *so, *parent;
 	sd_u32 h = p->hObject, st;
 
 	if (!c || !src || c->file != rm_identity(f))
@@ -579,11 +600,8 @@ static sd_u32 dup_object(struct sd_file *f, struct sd_nvos55 *p)
 	if (!parent || parent->mem ||
 	    (parent->cls == SD_NV20_SUBDEVICE_0) != (so->parent->cls == SD_NV20_SUBDEVICE_0))
 		return SD_NV_ERR_INVALID_OBJECT_PARENT;
-	o = new_obj(c, parent, h, so->cls, parent->gpu);
-	if (!o)
+	if (!name_mem(c, parent, h, so))
 		return SD_NV_ERR_NO_MEMORY;
-	o->mem = so->mem;
-	o->mem->refs++;
 	p->hObject = h;
 	return SD_NV_OK;
 }
@@ -636,7 +654,7 @@ static sd_u32 dmabuf_dup(struct sd_node *n, sd_u32 gpu, const struct sd_export_d
 	const struct sd_client *src;
 	const struct sd_obj *so;
 	struct sd_client *c;
-	struct sd_obj *dev, *o;
+	struct sd_obj *dev;
 	sd_u64 attached = 0;
 	sd_u32 i, h, st;
 
@@ -650,12 +668,9 @@ static sd_u32 dmabuf_dup(struct sd_node *n, sd_u32 gpu, const struct sd_export_d
 	st = new_client_handle(n, SD_CLIENT_INTERNAL_HANDLE_BASE, &n->internal_seq, &h);
 	if (st != SD_NV_OK)
 		return st;
-	c = sd_zalloc(sizeof(*c));
+	c = new_client(n, h, 0, 0);
 	if (!c)
 		return SD_NV_ERR_NO_MEMORY;
-	c->handle = h;
-	c->next = n->clients;
-	n->clients = c;
 	st = new_obj_handle(n, c, &h);
 	dev = st == SD_NV_OK ? new_obj(c, 0, h, SD_NV01_DEVICE_0, gpu) : 0;
 	if (!dev && st == SD_NV_OK)
@@ -673,13 +688,10 @@ static sd_u32 dmabuf_dup(struct sd_node *n, sd_u32 gpu, const struct sd_export_d
 			st = new_obj_handle(n, c, &h);
 		if (st != SD_NV_OK)
 			break;
-		o = new_obj(c, dev, h, so->cls, gpu);
-		if (!o) {
+		if (!name_mem(c, dev, h, so)) {
 			st = SD_NV_ERR_NO_MEMORY;
 			break;
 		}
-		o->mem = so->mem;
-		o->mem->refs++;
 		attached += p->sizes[i];
 	}
 	if (st == SD_NV_OK && p->numObjects == p->totalObjects && attached != p->totalSize)

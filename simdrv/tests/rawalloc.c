@@ -730,7 +730,8 @@ static void registers(void)
  */
 static void dmabufs(unsigned long long mib, int rounds)
 {
-	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
+	const unsigned long long bytes = mib * MiB;
+	struct sd_memory_alloc m = { .owner = 0x1234 };
 	unsigned long long base;
 	int gpu, kept[64], n = 0, r;
 	unsigned int c, h;
@@ -744,11 +745,11 @@ static void dmabufs(unsigned long long mib, int rounds)
 	c = client_on_gpu(0);
 	for (r = 1; r <= rounds; r++) {
 		struct sd_export_dmabuf e = { .fd = -1, .hClient = c, .totalObjects = 1, .numObjects = 1,
-			.totalSize = m.size, .handles = { 0x2000 }, .sizes = { m.size } };
+			.totalSize = bytes, .handles = { 0x2000 }, .sizes = { bytes } };
 		int rc;
 
 		h = 0x2000;
-		m.size = mib * MiB;
+		m.size = bytes;	/* the driver hands back the size it rounded to */
 		CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
 		rc = esc(gpu, SD_ESC_EXPORT_TO_DMABUF_FD, &e, sizeof(e));
 		printf("dmabuf: round %d: export %s\n", r, answer(rc, e.status, a, sizeof(a)));
