@@ -25,6 +25,7 @@
 #include <linux/mm.h>
 #include "lib/engine.h"
 #include "lib/rm.h"
+#include "lib/vaspace.h"
 #include "uvm.h"
 
 static unsigned int gpus = 4;
@@ -225,6 +226,61 @@ static sd_u32 env_dmabuf_export(void *ctx, struct sd_file *f, struct sd_export_d
 {
 	return nv_dma_buf_export(&nv_gpu_state[f->minor], p);
 }
+
+/*
+ * nvidia.ko's interface to nvidia-uvm, by NVIDIA's names and arguments
+ * (nv_uvm_interface.h, the same in 535 and 550): device is nvidia-uvm's device of a
+ * GPU (simdrv_uvm_device), pGpuMemoryInfo a UvmGpuMemoryInfo of the release's layout.
+ * uvm.c calls them as nvidia-uvm calls NVIDIA's, so code that follows nvidia-uvm's
+ * duplicates by symbol finds the ones that run.
+ */
+static struct simdrv_uvm_device {
+	u32 gpu;
+} uvm_devices[SD_MAX_GPUS];
+
+void *simdrv_uvm_device(u32 gpu)
+{
+	return gpu < node.ngpus ? &uvm_devices[gpu] : NULL;
+}
+
+/* 550.163.01's UvmGpuMemoryInfo has egm after sysmem (lib/abi.h). */
+static bool meminfo_has_egm(void)
+{
+	return sd_version_at_least(node.version, 545, 0, 0);
+}
+
+noinline u32 nvUvmInterfaceDupMemory(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *pGpuMemoryInfo)
+{
+	struct simdrv_uvm_device *dev = device;
+	struct sd_dup_info info;
+	u8 *out = pGpuMemoryInfo;
+	u32 st;
+
+	if (!dev || !hDupMemory)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	st = sd_uvm_dup(&node, &env, dev->gpu, hClient, hPhysMemory, hDupMemory, &info);
+	if (st != SD_NV_OK || !out)
+		return st;
+	memset(out, 0, SD_UVM_MEMINFO_SIZE);
+	out[SD_UVM_MEMINFO_SYSMEM_OFF] = info.sysmem;
+	out[meminfo_has_egm() ? SD_UVM_MEMINFO_DEVDESC_OFF_550 : SD_UVM_MEMINFO_DEVDESC_OFF_535] =
+		info.device_descendant;
+	memcpy(out + SD_UVM_MEMINFO_PAGESIZE_OFF, &info.page_size, sizeof(info.page_size));
+	memcpy(out + SD_UVM_MEMINFO_SIZE_OFF, &info.size, sizeof(info.size));
+	sd_gpu_uuid(info.gpu, out + SD_UVM_MEMINFO_UUID_OFF);
+	return SD_NV_OK;
+}
+EXPORT_SYMBOL(nvUvmInterfaceDupMemory);
+
+noinline u32 nvUvmInterfaceFreeDupedHandle(void *device, u32 hPhysHandle)
+{
+	struct simdrv_uvm_device *dev = device;
+
+	if (!dev)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	return sd_uvm_free_dup(&node, &env, dev->gpu, hPhysHandle);
+}
+EXPORT_SYMBOL(nvUvmInterfaceFreeDupedHandle);
 
 /*
  * The RM API for kernel clients (nvidia-modeset's), by NVIDIA's names: nvidia_get_rm_ops
@@ -582,7 +638,10 @@ static int __init simdrv_init(void)
 			goto nodes;
 		}
 	}
-	rc = simdrv_uvm_init(cls);
+	for (i = 0; i < node.ngpus; i++)
+		uvm_devices[i].gpu = i;
+	rc = simdrv_uvm_init(cls, node.ngpus, meminfo_has_egm() ? SD_UVM_MAX_GPUS_550 : SD_UVM_MAX_GPUS_535,
+			     meminfo_has_egm() ? SD_UVM_MEMINFO_DEVDESC_OFF_550 : SD_UVM_MEMINFO_DEVDESC_OFF_535);
 	if (rc)
 		goto nodes;
 	rc = make_proc();
@@ -613,6 +672,8 @@ static void __exit simdrv_exit(void)
 	sysfs_remove_file(&THIS_MODULE->mkobj.kobj, &version_attr.attr);
 	proc_remove(proc_root);
 	simdrv_uvm_exit();
+	/* No nvidia-uvm file is open (each pins the module): its sessions go. */
+	sd_uvm_sessions_free(&node);
 	destroy_nodes();
 	class_destroy(cls);
 	cdev_del(&cdev);

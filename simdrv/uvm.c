@@ -3,11 +3,15 @@
  * /dev/nvidia-uvm and /dev/nvidia-uvm-tools, as NVIDIA's nvidia-uvm module numbers them
  * (kernel-open/nvidia-uvm/uvm.c, uvm_tools.c): a character region named "nvidia-uvm" of
  * a dynamic major, minors 0 and 1. So that containers get the nodes a real node gives
- * them, and a program can open and initialize the device as libcuda does at cuInit. It
- * lives in the stand-in's one module (the real one is a module of its own, nvidia_uvm:
- * docs/sim.md says what that changes). Served: UVM_INITIALIZE and UVM_DEINITIALIZE on
- * /dev/nvidia-uvm; every other command is -EINVAL, nvidia-uvm's answer to a command it
- * does not know (its test commands off); the tools node opens and serves nothing.
+ * them, a program can open and initialize the device as libcuda does at cuInit, and map
+ * RM memory into its va_space as libcuda does with every allocation (lib/vaspace.c,
+ * through nvidia.ko's nvUvmInterfaceDupMemory and nvUvmInterfaceFreeDupedHandle, as
+ * nvidia-uvm does). It lives in the stand-in's one module (the real one is a module of
+ * its own, nvidia_uvm: docs/sim.md says what that changes). Served on /dev/nvidia-uvm:
+ * UVM_INITIALIZE, UVM_DEINITIALIZE, UVM_REGISTER_GPU, UVM_UNREGISTER_GPU,
+ * UVM_CREATE_EXTERNAL_RANGE, UVM_MAP_EXTERNAL_ALLOCATION and UVM_FREE; every other
+ * command is -EINVAL, nvidia-uvm's answer to a command it does not know (its test
+ * commands off); the tools node opens and serves nothing.
  */
 #include <linux/cdev.h>
 #include <linux/device.h>
@@ -17,18 +21,58 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include "lib/abi.h"
+#include "lib/vaspace.h"
 #include "uvm.h"
 
 static dev_t uvm_base;
 static struct cdev uvm_cdev, tools_cdev;
 static struct class *uvm_cls;
 
+static u32 uvm_ngpus, uvm_max_gpus, uvm_devdesc_off;
+
 /* One open /dev/nvidia-uvm: its va_space is made by UVM_INITIALIZE with its flags. */
 struct uvm_file {
-	struct mutex lock;
+	struct mutex lock;		/* all below; taken before the node's */
 	bool initialized;
 	u64 flags;
+	struct sd_va_space va;
 };
+
+static u32 va_dup(void *ctx, u32 gpu, u32 hClient, u32 hMemory, u32 *hdup, struct sd_dup_info *info)
+{
+	u8 mi[SD_UVM_MEMINFO_SIZE];
+	int g;
+	u32 st;
+
+	st = nvUvmInterfaceDupMemory(simdrv_uvm_device(gpu), hClient, hMemory, hdup, mi);
+	if (st != SD_NV_OK)
+		return st;
+	info->sysmem = mi[SD_UVM_MEMINFO_SYSMEM_OFF];
+	info->device_descendant = mi[uvm_devdesc_off];
+	memcpy(&info->page_size, mi + SD_UVM_MEMINFO_PAGESIZE_OFF, sizeof(info->page_size));
+	memcpy(&info->size, mi + SD_UVM_MEMINFO_SIZE_OFF, sizeof(info->size));
+	g = sd_gpu_of_uuid(mi + SD_UVM_MEMINFO_UUID_OFF, uvm_ngpus);
+	info->gpu = g < 0 ? uvm_ngpus : g;
+	return SD_NV_OK;
+}
+
+static void va_free_dup(void *ctx, u32 gpu, u32 hdup)
+{
+	nvUvmInterfaceFreeDupedHandle(simdrv_uvm_device(gpu), hdup);
+}
+
+static const struct sd_va_env va_env = {
+	.dup = va_dup,
+	.free_dup = va_free_dup,
+};
+
+static struct sd_va_env uvm_env(void)
+{
+	struct sd_va_env e = va_env;
+
+	e.ngpus = uvm_ngpus;
+	return e;
+}
 
 static int uvm_open(struct inode *inode, struct file *filp)
 {
@@ -44,7 +88,9 @@ static int uvm_open(struct inode *inode, struct file *filp)
 static int uvm_release(struct inode *inode, struct file *filp)
 {
 	struct uvm_file *u = filp->private_data;
+	struct sd_va_env e = uvm_env();
 
+	sd_va_destroy(&u->va, &e);
 	mutex_destroy(&u->lock);
 	kfree(u);
 	return 0;
@@ -69,13 +115,92 @@ static long uvm_initialize(struct uvm_file *u, void __user *arg)
 	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
 }
 
+/*
+ * A command of the va_space: its block (size bytes, rmStatus at status_off) copied in,
+ * NV_ERR_ILLEGAL_ACTION before UVM_INITIALIZE (uvm_api.h's INIT_CHECK routes), the
+ * answer copied back.
+ */
+static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, size_t size,
+		       size_t status_off)
+{
+	struct sd_va_env e = uvm_env();
+	u32 st = SD_NV_ERR_ILLEGAL_ACTION;
+	void *p = kmalloc(size, GFP_KERNEL_ACCOUNT);
+	long rc = 0;
+
+	if (!p)
+		return -ENOMEM;
+	if (copy_from_user(p, arg, size)) {
+		kfree(p);
+		return -EFAULT;
+	}
+	mutex_lock(&u->lock);
+	if (u->initialized) {
+		switch (cmd) {
+		case SD_UVM_REGISTER_GPU: {
+			struct sd_uvm_register_gpu *r = p;
+
+			st = sd_va_register_gpu(&u->va, &e, r->gpu_uuid);
+			if (st == SD_NV_OK) {
+				r->numaEnabled = 0;
+				r->numaNodeId = -1;
+			}
+			break;
+		}
+		case SD_UVM_UNREGISTER_GPU:
+			st = sd_va_unregister_gpu(&u->va, &e, ((struct sd_uvm_unregister_gpu *)p)->gpu_uuid);
+			break;
+		case SD_UVM_CREATE_EXTERNAL_RANGE: {
+			struct sd_uvm_create_external_range *r = p;
+
+			st = sd_va_create_range(&u->va, r->base, r->length);
+			break;
+		}
+		case SD_UVM_FREE: {
+			struct sd_uvm_free *r = p;
+
+			st = sd_va_free(&u->va, &e, r->base, r->length);
+			break;
+		}
+		case SD_UVM_MAP_EXTERNAL_ALLOCATION:
+			st = sd_va_map(&u->va, &e, p, p + sizeof(struct sd_uvm_map_head), uvm_max_gpus,
+				       p + size - sizeof(struct sd_uvm_map_tail));
+			break;
+		}
+	}
+	mutex_unlock(&u->lock);
+	memcpy(p + status_off, &st, sizeof(st));
+	if (copy_to_user(arg, p, size))
+		rc = -EFAULT;
+	kfree(p);
+	return rc;
+}
+
 static long uvm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
+	void __user *p = (void __user *)arg;
+
 	switch (cmd) {
 	case SD_UVM_DEINITIALIZE:
 		return 0;
 	case SD_UVM_INITIALIZE:
-		return uvm_initialize(filp->private_data, (void __user *)arg);
+		return uvm_initialize(filp->private_data, p);
+	case SD_UVM_REGISTER_GPU:
+		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_register_gpu),
+				  offsetof(struct sd_uvm_register_gpu, rmStatus));
+	case SD_UVM_UNREGISTER_GPU:
+		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_unregister_gpu),
+				  offsetof(struct sd_uvm_unregister_gpu, rmStatus));
+	case SD_UVM_CREATE_EXTERNAL_RANGE:
+		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_create_external_range),
+				  offsetof(struct sd_uvm_create_external_range, rmStatus));
+	case SD_UVM_FREE:
+		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_free),
+				  offsetof(struct sd_uvm_free, rmStatus));
+	case SD_UVM_MAP_EXTERNAL_ALLOCATION:
+		return uvm_va_cmd(filp->private_data, cmd, p, SD_UVM_MAP_SIZE(uvm_max_gpus),
+				  SD_UVM_MAP_SIZE(uvm_max_gpus) - sizeof(struct sd_uvm_map_tail) +
+				  offsetof(struct sd_uvm_map_tail, rmStatus));
 	default:
 		return -EINVAL;
 	}
@@ -108,12 +233,15 @@ static void uvm_nodes_destroy(void)
 	device_destroy(uvm_cls, MKDEV(MAJOR(uvm_base), SD_UVM_TOOLS_MINOR));
 }
 
-int simdrv_uvm_init(struct class *cls)
+int simdrv_uvm_init(struct class *cls, u32 ngpus, u32 max_gpus, u32 devdesc_off)
 {
 	struct device *d;
 	int rc;
 
 	uvm_cls = cls;
+	uvm_ngpus = ngpus;
+	uvm_max_gpus = max_gpus;
+	uvm_devdesc_off = devdesc_off;
 	rc = alloc_chrdev_region(&uvm_base, 0, SD_UVM_MINORS, SD_UVM_DEVICE_NAME);
 	if (rc)
 		return rc;

@@ -386,3 +386,78 @@ RMOPS(sd_rm_ops, close_gpu); RMOPS(sd_rm_ops, op); RMOPS(sd_rm_ops, set_callback
 SAME_SIZE(nva_rm_ops, nvidia_modeset_rm_ops_t);
 RMOPS(nva_rm_ops, version_string); RMOPS(nva_rm_ops, alloc_stack); RMOPS(nva_rm_ops, free_stack);
 RMOPS(nva_rm_ops, op);
+
+/*
+ * nvidia-uvm's external allocations (uvm_ioctl.h, kernel-open in both releases). The
+ * map's block holds UvmGpuMappingAttributes[UVM_MAX_GPUS] in 535 and [UVM_MAX_GPUS_V2]
+ * in 550, so abi.h has it as a head, the array and a tail: each field's place is checked
+ * through the release's count.
+ */
+#include "uvm_ioctl.h"
+#include "nv_uvm_types.h"
+SAME(SD_UVM_MAP_EXTERNAL_ALLOCATION, UVM_MAP_EXTERNAL_ALLOCATION);
+SAME(SD_UVM_FREE, UVM_FREE);
+SAME(SD_UVM_REGISTER_GPU, UVM_REGISTER_GPU);
+SAME(SD_UVM_UNREGISTER_GPU, UVM_UNREGISTER_GPU);
+SAME(SD_UVM_CREATE_EXTERNAL_RANGE, UVM_CREATE_EXTERNAL_RANGE);
+SAME(SD_UUID_LEN, sizeof(NvProcessorUuid));
+SAME(SD_NV_ERR_GPU_UUID_NOT_FOUND, NV_ERR_GPU_UUID_NOT_FOUND);
+SAME(SD_NV_ERR_INVALID_DEVICE, NV_ERR_INVALID_DEVICE);
+SAME(SD_NV_ERR_INVALID_OFFSET, NV_ERR_INVALID_OFFSET);
+SAME(SD_NV_ERR_UVM_ADDRESS_IN_USE, NV_ERR_UVM_ADDRESS_IN_USE);
+
+SAME_SIZE(sd_uvm_register_gpu, UVM_REGISTER_GPU_PARAMS);
+SAME_FIELD(sd_uvm_register_gpu, UVM_REGISTER_GPU_PARAMS, gpu_uuid);
+SAME_FIELD(sd_uvm_register_gpu, UVM_REGISTER_GPU_PARAMS, numaEnabled);
+SAME_FIELD(sd_uvm_register_gpu, UVM_REGISTER_GPU_PARAMS, numaNodeId);
+SAME_FIELD(sd_uvm_register_gpu, UVM_REGISTER_GPU_PARAMS, rmCtrlFd);
+SAME_FIELD(sd_uvm_register_gpu, UVM_REGISTER_GPU_PARAMS, hClient);
+SAME_FIELD(sd_uvm_register_gpu, UVM_REGISTER_GPU_PARAMS, hSmcPartRef);
+SAME_FIELD(sd_uvm_register_gpu, UVM_REGISTER_GPU_PARAMS, rmStatus);
+SAME_SIZE(sd_uvm_unregister_gpu, UVM_UNREGISTER_GPU_PARAMS);
+SAME_FIELD(sd_uvm_unregister_gpu, UVM_UNREGISTER_GPU_PARAMS, gpu_uuid);
+SAME_FIELD(sd_uvm_unregister_gpu, UVM_UNREGISTER_GPU_PARAMS, rmStatus);
+#define RANGE(ours, theirs) SAME_SIZE(ours, theirs); SAME_FIELD(ours, theirs, base); \
+	SAME_FIELD(ours, theirs, length); SAME_FIELD(ours, theirs, rmStatus)
+RANGE(sd_uvm_create_external_range, UVM_CREATE_EXTERNAL_RANGE_PARAMS);
+RANGE(sd_uvm_free, UVM_FREE_PARAMS);
+
+#define ATTR(f) SAME_FIELD(sd_uvm_gpu_mapping, UvmGpuMappingAttributes, f)
+SAME_SIZE(sd_uvm_gpu_mapping, UvmGpuMappingAttributes);
+ATTR(gpuUuid); ATTR(gpuMappingType); ATTR(gpuCachingType); ATTR(gpuFormatType);
+ATTR(gpuElementBits); ATTR(gpuCompressionType);
+SAME(SD_UVM_MAPPING_TYPE_MAX, UvmGpuMappingTypeCount - 1);
+SAME(SD_UVM_CACHING_TYPE_MAX, UvmGpuCachingTypeCount - 1);
+
+#if SD_REF_MAJOR >= 550
+#define SD_UVM_MAX_GPUS SD_UVM_MAX_GPUS_550
+SAME(SD_UVM_MAX_GPUS_550, UVM_MAX_GPUS_V2);
+#else
+#define SD_UVM_MAX_GPUS SD_UVM_MAX_GPUS_535
+SAME(SD_UVM_MAX_GPUS_535, UVM_MAX_GPUS);
+#endif
+#define MAP UVM_MAP_EXTERNAL_ALLOCATION_PARAMS
+SAME(SD_UVM_MAP_SIZE(SD_UVM_MAX_GPUS), sizeof(MAP));
+SAME_FIELD(sd_uvm_map_head, MAP, base);
+SAME_FIELD(sd_uvm_map_head, MAP, length);
+SAME_FIELD(sd_uvm_map_head, MAP, offset);
+SAME(sizeof(struct sd_uvm_map_head), offsetof(MAP, perGpuAttributes));
+SAME(SD_UVM_MAX_GPUS * sizeof(struct sd_uvm_gpu_mapping), sizeof(((MAP *)0)->perGpuAttributes));
+#define TAIL(f) _Static_assert(sizeof(struct sd_uvm_map_head) + \
+	SD_UVM_MAX_GPUS * sizeof(struct sd_uvm_gpu_mapping) + offsetof(struct sd_uvm_map_tail, f) == \
+	offsetof(MAP, f), "sd_uvm_map_tail." #f " offset"); \
+	_Static_assert(sizeof(((struct sd_uvm_map_tail *)0)->f) == sizeof(((MAP *)0)->f), "sd_uvm_map_tail." #f " size")
+TAIL(gpuAttributesCount); TAIL(rmCtrlFd); TAIL(hClient); TAIL(hMemory); TAIL(rmStatus);
+
+/* UvmGpuMemoryInfo: what nvUvmInterfaceDupMemory fills (550 put egm before deviceDescendant). */
+#define MEMINFO(off, f) _Static_assert((off) == offsetof(UvmGpuMemoryInfo, f), #off " != UvmGpuMemoryInfo." #f)
+MEMINFO(SD_UVM_MEMINFO_SYSMEM_OFF, sysmem);
+#if SD_REF_MAJOR >= 550
+MEMINFO(SD_UVM_MEMINFO_DEVDESC_OFF_550, deviceDescendant);
+#else
+MEMINFO(SD_UVM_MEMINFO_DEVDESC_OFF_535, deviceDescendant);
+#endif
+MEMINFO(SD_UVM_MEMINFO_PAGESIZE_OFF, pageSize);
+MEMINFO(SD_UVM_MEMINFO_SIZE_OFF, size);
+MEMINFO(SD_UVM_MEMINFO_UUID_OFF, uuid);
+SAME(SD_UVM_MEMINFO_SIZE, sizeof(UvmGpuMemoryInfo));

@@ -15,10 +15,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cache=$PWD/.cache/nvidia-src
 want=(535.261.03 550.163.01)
+# nvidia-uvm's files the checks read (both paths below take these): uvm_ioctl.h's
+# params and uvm_types.h's attributes compile into check.c.
+uvm=(uvm_linux_ioctl.h uvm_ioctl.h uvm_types.h uvm_common.h uvm.c)
 missing=()
 # A cache from before a file joined the list is fetched again.
 for v in "${want[@]}"; do
-	[ -f "$cache/$v/.kind" ] && [ -f "$cache/$v/kernel-open/nvidia-uvm/uvm_common.h" ] || missing+=("$v")
+	ok=1
+	for f in .kind "${uvm[@]/#/kernel-open/nvidia-uvm/}"; do [ -f "$cache/$v/$f" ] || ok=0; done
+	[ $ok = 1 ] || missing+=("$v")
 done
 [ ${#missing[@]} -gt 0 ] || { echo "$cache"; exit 0; }
 
@@ -35,7 +40,7 @@ private_apt "$tmp" "${lines[@]}"
 # The files the checks read, by their place in the upstream tree.
 headers=(src/common/sdk/nvidia/inc src/nvidia/arch/nvalloc/unix/include kernel-open/common/inc
 	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c
-	kernel-open/nvidia-uvm/uvm_linux_ioctl.h kernel-open/nvidia-uvm/uvm_common.h kernel-open/nvidia-uvm/uvm.c)
+	"${uvm[@]/#/kernel-open/nvidia-uvm/}")
 
 for v in "${missing[@]}"; do
 	out=$cache/$v
@@ -62,13 +67,12 @@ for v in "${missing[@]}"; do
 	[ -n "$full" ] || { echo "fetch.sh: nvidia-open-kernel-source $v is in neither bookworm nor trixie contrib" >&2; exit 1; }
 	(cd "$tmp/dl" && apt-get -q "${apt_opts[@]}" download "nvidia-open-kernel-source=$full" >/dev/null)
 	dpkg-deb -x "$tmp"/dl/nvidia-open-kernel-source_*.deb "$tmp/deb"
-	uvm=(modules/nvidia-open-kernel/nvidia-uvm/uvm_linux_ioctl.h
-		modules/nvidia-open-kernel/nvidia-uvm/uvm_common.h modules/nvidia-open-kernel/nvidia-uvm/uvm.c)
+	ko_uvm=("${uvm[@]/#/modules/nvidia-open-kernel/nvidia-uvm/}")
 	tar -xJf "$(find "$tmp/deb" -name '*.tar.xz' | head -1)" -C "$tmp/x" \
 		modules/nvidia-open-kernel/common/inc modules/nvidia-open-kernel/nvidia/nv.c \
-		modules/nvidia-open-kernel/nvidia/nv-frontend.c "${uvm[@]}" 2>/dev/null ||
+		modules/nvidia-open-kernel/nvidia/nv-frontend.c "${ko_uvm[@]}" 2>/dev/null ||
 		tar -xJf "$(find "$tmp/deb" -name '*.tar.xz' | head -1)" -C "$tmp/x" \
-			modules/nvidia-open-kernel/common/inc modules/nvidia-open-kernel/nvidia/nv.c "${uvm[@]}"
+			modules/nvidia-open-kernel/common/inc modules/nvidia-open-kernel/nvidia/nv.c "${ko_uvm[@]}"
 	mkdir -p "$out/kernel-open/nvidia" "$out/kernel-open/nvidia-uvm"
 	cp -r "$tmp/x/modules/nvidia-open-kernel/common" "$out/kernel-open/"
 	cp "$tmp/x/modules/nvidia-open-kernel/nvidia/"nv*.c "$out/kernel-open/nvidia/"

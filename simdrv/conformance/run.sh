@@ -13,6 +13,10 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
 
+# flat: a C text as one line, so declarations compare whatever their wrapping: runs of
+# whitespace become one space, none is kept next to ( ) , ; * { }.
+flat() { tr -s ' \t\n' '   ' | sed -E 's/ ?([(),;*{}]) ?/\1/g'; }
+
 # define_of NAME...: the first "#define NAME VALUE" among kernel-open's headers.
 define_of() {
 	local n v
@@ -39,7 +43,7 @@ for ver in 535.261.03 550.163.01; do
 	if [ "$kind" = source ]; then
 		flags+=(-DSD_REF_RM -I"$src/src/common/sdk/nvidia/inc" -I"$src/src/nvidia/arch/nvalloc/unix/include")
 	fi
-	flags+=(-I"$inc")
+	flags+=(-I"$inc" -I"$src/kernel-open/nvidia-uvm")
 	if "$cc" "${flags[@]}" conformance/check.c; then
 		echo "conformance $ver: $kind headers agree with lib/abi.h and kmod/nvabi.h"
 	else
@@ -137,6 +141,23 @@ for ver in 535.261.03 550.163.01; do
 	else
 		echo "conformance $ver: nvidia-uvm's name, minors, commands or UVM_INITIALIZE_PARAMS differ from lib/abi.h" >&2
 		fail=1
+	fi
+
+	# nvidia-uvm's external mappings hold the caller's memory through RM's interface to
+	# UVM: nvUvmInterfaceDupMemory on map (filling UvmGpuMemoryInfo, whose layout check.c
+	# checks), nvUvmInterfaceFreeDupedHandle on free. main.c serves both by these names.
+	theirs=$(flat <"$inc/nv_uvm_interface.h")
+	mine=$(flat <main.c)
+	if ! [[ $theirs == *"NV_STATUS nvUvmInterfaceDupMemory(uvmGpuDeviceHandle device,NvHandle hClient,NvHandle hPhysMemory,NvHandle*hDupMemory,UvmGpuMemoryInfo*pGpuMemoryInfo);"* &&
+		$theirs == *"NV_STATUS nvUvmInterfaceFreeDupedHandle(uvmGpuDeviceHandle device,NvHandle hPhysHandle);"* ]]; then
+		echo "conformance $ver: nv_uvm_interface.h's nvUvmInterfaceDupMemory or nvUvmInterfaceFreeDupedHandle differs from what main.c serves" >&2
+		fail=1
+	elif ! [[ $mine == *"noinline u32 nvUvmInterfaceDupMemory(void*device,u32 hClient,u32 hPhysMemory,u32*hDupMemory,void*pGpuMemoryInfo){"* &&
+		$mine == *"noinline u32 nvUvmInterfaceFreeDupedHandle(void*device,u32 hPhysHandle){"* ]]; then
+		echo "conformance $ver: main.c does not define nvUvmInterfaceDupMemory(device, hClient, hPhysMemory, hDupMemory, pGpuMemoryInfo) and nvUvmInterfaceFreeDupedHandle(device, hPhysHandle)" >&2
+		fail=1
+	else
+		echo "conformance $ver: nvUvmInterfaceDupMemory(device, hClient, hPhysMemory, &hDup, &info) and nvUvmInterfaceFreeDupedHandle(device, hPhysHandle)"
 	fi
 done
 exit "$fail"

@@ -329,6 +329,94 @@ struct sd_uvm_initialize {
 };
 
 /*
+ * nvidia-uvm's external allocations (uvm_ioctl.h), the path libcuda maps RM video
+ * memory into a process's unified address space by: register a GPU with the va_space,
+ * make an external range of addresses, map an RM memory object of the caller's into it
+ * (nvidia-uvm duplicates the object into RM's client of its own through
+ * nvUvmInterfaceDupMemory, so the memory stays until the mapping goes), and free the
+ * range (nvUvmInterfaceFreeDupedHandle). Plain command numbers (UVM_IOCTL_BASE(i) is i
+ * on Linux); the map's block has one attribute per GPU up to UVM_MAX_GPUS, 32 in
+ * 535.261.03 and UVM_MAX_GPUS_V2, 256, in 550.163.01, so its size is the release's.
+ */
+#define SD_UVM_MAP_EXTERNAL_ALLOCATION	33
+#define SD_UVM_FREE			34
+#define SD_UVM_REGISTER_GPU		37
+#define SD_UVM_UNREGISTER_GPU		38
+#define SD_UVM_CREATE_EXTERNAL_RANGE	73
+#define SD_UVM_MAX_GPUS_535		32	/* UVM_MAX_GPUS: NV_MAX_DEVICES */
+#define SD_UVM_MAX_GPUS_550		256	/* UVM_MAX_GPUS_V2: NV_MAX_DEVICES * NV_MAX_SUBDEVICES */
+#define SD_UUID_LEN			16	/* NvProcessorUuid */
+#define SD_NV_ERR_GPU_UUID_NOT_FOUND	0x12
+#define SD_NV_ERR_ILLEGAL_ACTION	0x16	/* a command before UVM_INITIALIZE */
+#define SD_NV_ERR_INVALID_DEVICE	0x26
+#define SD_NV_ERR_INVALID_OFFSET	0x37
+#define SD_NV_ERR_UVM_ADDRESS_IN_USE	0x68
+struct sd_uvm_register_gpu {
+	sd_u8 gpu_uuid[SD_UUID_LEN];
+	sd_u8 numaEnabled;
+	sd_u8 pad[3];
+	sd_s32 numaNodeId;
+	sd_s32 rmCtrlFd;
+	sd_u32 hClient;
+	sd_u32 hSmcPartRef;
+	sd_u32 rmStatus;
+};
+struct sd_uvm_unregister_gpu {
+	sd_u8 gpu_uuid[SD_UUID_LEN];
+	sd_u32 rmStatus;
+};
+struct sd_uvm_create_external_range {
+	sd_u64 base;
+	sd_u64 length;
+	sd_u32 rmStatus;
+	sd_u32 pad;
+};
+struct sd_uvm_free {
+	sd_u64 base;
+	sd_u64 length;
+	sd_u32 rmStatus;
+	sd_u32 pad;
+};
+/* UvmGpuMappingAttributes (uvm_types.h) */
+struct sd_uvm_gpu_mapping {
+	sd_u8 gpuUuid[SD_UUID_LEN];
+	sd_u32 gpuMappingType;		/* UvmGpuMappingType: 0 default .. 3 */
+	sd_u32 gpuCachingType;		/* UvmGpuCachingType: 0 default .. 2 */
+	sd_u32 gpuFormatType;		/* UvmGpuFormatType: 0 default */
+	sd_u32 gpuElementBits;		/* UvmGpuFormatElementBits: 0 default */
+	sd_u32 gpuCompressionType;	/* UvmGpuCompressionType: 0 default */
+};
+#define SD_UVM_MAPPING_TYPE_MAX		3	/* UvmGpuMappingTypeReadOnly */
+#define SD_UVM_CACHING_TYPE_MAX		2	/* UvmGpuCachingTypeForceCached */
+/* UVM_MAP_EXTERNAL_ALLOCATION_PARAMS: this head, perGpuAttributes[max], the tail. */
+struct sd_uvm_map_head {
+	sd_u64 base;
+	sd_u64 length;
+	sd_u64 offset;
+};
+struct sd_uvm_map_tail {
+	sd_u64 gpuAttributesCount;
+	sd_s32 rmCtrlFd;
+	sd_u32 hClient;
+	sd_u32 hMemory;
+	sd_u32 rmStatus;
+};
+#define SD_UVM_MAP_SIZE(max)	(sizeof(struct sd_uvm_map_head) + \
+				 (max) * sizeof(struct sd_uvm_gpu_mapping) + sizeof(struct sd_uvm_map_tail))
+/*
+ * UvmGpuMemoryInfo (nv_uvm_types.h), what nvUvmInterfaceDupMemory tells of the memory
+ * it duplicated: 550.163.01 added egm after sysmem, which moves deviceDescendant; the
+ * offsets below pageSize are the same in both.
+ */
+#define SD_UVM_MEMINFO_SYSMEM_OFF	4
+#define SD_UVM_MEMINFO_DEVDESC_OFF_535	5
+#define SD_UVM_MEMINFO_DEVDESC_OFF_550	6
+#define SD_UVM_MEMINFO_PAGESIZE_OFF	8
+#define SD_UVM_MEMINFO_SIZE_OFF		32
+#define SD_UVM_MEMINFO_UUID_OFF		40
+#define SD_UVM_MEMINFO_SIZE		56
+
+/*
  * The RM API NVIDIA's driver gives kernel clients (nvidia-modeset):
  * nvidia_kernel_rmapi_ops_t, handed to rm_kernel_rmapi_op() (nv-kernel-rmapi-ops.h).
  * Kernel privilege, parameters in kernel memory: RM checks neither the client's owner

@@ -5,6 +5,7 @@
  * memory classes); docs/sim.md lists what is and is not modelled.
  */
 #include "rm.h"
+#include "vaspace.h"
 
 #define PCI_VENDOR_NVIDIA	0x10de
 #define PCI_DEVICE_T4		0x1eb8
@@ -390,7 +391,7 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 	struct sd_client *c = find_client(n, r->hRoot);
 	struct sd_obj *parent = 0, *o;
 	struct sd_mem *m = 0;
-	sd_u32 h = r->hNew, gpu, st;
+	sd_u32 h = r->hNew, gpu, st, field;
 
 	/* Another file's client is as unknown as a missing one. */
 	if (!c || c->file != rm_identity(f))
@@ -433,6 +434,7 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 		m->refs = 1;
 		m->gpu = gpu;
 		m->bytes = r->p.mem.size;
+		m->page = page_size(&r->p.mem, &field);
 		break;
 	}
 	o = new_obj(c, parent, h, r->cls, gpu);
@@ -726,6 +728,127 @@ void sd_dmabuf_release(struct sd_node *n, const struct sd_env *env, sd_u32 hold)
 	if (c && !c->file)
 		free_client(n, c);
 	env->unlock(env->ctx);
+}
+
+/*
+ * The client nvidia-uvm duplicates into on gpu (nvGpuOpsCreateSession and
+ * nvGpuOpsDeviceCreate: a client of the driver's own with a device and a subdevice on
+ * the GPU), made at its first use and kept while the node lives. NULL: no memory.
+ */
+static struct sd_client *uvm_session(struct sd_node *n, sd_u32 gpu)
+{
+	struct sd_client *c = n->uvm_session[gpu] ? find_client(n, n->uvm_session[gpu]) : 0;
+	struct sd_obj *dev;
+	sd_u32 h;
+
+	if (c)
+		return c;
+	if (new_client_handle(n, SD_CLIENT_INTERNAL_HANDLE_BASE, &n->internal_seq, &h) != SD_NV_OK)
+		return 0;
+	c = new_client(n, h, 0, 0);
+	if (!c)
+		return 0;
+	dev = new_obj_handle(n, c, &h) == SD_NV_OK ? new_obj(c, 0, h, SD_NV01_DEVICE_0, gpu) : 0;
+	if (!dev || new_obj_handle(n, c, &h) != SD_NV_OK || !new_obj(c, dev, h, SD_NV20_SUBDEVICE_0, gpu)) {
+		free_client(n, c);
+		return 0;
+	}
+	n->uvm_session[gpu] = c->handle;
+	return c;
+}
+
+/* The session's device (or subdevice): the first of its kind in its list. */
+static struct sd_obj *session_parent(struct sd_client *c, sd_u32 cls)
+{
+	struct sd_obj *o;
+
+	for (o = c->objs; o && o->cls != cls; o = o->next)
+		;
+	return o;
+}
+
+/*
+ * nvGpuOpsDupMemory (nv_gpu_ops.c's dupMemory) under the node's lock: hMemory of client
+ * hClient, any client on the node (found by its handle, as RM does), duplicated into
+ * gpu's session under its device or subdevice as the source is under one, at the
+ * caller's privilege (NV04_DUP_HANDLE_FLAGS_REJECT_KERNEL_DUP_PRIVILEGE: RM's default
+ * share rule, the caller's own clients only).
+ */
+static sd_u32 uvm_dup(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u32 hClient, sd_u32 hMemory,
+		      sd_u32 *hdup, struct sd_dup_info *info)
+{
+	const struct sd_client *src = find_client(n, hClient);
+	const struct sd_obj *so;
+	struct sd_client *c;
+	struct sd_obj *parent;
+	sd_u32 h;
+
+	if (!src)
+		return SD_NV_ERR_INVALID_CLIENT;
+	so = find_obj(src, hMemory);
+	if (!so && hMemory != src->handle)
+		return SD_NV_ERR_OBJECT_NOT_FOUND;
+	if (!so || !so->mem)
+		return SD_NV_ERR_INVALID_OBJECT_HANDLE;
+	c = uvm_session(n, gpu);
+	if (!c)
+		return SD_NV_ERR_NO_MEMORY;
+	info->sysmem = 0;
+	info->device_descendant = 1;
+	info->page_size = so->mem->page;
+	info->size = so->mem->bytes;
+	info->gpu = so->mem->gpu;
+	if (src->pid != caller)
+		return SD_NV_ERR_INSUFFICIENT_PERMISSIONS;
+	parent = session_parent(c, so->parent->cls == SD_NV20_SUBDEVICE_0 ?
+				SD_NV20_SUBDEVICE_0 : SD_NV01_DEVICE_0);
+	if (new_obj_handle(n, c, &h) != SD_NV_OK)
+		return SD_NV_ERR_INSUFFICIENT_RESOURCES;
+	if (!name_mem(c, parent, h, so))
+		return SD_NV_ERR_NO_MEMORY;
+	*hdup = h;
+	return SD_NV_OK;
+}
+
+sd_u32 sd_uvm_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
+		  sd_u32 hMemory, sd_u32 *hdup, struct sd_dup_info *info)
+{
+	sd_u32 st;
+
+	if (gpu >= n->ngpus)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	env->lock(env->ctx);
+	st = uvm_dup(n, env->caller(env->ctx), gpu, hClient, hMemory, hdup, info);
+	env->unlock(env->ctx);
+	return st;
+}
+
+sd_u32 sd_uvm_free_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hdup)
+{
+	struct sd_client *c;
+	sd_u32 st = SD_NV_ERR_INVALID_ARGUMENT;
+
+	if (gpu >= n->ngpus)
+		return st;
+	env->lock(env->ctx);
+	c = n->uvm_session[gpu] ? find_client(n, n->uvm_session[gpu]) : 0;
+	if (c && hdup != c->handle)
+		st = free_handle(n, c, hdup);
+	env->unlock(env->ctx);
+	return st;
+}
+
+void sd_uvm_sessions_free(struct sd_node *n)
+{
+	struct sd_client *c;
+	sd_u32 g;
+
+	for (g = 0; g < n->ngpus; g++) {
+		c = n->uvm_session[g] ? find_client(n, n->uvm_session[g]) : 0;
+		if (c)
+			free_client(n, c);
+		n->uvm_session[g] = 0;
+	}
 }
 
 /* NV_ESC_EXPORT_TO_DMABUF_FD, which nvidia_ioctl serves itself, on a GPU's node only. */

@@ -79,6 +79,7 @@ struct sd_mem {
 	sd_u32 refs;
 	sd_u32 gpu;
 	sd_u64 bytes;		/* whole pages */
+	sd_u64 page;		/* the page size RM took */
 	/*
 	 * The object its bytes are listed under per process: the one that allocated it,
 	 * then, once that is freed, one still naming it. Each memory is listed once, so
@@ -119,6 +120,7 @@ struct sd_node {
 	sd_u32 client_seq;
 	sd_u32 internal_seq;
 	sd_u32 obj_seq;
+	sd_u32 uvm_session[SD_MAX_GPUS];	/* nvidia-uvm's client per GPU, 0: none yet */
 };
 
 struct sd_file {
@@ -167,6 +169,18 @@ sd_u32 sd_dmabuf_dup(struct sd_node *n, sd_u32 gpu, const struct sd_env *env,
 		     const struct sd_export_dmabuf *p, sd_u32 *hold);
 /* The dma-buf's release: its client and the memory only it still names go. */
 void sd_dmabuf_release(struct sd_node *n, const struct sd_env *env, sd_u32 hold);
+struct sd_dup_info;
+/*
+ * nvidia-uvm's duplicate of memory hMemory of client hClient into its client on gpu
+ * (nvUvmInterfaceDupMemory, which the module exports under NVIDIA's name for its
+ * nvidia-uvm, and cgpu_km hooks), and the duplicate's free
+ * (nvUvmInterfaceFreeDupedHandle). Take the node's lock. RM's status.
+ */
+sd_u32 sd_uvm_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
+		  sd_u32 hMemory, sd_u32 *hdup, struct sd_dup_info *info);
+sd_u32 sd_uvm_free_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hdup);
+/* The module's end: nvidia-uvm's clients go (no nvidia-uvm file is open). */
+void sd_uvm_sessions_free(struct sd_node *n);
 /*
  * emit(arg, pid, bytes) for each client holding memory on gpu, with the pid env->caller
  * gave when it was made (the module numbers it again for its reader):

@@ -3,9 +3,10 @@
  * libFuzzer target: random sequences of ioctls, closes and allocation failures on four
  * open files (two of /dev/nvidiactl, /dev/nvidia0, /dev/nvidia1). After every step the
  * physical memory used on each GPU equals the sum of the live objects, every object's
- * parent lives in its client, every client is a file's or a live dma-buf's, and no user
- * copy happened under the lock; once every file and dma-buf is closed nothing is used
- * and nothing is left allocated.
+ * parent lives in its client, every client is a file's, a live dma-buf's or nvidia-uvm's,
+ * every duplicate a mapping holds is counted by the pieces that hold it, and no user copy
+ * happened under the lock; once every file, dma-buf and va_space is closed nothing is
+ * used and nothing is left allocated. Two nvidia-uvm va_spaces map and free too.
  */
 #include <stdint.h>
 #include "harness.h"
@@ -109,9 +110,11 @@ static void check_tree(const struct sd_node *n, struct sd_file files[NFILES])
 	for (c = n->clients; c; c = c->next) {
 		for (owned = 0, i = 0; i < NFILES; i++)
 			owned |= c->file == &files[i];
-		/* Or the driver's own, held by a dma-buf. */
+		/* Or the driver's own, held by a dma-buf, or nvidia-uvm's session on a GPU. */
 		for (i = 0; i < NBUFS; i++)
 			owned |= !c->file && !c->pid && bufs[i] == c->handle;
+		for (i = 0; i < SD_MAX_GPUS; i++)
+			owned |= !c->file && !c->pid && n->uvm_session[i] == c->handle;
 		REQUIRE(owned);
 		for (o = c->objs; o; o = o->next) {
 			if (o->mem)
@@ -268,19 +271,87 @@ static void kernel_op(struct sd_node *node, struct input *in)
 	sd_kernel_op(node, &henv, &ops);
 }
 
+#define NSPACES 2
+
+/* Each duplicate's count is the number of mapping pieces that hold it. */
+static void check_spaces(const struct sd_va_space sp[NSPACES])
+{
+	const struct sd_va_range *r;
+	const struct sd_va_map *m, *q;
+	sd_u32 k;
+	int i;
+
+	for (i = 0; i < NSPACES; i++)
+		for (r = sp[i].ranges; r; r = r->next)
+			for (m = r->maps; m; m = m->next) {
+				REQUIRE(r->start <= m->start && m->start <= m->end && m->end <= r->end);
+				for (k = 0, q = r->maps; q; q = q->next)
+					k += q->dup == m->dup;
+				REQUIRE(k == m->dup->refs);
+			}
+}
+
+/* One nvidia-uvm command on a va_space, on few addresses so that ranges meet. */
+static void va_call(struct sd_va_space *s, const struct sd_va_env *e, struct input *in)
+{
+	struct sd_uvm_gpu_mapping a[3];
+	struct sd_uvm_map_head h;
+	struct sd_uvm_map_tail t;
+	sd_u8 uuid[SD_UUID_LEN];
+	sd_u32 k;
+
+	sd_gpu_uuid(byte(in) % 3, uuid);
+	h.base = 0x100000000ULL + ((sd_u64)(byte(in) % 8) << 20) + (byte(in) % 8 ? 0 : byte(in));
+	h.length = ((sd_u64)(byte(in) % 8) << 20) + (byte(in) % 8 ? 0 : (sd_u64)byte(in) << 12);
+	h.offset = byte(in) % 4 ? 0 : (sd_u64)byte(in) << 12;
+	switch (byte(in) % 6) {
+	case 0:
+		(void)sd_va_register_gpu(s, e, uuid);
+		break;
+	case 1:
+		(void)sd_va_unregister_gpu(s, e, uuid);
+		break;
+	case 2:
+		(void)sd_va_create_range(s, h.base, h.length);
+		break;
+	case 3:
+		(void)sd_va_free(s, e, h.base, h.length);
+		break;
+	default:
+		memset(a, 0, sizeof(a));
+		for (k = 0; k < 3; k++) {
+			sd_gpu_uuid(byte(in) % 3, a[k].gpuUuid);
+			a[k].gpuMappingType = byte(in) % 8 ? 0 : byte(in);
+		}
+		t = (struct sd_uvm_map_tail){ .gpuAttributesCount = byte(in) % 4,
+			.hClient = handle(in), .hMemory = handle(in) };
+		fail_alloc_after = byte(in) % 4 ? -1 : byte(in) % 3;
+		(void)sd_va_map(s, e, &h, a, 3, &t);
+		fail_alloc_after = -1;
+		break;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	static const sd_u32 minors[NFILES] = { SD_CTL_MINOR, SD_CTL_MINOR, 0, 1 };
 	struct input in = { data, len };
 	struct sd_node node;
 	struct sd_file files[NFILES];
-	int i, k, steps = 0, done[NFILES];
+	struct sd_va_space spaces[NSPACES];
+	struct sd_va_env ve;
+	int i, k, steps = 0, done[NFILES], uvm;
 
-	REQUIRE(sd_node_init(&node, 2, 64ULL << 20, byte(&in) % 2 ? "535.261.03" : "550.163.01") == SD_OK);
+	/* The first byte: the release, and whether op 5 is nvidia-uvm's (older seeds' is not). */
+	k = byte(&in);
+	uvm = k & 2;
+	REQUIRE(sd_node_init(&node, 2, 64ULL << 20, k % 2 ? "535.261.03" : "550.163.01") == SD_OK);
 	for (i = 0; i < NFILES; i++) {
 		sd_file_init(&files[i], &node, minors[i]);
 		fd_files[i] = &files[i];
 	}
+	memset(spaces, 0, sizeof(spaces));
+	ve = h_va_env(&node);
 	gpu_open_mask = 3;
 	while (in.n && steps++ < 64) {
 		uint8_t op = byte(&in);
@@ -307,14 +378,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		case 4: /* a dma-buf's last reference goes */
 			h_dmabuf_close(&node, byte(&in) % NBUFS);
 			break;
+		case 5: /* nvidia-uvm, or a va_space's end */
+			if (!uvm)
+				one_call(f, &in);
+			else if (byte(&in) % 16)
+				va_call(&spaces[op % NSPACES], &ve, &in);
+			else
+				sd_va_destroy(&spaces[op % NSPACES], &ve);
+			break;
 		default:
 			one_call(f, &in);
 			break;
 		}
 		check_tree(&node, files);
+		check_spaces(spaces);
 	}
 	for (i = 0; i < NBUFS; i++)
 		h_dmabuf_close(&node, i);
+	for (i = 0; i < NSPACES; i++)
+		sd_va_destroy(&spaces[i], &ve);
+	sd_uvm_sessions_free(&node);
 	/* Those no registration holds first (a file registered to may register in turn). */
 	memset(done, 0, sizeof(done));
 	for (k = 0; k < NFILES; k++)

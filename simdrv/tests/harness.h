@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../lib/rm.h"
+#include "../lib/vaspace.h"
 
 #define UBASE	0x7f0000001000ULL
 #define USIZE	65536u
@@ -170,6 +171,27 @@ static const struct sd_env henv = {
 	.caller = h_caller, .lock = h_lock, .unlock = h_unlock, .rm_ioctl = h_rm_ioctl,
 	.dmabuf_export = h_dmabuf_export,
 };
+
+/* nvidia-uvm's calls into RM, as the module's nvUvmInterface functions make them; ctx: the node. */
+static sd_u32 h_va_dup(void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 hMemory, sd_u32 *hdup,
+		       struct sd_dup_info *info)
+{
+	REQUIRE(!locked);
+	return sd_uvm_dup(ctx, &henv, gpu, hClient, hMemory, hdup, info);
+}
+
+static void h_va_free_dup(void *ctx, sd_u32 gpu, sd_u32 hdup)
+{
+	REQUIRE(!locked);
+	REQUIRE(sd_uvm_free_dup(ctx, &henv, gpu, hdup) == SD_NV_OK);
+}
+
+static struct sd_va_env h_va_env(struct sd_node *n)
+{
+	struct sd_va_env e = { .ctx = n, .ngpus = n->ngpus, .dup = h_va_dup, .free_dup = h_va_free_dup };
+
+	return e;
+}
 
 static void add_bytes(void *sum, sd_u32 pid, sd_u64 bytes)
 {

@@ -53,6 +53,9 @@
  *   rawalloc dmabuf MIB N  N rounds of: MIB MiB on GPU 0 exported to a dma-buf
  *                        (NV_ESC_EXPORT_TO_DMABUF_FD on /dev/nvidia0), then its handle
  *                        freed, the dma-buf kept (below)
+ *   rawalloc uvmhold MIB N  N rounds of: MIB MiB on GPU 0 mapped through
+ *                        /dev/nvidia-uvm (UVM_MAP_EXTERNAL_ALLOCATION into a range of
+ *                        its own), then its handle freed, the mapping kept (below)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -67,12 +70,14 @@
 #include <unistd.h>
 #include "../lib/abi.h"
 #include "../lib/engine.h"
+#include "../lib/vaspace.h"
 
 #define MiB (1ULL << 20)
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "rawalloc:%d: failed: %s (errno %d)\n", __LINE__, #c, errno); exit(1); } } while (0)
 
 static int ctl;
 static unsigned int memsize;	/* NV_MEMORY_ALLOCATION_PARAMS of the driver's version */
+static unsigned int uvm_max_gpus;	/* UVM_MAP_EXTERNAL_ALLOCATION's attributes in it */
 
 static int esc(int fd, unsigned int nr, void *p, unsigned int size)
 {
@@ -145,6 +150,7 @@ static void start(void)
 	CHECK(strcmp(v.versionString, want) == 0);
 	/* numaNode joined NV_MEMORY_ALLOCATION_PARAMS in 545.23.06. */
 	memsize = atoi(want) >= 545 ? SD_MEMPARAMS_SIZE_NEW : SD_MEMPARAMS_SIZE_OLD;
+	uvm_max_gpus = atoi(want) >= 545 ? SD_UVM_MAX_GPUS_550 : SD_UVM_MAX_GPUS_535;
 	printf("rawalloc: driver %s, NV_MEMORY_ALLOCATION_PARAMS of %u bytes\n", want, memsize);
 }
 
@@ -765,6 +771,83 @@ static void dmabufs(unsigned long long mib, int rounds)
 	held_until_killed();
 }
 
+/* A command of nvidia-uvm's whose block ends... at status: its status, or errno's negation. */
+static long uvm_cmd(int fd, unsigned int cmd, void *p, unsigned int *status)
+{
+	return ioctl(fd, cmd, p) ? -errno : (long)*status;
+}
+
+/*
+ * uvmhold: registers GPU 0 with a va_space; each round allocates mib MiB, maps it into
+ * an external range of its own and frees the handle, keeping the mapping: what the
+ * mapping holds is then no handle's. Prints "uvmhold: round R: map status 0xS" a round
+ * (0x... or errno), "uvmhold: N mapped, the driver holds X MiB more", after the first
+ * range's UVM_FREE "uvmhold: one range freed, the driver holds Y MiB more", and once the
+ * va_space is closed "uvmhold: closed, the driver holds Z MiB more"; then "held", waits.
+ */
+static void uvmhold(unsigned long long mib, int rounds)
+{
+	const unsigned long long bytes = mib * MiB, base_va = 0x7e0000000000ULL;
+	struct sd_memory_alloc m = { .owner = 0x1234 };
+	struct sd_uvm_initialize init = { .flags = 0 };
+	struct sd_uvm_register_gpu reg = { .rmCtrlFd = -1 };
+	unsigned long long base;
+	size_t map_size;
+	char *map;
+	int gpu, fd, n = 0, r;
+	unsigned int c, h;
+	long rc;
+
+	CHECK(rounds > 0 && rounds <= 64);
+	gpu = open("/dev/nvidia0", O_RDWR);
+	fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+	CHECK(gpu >= 0 && fd >= 0);
+	start();
+	map_size = SD_UVM_MAP_SIZE(uvm_max_gpus);
+	map = calloc(1, map_size);
+	CHECK(map != NULL);
+	CHECK(ioctl(fd, SD_UVM_INITIALIZE, &init) == 0 && init.rmStatus == SD_NV_OK);
+	sd_gpu_uuid(0, reg.gpu_uuid);
+	reg.rmCtrlFd = ctl;
+	rc = uvm_cmd(fd, SD_UVM_REGISTER_GPU, &reg, &reg.rmStatus);
+	printf("uvmhold: register GPU 0: %ld\n", rc);
+	CHECK(rc == SD_NV_OK);
+	base = used(0);
+	c = client_on_gpu(0);
+	for (r = 1; r <= rounds; r++) {
+		struct sd_uvm_create_external_range cr = { .base = base_va + (r - 1) * bytes, .length = bytes };
+		struct sd_uvm_map_head *mh = (void *)map;
+		struct sd_uvm_gpu_mapping *ma = (void *)(map + sizeof(*mh));
+		struct sd_uvm_map_tail *mt = (void *)(map + map_size - sizeof(*mt));
+
+		h = 0x2000;
+		m.size = bytes;
+		CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+		CHECK(uvm_cmd(fd, SD_UVM_CREATE_EXTERNAL_RANGE, &cr, &cr.rmStatus) == SD_NV_OK);
+		memset(map, 0, map_size);
+		*mh = (struct sd_uvm_map_head){ .base = cr.base, .length = bytes };
+		memcpy(ma[0].gpuUuid, reg.gpu_uuid, SD_UUID_LEN);
+		*mt = (struct sd_uvm_map_tail){ .gpuAttributesCount = 1, .rmCtrlFd = ctl, .hClient = c,
+			.hMemory = 0x2000 };
+		rc = uvm_cmd(fd, SD_UVM_MAP_EXTERNAL_ALLOCATION, map, &mt->rmStatus);
+		printf("uvmhold: round %d: map status %s%#lx\n", r, rc < 0 ? "-" : "", rc < 0 ? -rc : rc);
+		n += rc == SD_NV_OK;
+		CHECK(rmfree(c, 0x2000) == SD_NV_OK);
+	}
+	CHECK(rmfree(c, c) == SD_NV_OK);
+	printf("uvmhold: %d mapped, the driver holds %llu MiB more\n", n, (used(0) - base) / MiB);
+	{
+		struct sd_uvm_free fr = { .base = base_va, .length = bytes };
+
+		CHECK(uvm_cmd(fd, SD_UVM_FREE, &fr, &fr.rmStatus) == SD_NV_OK);
+	}
+	printf("uvmhold: one range freed, the driver holds %llu MiB more\n", (used(0) - base) / MiB);
+	CHECK(close(fd) == 0);
+	printf("uvmhold: closed, the driver holds %llu MiB more\n", (used(0) - base) / MiB);
+	free(map);
+	held_until_killed();
+}
+
 static void uvm(void)
 {
 	struct sd_uvm_initialize p = { .flags = 0 };
@@ -984,6 +1067,8 @@ int main(int argc, char **argv)
 		dupchurn(atol(argv[2]), argv[3]);
 	else if (argc == 4 && !strcmp(argv[1], "dmabuf"))
 		dmabufs(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+	else if (argc == 4 && !strcmp(argv[1], "uvmhold"))
+		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
 		uncharged();
 	else if (argc == 2 && !strcmp(argv[1], "uvm"))
@@ -993,7 +1078,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;

@@ -795,6 +795,137 @@ static void test_dmabuf(void)
 	caller_pid = 1000;
 }
 
+/* The objects of nvidia-uvm's session client on gpu (its device and subdevice, then duplicates). */
+static int session_objs(sd_u32 gpu)
+{
+	const struct sd_client *c;
+	const struct sd_obj *o;
+	int n = 0;
+
+	for (c = node.clients; c && c->handle != node.uvm_session[gpu]; c = c->next)
+		;
+	for (o = c ? c->objs : 0; o; o = o->next)
+		n++;
+	return n;
+}
+
+static void test_vaspace(void)
+{
+	struct sd_memory_alloc m4 = vidmem(4 * MiB), m2 = vidmem(2 * MiB);
+	struct sd_va_env e = h_va_env(&node);
+	struct sd_va_space s = { 0 };
+	struct sd_uvm_map_head h = { .base = 0x200000000ULL, .length = 4 * MiB };
+	struct sd_uvm_gpu_mapping a[2] = { 0 };
+	struct sd_uvm_map_tail t = { .gpuAttributesCount = 1, .hClient = 0xc1e00091, .hMemory = 0x2000 };
+	sd_u8 uuid[SD_UUID_LEN];
+	struct sd_file ctl;
+	struct listed l = { 0 };
+	sd_u32 hm;
+
+	/* The contract's UUIDs, "%012d" read as hex digits. */
+	sd_gpu_uuid(12, uuid);
+	REQUIRE(uuid[0] == 0xc6 && uuid[9] == 0x00 && uuid[14] == 0x00 && uuid[15] == 0x12);
+	REQUIRE(sd_gpu_of_uuid(uuid, 4) == -1 && sd_gpu_of_uuid(uuid, 16) == 12);
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	gpu_open_mask = 3;
+	caller_pid = 91;
+	setup(&ctl, 0xc1e00091, 1);
+	hm = 0x2000;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00091, 0x1000, &hm, SD_NV01_MEMORY_LOCAL_USER, &m4, sizeof(m4)) == SD_NV_OK);
+	hm = 0x2001;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00091, 0x1001, &hm, SD_NV01_MEMORY_LOCAL_USER, &m2, sizeof(m2)) == SD_NV_OK);
+	REQUIRE(node.used[1] == 6 * MiB);
+
+	sd_gpu_uuid(1, a[0].gpuUuid);
+	sd_gpu_uuid(0, a[1].gpuUuid);
+	sd_gpu_uuid(7, uuid);
+	REQUIRE(sd_va_register_gpu(&s, &e, uuid) == SD_NV_ERR_GPU_UUID_NOT_FOUND);
+	REQUIRE(sd_va_register_gpu(&s, &e, a[0].gpuUuid) == SD_NV_OK);
+	REQUIRE(sd_va_register_gpu(&s, &e, a[0].gpuUuid) == SD_NV_ERR_INVALID_DEVICE);
+	REQUIRE(sd_va_register_gpu(&s, &e, a[1].gpuUuid) == SD_NV_OK);
+	REQUIRE(sd_va_create_range(&s, 0, 8 * MiB) == SD_NV_ERR_INVALID_ADDRESS);
+	REQUIRE(sd_va_create_range(&s, h.base + 1, 8 * MiB) == SD_NV_ERR_INVALID_ADDRESS);
+	REQUIRE(sd_va_create_range(&s, h.base, 0) == SD_NV_ERR_INVALID_ADDRESS);
+	REQUIRE(sd_va_create_range(&s, ~0ULL & ~0xfffULL, 8 * MiB) == SD_NV_ERR_INVALID_ADDRESS);
+	REQUIRE(sd_va_create_range(&s, h.base, 8 * MiB) == SD_NV_OK);
+	REQUIRE(sd_va_create_range(&s, h.base + 4 * MiB, 8 * MiB) == SD_NV_ERR_UVM_ADDRESS_IN_USE);
+
+	/* Each check in uvm_map_external_allocation's order; none leaves a duplicate. */
+	t.gpuAttributesCount = 0;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_ARGUMENT);
+	t.gpuAttributesCount = 33;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_ARGUMENT);
+	t.gpuAttributesCount = 1;
+	h.base += 8 * MiB;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_ADDRESS);
+	h.base -= 2 * MiB;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_ADDRESS);	/* past the range */
+	h.base -= 6 * MiB;
+	a[0].gpuFormatType = 1;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_ARGUMENT);
+	a[0].gpuFormatType = 0;
+	sd_gpu_uuid(2, uuid);
+	memcpy(a[0].gpuUuid, uuid, SD_UUID_LEN);
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_DEVICE);
+	sd_gpu_uuid(1, a[0].gpuUuid);
+	t.hClient = 0xc1e00099;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_CLIENT);
+	t.hClient = 0xc1e00091;
+	t.hMemory = 0x2999;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	t.hMemory = 0x1000;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_OBJECT_HANDLE);
+	t.hMemory = 0x2000;
+	caller_pid = 92;	/* another process: RM's default share rule */
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INSUFFICIENT_PERMISSIONS);
+	caller_pid = 91;
+	h.offset = 2 * MiB;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_OFFSET);
+	h.offset = 0;
+	/* GPU 1's memory mapped on GPU 0 too: a peer mapping, not served; GPU 1's undone. */
+	t.gpuAttributesCount = 2;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_DEVICE);
+	REQUIRE(session_objs(1) == 2 && session_objs(0) == 2 && s.ranges->maps == NULL);
+
+	/* Mapped: the duplicate holds the memory past the handle it came from. */
+	t.gpuAttributesCount = 1;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_OK && session_objs(1) == 3);
+	REQUIRE(rmfree(&ctl, 0xc1e00091, 0x2000) == SD_NV_OK && node.used[1] == 6 * MiB);
+	sd_gpu_clients(&node, 1, list_one, &l);
+	REQUIRE(l.n == 2 && l.bytes[0] + l.bytes[1] == 6 * MiB && (l.pid[0] == 0 || l.pid[1] == 0));
+	/* 2 MiB mapped over its middle: the first mapping's two ends keep its duplicate. */
+	h.base += 1 * MiB;
+	h.length = 2 * MiB;
+	t.hMemory = 0x2001;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_OK && session_objs(1) == 4);
+	REQUIRE(s.ranges->maps && s.ranges->maps->next && s.ranges->maps->next->next);
+	REQUIRE(rmfree(&ctl, 0xc1e00091, 0x2001) == SD_NV_OK && node.used[1] == 6 * MiB);
+	/* A partial free is an error; the range's free gives it all back. */
+	REQUIRE(sd_va_free(&s, &e, h.base, 2 * MiB) == SD_NV_ERR_INVALID_ADDRESS);
+	REQUIRE(sd_va_free(&s, &e, 0x200000000ULL, 8 * MiB) == SD_NV_OK);
+	REQUIRE(node.used[1] == 0 && session_objs(1) == 2 && s.ranges == NULL);
+
+	/* Unregistering the GPU, and the va_space's end, unmap too. */
+	hm = 0x2002;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00091, 0x1000, &hm, SD_NV01_MEMORY_LOCAL_USER, &m2, sizeof(m2)) == SD_NV_OK);
+	h = (struct sd_uvm_map_head){ .base = 0x200000000ULL, .length = 2 * MiB };
+	t.hMemory = 0x2002;
+	REQUIRE(sd_va_create_range(&s, h.base, 2 * MiB) == SD_NV_OK);
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_OK && session_objs(1) == 3);
+	REQUIRE(sd_va_unregister_gpu(&s, &e, a[0].gpuUuid) == SD_NV_OK && session_objs(1) == 2);
+	REQUIRE(sd_va_unregister_gpu(&s, &e, a[0].gpuUuid) == SD_NV_ERR_INVALID_DEVICE);
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_DEVICE);
+	REQUIRE(sd_va_register_gpu(&s, &e, a[0].gpuUuid) == SD_NV_OK);
+	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_OK);
+	sd_file_release(&ctl);
+	REQUIRE(node.used[1] == 2 * MiB);
+	sd_va_destroy(&s, &e);
+	REQUIRE(node.used[1] == 0 && session_objs(1) == 2);
+	sd_uvm_sessions_free(&node);
+	REQUIRE(node.clients == NULL);
+	caller_pid = 1000;
+}
+
 int main(void)
 {
 	REQUIRE(sd_node_init(&node, 4, 15109 * MiB, "535.261.03") == SD_OK);
@@ -810,6 +941,7 @@ int main(void)
 	test_dup();
 	test_register_fd();
 	test_dmabuf();
+	test_vaspace();
 	REQUIRE(live_allocs == 0);
 	printf("simdrv unit: all passed\n");
 	return 0;

@@ -42,6 +42,28 @@ for ver in 535.261.03 550.163.01; do
 	"$raw" check
 	[ "$(used)" = 0 ]
 	"$raw" engine
+	# nvidia-uvm's mappings of RM memory hold it past its handle: three of 64 MiB
+	# mapped with their handles freed hold 192 MiB, until their ranges are freed or the
+	# va_space closed. nvidia.ko's half is exported by NVIDIA's names.
+	for sym in nvUvmInterfaceDupMemory nvUvmInterfaceFreeDupedHandle; do
+		grep -q " $sym	\[nvidia\]" /proc/kallsyms || { echo "no $sym in kallsyms" >&2; exit 1; }
+	done
+	uf=$(mktemp)
+	"$raw" uvmhold 64 3 >"$uf" &
+	pid=$!
+	until grep -qx held "$uf"; do kill -0 "$pid" || { cat "$uf" >&2; exit 1; }; sleep 0.1; done
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	u=$(cat "$uf")
+	rm -f "$uf"
+	for want in "uvmhold: register GPU 0: 0" "uvmhold: round 3: map status 0" \
+		"uvmhold: 3 mapped, the driver holds 192 MiB more" \
+		"uvmhold: one range freed, the driver holds 128 MiB more" \
+		"uvmhold: closed, the driver holds 0 MiB more"; do
+		grep -qx "$want" <<<"$u" || { echo "uvmhold: no \"$want\" in: $u" >&2; exit 1; }
+	done
+	[ "$(used)" = 0 ] || { echo "after uvmhold $(used) bytes are still held" >&2; exit 1; }
+	echo "uvmhold: three mappings of 64 MiB hold 192 MiB past their handles, 128 once one range is freed, 0 once the va_space closes"
 
 	# SIGKILL of a holder returns every byte.
 	fifo=$(mktemp -u)

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * nvidia-uvm's external ranges, from 535's uvm_map_external.c, uvm_va_space.c and
+ * uvm_api.h: their checks in their order, with their statuses. Not modelled: GPU VA
+ * spaces (UVM_REGISTER_GPU_VASPACE; a registered GPU maps), peers (a mapping on another
+ * GPU than the memory's is NV_ERR_INVALID_DEVICE), MIG partitions, the mappings' page
+ * tables, and every range that is not external.
+ */
+#include "rm.h"
+#include "vaspace.h"
+
+int sd_gpu_of_uuid(const sd_u8 *uuid, sd_u32 ngpus)
+{
+	sd_u8 want[SD_UUID_LEN];
+	sd_u32 g;
+
+	for (g = 0; g < ngpus; g++) {
+		sd_gpu_uuid(g, want);
+		if (!__builtin_memcmp(want, uuid, SD_UUID_LEN))
+			return (int)g;
+	}
+	return -1;
+}
+
+/* uvm_api_range_invalid_4k */
+static int range_invalid_4k(sd_u64 base, sd_u64 length)
+{
+	return (base | length) & (SD_PAGE_4K - 1) || base == 0 || length == 0 || base + length < base;
+}
+
+static int registered(const struct sd_va_space *s, sd_u32 gpu)
+{
+	return (s->registered >> gpu) & 1;
+}
+
+static void dup_put(const struct sd_va_env *env, struct sd_va_dup *d)
+{
+	if (--d->refs)
+		return;
+	env->free_dup(env->ctx, d->gpu, d->hdup);
+	sd_free(d);
+}
+
+/*
+ * uvm_unmap_external_in_range: gpu's mappings in [start, end] go; one that sticks out
+ * keeps what sticks out, its duplicate shared with the pieces. A split needs a new
+ * piece; NV_ERR_NO_MEMORY (nothing unmapped yet of that mapping) if it cannot be had.
+ */
+static sd_u32 unmap_in(struct sd_va_range *r, const struct sd_va_env *env, sd_u32 gpu,
+		       sd_u64 start, sd_u64 end)
+{
+	struct sd_va_map **pp = &r->maps, *m, *tail;
+
+	while ((m = *pp)) {
+		if (m->gpu != gpu || m->end < start || m->start > end) {
+			pp = &m->next;
+			continue;
+		}
+		if (m->start < start && m->end > end) {
+			tail = sd_zalloc(sizeof(*tail));
+			if (!tail)
+				return SD_NV_ERR_NO_MEMORY;
+			*tail = *m;
+			tail->start = end + 1;
+			tail->dup->refs++;
+			m->end = start - 1;
+			m->next = tail;
+			pp = &tail->next;
+		} else if (m->start < start) {
+			m->end = start - 1;
+			pp = &m->next;
+		} else if (m->end > end) {
+			m->start = end + 1;
+			pp = &m->next;
+		} else {
+			*pp = m->next;
+			dup_put(env, m->dup);
+			sd_free(m);
+		}
+	}
+	return SD_NV_OK;
+}
+
+static struct sd_va_range *find_range(const struct sd_va_space *s, sd_u64 addr)
+{
+	struct sd_va_range *r;
+
+	for (r = s->ranges; r; r = r->next)
+		if (r->start <= addr && addr <= r->end)
+			return r;
+	return 0;
+}
+
+sd_u32 sd_va_register_gpu(struct sd_va_space *s, const struct sd_va_env *env, const sd_u8 *uuid)
+{
+	int g = sd_gpu_of_uuid(uuid, env->ngpus);
+
+	if (g < 0)
+		return SD_NV_ERR_GPU_UUID_NOT_FOUND;
+	if (registered(s, (sd_u32)g))
+		return SD_NV_ERR_INVALID_DEVICE;
+	s->registered |= 1u << g;
+	return SD_NV_OK;
+}
+
+sd_u32 sd_va_unregister_gpu(struct sd_va_space *s, const struct sd_va_env *env, const sd_u8 *uuid)
+{
+	int g = sd_gpu_of_uuid(uuid, env->ngpus);
+	struct sd_va_range *r;
+
+	if (g < 0 || !registered(s, (sd_u32)g))
+		return SD_NV_ERR_INVALID_DEVICE;
+	/* Whole mappings only: nothing is split, so nothing can fail. */
+	for (r = s->ranges; r; r = r->next)
+		unmap_in(r, env, (sd_u32)g, 0, ~0ULL);
+	s->registered &= ~(1u << g);
+	return SD_NV_OK;
+}
+
+sd_u32 sd_va_create_range(struct sd_va_space *s, sd_u64 base, sd_u64 length)
+{
+	struct sd_va_range *r;
+	sd_u64 end = base + length - 1;
+
+	if (range_invalid_4k(base, length))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	for (r = s->ranges; r; r = r->next)
+		if (!(r->end < base || r->start > end))
+			return SD_NV_ERR_UVM_ADDRESS_IN_USE;
+	r = sd_zalloc(sizeof(*r));
+	if (!r)
+		return SD_NV_ERR_NO_MEMORY;
+	r->start = base;
+	r->end = end;
+	r->next = s->ranges;
+	s->ranges = r;
+	return SD_NV_OK;
+}
+
+/* The biggest GPU page size (4K, 64K, 2M) the lowest set bit of align allows; 0: none. */
+static sd_u64 mapping_page_size(sd_u64 align)
+{
+	static const sd_u64 sizes[] = { SD_PAGE_HUGE, SD_PAGE_BIG, SD_PAGE_4K };
+	sd_u64 lowest = align & ~(align - 1);
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (sizes[i] <= lowest)
+			return sizes[i];
+	return 0;
+}
+
+/* uvm_map_external_allocation_on_gpu, on a registered GPU. */
+static sd_u32 map_on_gpu(struct sd_va_space *s, struct sd_va_range *r, const struct sd_va_env *env,
+			 sd_u32 gpu, const struct sd_uvm_map_head *h, const struct sd_uvm_map_tail *t)
+{
+	sd_u64 end = h->base + h->length - 1;
+	struct sd_dup_info info;
+	struct sd_va_map *m;
+	struct sd_va_dup *d;
+	sd_u32 st, hdup;
+
+	st = unmap_in(r, env, gpu, h->base, end);
+	if (st != SD_NV_OK)
+		return st;
+	m = sd_zalloc(sizeof(*m));
+	d = m ? sd_zalloc(sizeof(*d)) : 0;
+	if (!d) {
+		sd_free(m);
+		return SD_NV_ERR_NO_MEMORY;
+	}
+	/* The duplicate: it checks the handles and keeps the memory while mapped. */
+	st = env->dup(env->ctx, gpu, t->hClient, t->hMemory, &hdup, &info);
+	if (st != SD_NV_OK) {
+		sd_free(d);
+		sd_free(m);
+		return st;
+	}
+	d->refs = 1;
+	d->gpu = gpu;
+	d->hdup = hdup;
+	/* set_ext_gpu_map_location: the owner registered, and the mapping GPU itself. */
+	if (!info.device_descendant && !info.sysmem)
+		st = SD_NV_ERR_INVALID_DEVICE;		/* fabric memory: not served */
+	else if (!registered(s, info.gpu) || (!info.sysmem && info.gpu != gpu))
+		st = SD_NV_ERR_INVALID_DEVICE;
+	else if (!mapping_page_size(info.page_size | h->base | h->length | h->offset))
+		st = SD_NV_ERR_INVALID_ADDRESS;
+	else if (h->offset > info.size || h->length > info.size - h->offset)
+		st = SD_NV_ERR_INVALID_OFFSET;
+	if (st != SD_NV_OK) {
+		dup_put(env, d);
+		sd_free(m);
+		return st;
+	}
+	m->start = h->base;
+	m->end = end;
+	m->gpu = gpu;
+	m->dup = d;
+	m->next = r->maps;
+	r->maps = m;
+	return SD_NV_OK;
+}
+
+sd_u32 sd_va_map(struct sd_va_space *s, const struct sd_va_env *env,
+		 const struct sd_uvm_map_head *h, const struct sd_uvm_gpu_mapping *attrs,
+		 sd_u32 max, const struct sd_uvm_map_tail *t)
+{
+	struct sd_va_range *r;
+	sd_u32 i, st = SD_NV_OK, mapped = 0;
+	int g;
+
+	if (range_invalid_4k(h->base, h->length))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	if (t->gpuAttributesCount == 0 || t->gpuAttributesCount > max)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	r = find_range(s, h->base);
+	if (!r || r->end < h->base + h->length - 1)
+		return SD_NV_ERR_INVALID_ADDRESS;
+	for (i = 0; i < t->gpuAttributesCount; i++) {
+		const struct sd_uvm_gpu_mapping *a = &attrs[i];
+
+		/* Only the default format, element size and compression are served. */
+		if (a->gpuMappingType > SD_UVM_MAPPING_TYPE_MAX ||
+		    a->gpuCachingType > SD_UVM_CACHING_TYPE_MAX || a->gpuFormatType ||
+		    a->gpuElementBits || a->gpuCompressionType) {
+			st = SD_NV_ERR_INVALID_ARGUMENT;
+			break;
+		}
+		g = sd_gpu_of_uuid(a->gpuUuid, env->ngpus);
+		if (g < 0 || !registered(s, (sd_u32)g)) {
+			st = SD_NV_ERR_INVALID_DEVICE;
+			break;
+		}
+		st = map_on_gpu(s, r, env, (sd_u32)g, h, t);
+		if (st != SD_NV_OK)
+			break;
+		mapped |= 1u << g;
+	}
+	if (st != SD_NV_OK)
+		/* Only what this call mapped goes: whole mappings, nothing split. */
+		for (g = 0; g < (int)env->ngpus; g++)
+			if ((mapped >> g) & 1)
+				unmap_in(r, env, (sd_u32)g, h->base, h->base + h->length - 1);
+	return st;
+}
+
+static void range_destroy(struct sd_va_range *r, const struct sd_va_env *env)
+{
+	struct sd_va_map *m;
+
+	while ((m = r->maps)) {
+		r->maps = m->next;
+		dup_put(env, m->dup);
+		sd_free(m);
+	}
+	sd_free(r);
+}
+
+sd_u32 sd_va_free(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 base, sd_u64 length)
+{
+	struct sd_va_range **pp, *r;
+
+	if (range_invalid_4k(base, length))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	for (pp = &s->ranges; (r = *pp); pp = &r->next)
+		if (r->start <= base && base <= r->end)
+			break;
+	/* A partial free of a range that is not split is an error (uvm_free). */
+	if (!r || r->start != base || r->end != base + length - 1)
+		return SD_NV_ERR_INVALID_ADDRESS;
+	*pp = r->next;
+	range_destroy(r, env);
+	return SD_NV_OK;
+}
+
+void sd_va_destroy(struct sd_va_space *s, const struct sd_va_env *env)
+{
+	struct sd_va_range *r;
+
+	while ((r = s->ranges)) {
+		s->ranges = r->next;
+		range_destroy(r, env);
+	}
+	s->registered = 0;
+}

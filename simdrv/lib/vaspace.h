@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The stand-in's nvidia-uvm va_space, the part libcuda maps RM video memory through:
+ * registered GPUs, external ranges of addresses and, in them, per GPU, mappings of RM
+ * memory objects, each holding a duplicate of the object in RM's client of nvidia-uvm's
+ * own (nvUvmInterfaceDupMemory), given back when the last piece of its mapping goes
+ * (nvUvmInterfaceFreeDupedHandle). Pure: RM is reached through struct sd_va_env, so the
+ * module (uvm.c), the unit test and the fuzz target run the same code. One caller at a
+ * time per va_space (the module holds the file's lock).
+ */
+#ifndef SIMDRV_VASPACE_H
+#define SIMDRV_VASPACE_H
+
+#include "abi.h"
+
+/* What nvUvmInterfaceDupMemory tells of the memory it duplicated (UvmGpuMemoryInfo). */
+struct sd_dup_info {
+	sd_u8 sysmem;
+	sd_u8 device_descendant;
+	sd_u64 page_size;
+	sd_u64 size;
+	sd_u32 gpu;		/* the GPU its uuid names (device descendants) */
+};
+
+struct sd_va_env {
+	void *ctx;
+	sd_u32 ngpus;
+	/* nvUvmInterfaceDupMemory with gpu's device: RM's status; *hdup and *info on NV_OK. */
+	sd_u32 (*dup)(void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 hMemory, sd_u32 *hdup,
+		      struct sd_dup_info *info);
+	/* nvUvmInterfaceFreeDupedHandle */
+	void (*free_dup)(void *ctx, sd_u32 gpu, sd_u32 hdup);
+};
+
+/* One duplicate, shared by the pieces a partial unmap leaves of its mapping. */
+struct sd_va_dup {
+	sd_u32 refs;
+	sd_u32 gpu;
+	sd_u32 hdup;
+};
+
+struct sd_va_map {
+	struct sd_va_map *next;
+	sd_u64 start, end;	/* inclusive */
+	sd_u32 gpu;
+	struct sd_va_dup *dup;
+};
+
+struct sd_va_range {
+	struct sd_va_range *next;
+	sd_u64 start, end;	/* inclusive */
+	struct sd_va_map *maps;
+};
+
+struct sd_va_space {
+	sd_u32 registered;	/* a bit per GPU index */
+	struct sd_va_range *ranges;
+};
+
+/* UVM_REGISTER_GPU, UVM_UNREGISTER_GPU (which unmaps what the GPU has): NV status. */
+sd_u32 sd_va_register_gpu(struct sd_va_space *s, const struct sd_va_env *env, const sd_u8 *uuid);
+sd_u32 sd_va_unregister_gpu(struct sd_va_space *s, const struct sd_va_env *env, const sd_u8 *uuid);
+/* UVM_CREATE_EXTERNAL_RANGE */
+sd_u32 sd_va_create_range(struct sd_va_space *s, sd_u64 base, sd_u64 length);
+/* UVM_MAP_EXTERNAL_ALLOCATION: attrs[count] of the block's perGpuAttributes[max]. */
+sd_u32 sd_va_map(struct sd_va_space *s, const struct sd_va_env *env,
+		 const struct sd_uvm_map_head *h, const struct sd_uvm_gpu_mapping *attrs,
+		 sd_u32 max, const struct sd_uvm_map_tail *t);
+/* UVM_FREE of an external range: its mappings go. */
+sd_u32 sd_va_free(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 base, sd_u64 length);
+/* The va_space's end (its file released): every range and mapping goes. */
+void sd_va_destroy(struct sd_va_space *s, const struct sd_va_env *env);
+/*
+ * GPU gpu's UUID (docs/contracts.md section 4: GPU-c6a1d000-0000-4000-8000-%012d, the
+ * index's decimal digits read as hex ones), binary as NvProcessorUuid.
+ */
+static inline void sd_gpu_uuid(sd_u32 gpu, sd_u8 *uuid)
+{
+	static const sd_u8 head[10] = { 0xc6, 0xa1, 0xd0, 0x00, 0x00, 0x00, 0x40, 0x00, 0x80, 0x00 };
+	sd_u32 i;
+
+	for (i = 0; i < sizeof(head); i++)
+		uuid[i] = head[i];
+	for (i = SD_UUID_LEN; i > sizeof(head); i--) {
+		uuid[i - 1] = (sd_u8)((((gpu / 10) % 10) << 4) | (gpu % 10));
+		gpu /= 100;
+	}
+}
+
+/* The GPU of a UUID, -1: none of ngpus. */
+int sd_gpu_of_uuid(const sd_u8 *uuid, sd_u32 ngpus);
+
+#endif
