@@ -56,6 +56,10 @@ struct nva_nv_state_head {
 #define NVA_ERR_NO_MEMORY		0x51
 #define NVA_ERR_NOT_SUPPORTED		0x56
 
+/* UvmGpuMemoryInfo (nv_uvm_types.h), what nvUvmInterfaceDupMemory says of what it duplicated: sysmem's place, the same in 535 and 550. */
+#define NVA_UVM_MEMINFO_SYSMEM_OFF	4
+#define NVA_UVM_MEMINFO_SIZE		56
+
 /* NVOS21_PARAMETERS (32 bytes) and NVOS64_PARAMETERS (48): the same first 24 bytes. */
 struct nva_nvos21 {
 	u32 hRoot;

@@ -3,8 +3,9 @@
  * enforce=1: the budget at the NVIDIA driver's own boundary (docs/kmod.md, "Enforcement
  * at the driver's boundary"). cgpu_km interposes on RM's entry, rm_ioctl, which the
  * driver's ioctl calls with its own kernel copy of the escape's block, on the file's
- * open and release, and on the export to a dma-buf (which does not pass rm_ioctl), all
- * found by name, so that a limited container's video-memory
+ * open and release, on the export to a dma-buf (which does not pass rm_ioctl) and on
+ * the duplicates nvidia-uvm makes and frees for its mappings of RM memory, all found by
+ * name, so that a limited container's video-memory
  * allocations are charged to its ledger whether or not the process cooperates
  * (libcgpu, static binaries, raw ioctls alike). The charge is what the driver says it
  * holds for the new object, asked by handle through the API it gives kernel clients
@@ -18,7 +19,7 @@
  * the callback sets regs->ip to our wrapper, which calls the original function
  * by its start address. That second call passes the same ftrace site again; the
  * callback lets it through because its caller (parent_ip) lies in this module. Nothing
- * else in cgpu_km calls rm_ioctl, the open, the release or the export, so "called from cgpu_km" means "the
+ * else in cgpu_km calls the hooked functions, so "called from cgpu_km" means "a
  * wrapper's own call". (Jumping past the fentry call instead would break on kernels with IBT, where
  * the function starts with ENDBR64.) The kernel's own x86_64 ftrace code of 6.1 does
  * the rest: FTRACE_OPS_FL_RECURSION, trampolines, text patching.
@@ -36,7 +37,8 @@
  * nvh.files_lock (the table of tracked files) -> rec->lock (one file's objects) ->
  * nvh.mem_lock (memory shared by duplicates) -> inst->lock (the ledger), any of them
  * skipped; nvh.clients_lock (which file holds a client's lines) under any of them, with
- * none taken inside it. cgpu.reg_lock (attach to a container) is taken with none of them held. No
+ * none taken inside it. nvh.holds_lock (nvidia-uvm's mappings) -> a holder's rec->lock
+ * -> nvh.mem_lock, never with files_lock. cgpu.reg_lock (attach to a container) is taken with none of them held. No
  * lock is held across a call into the driver (rm_ioctl, or the kernel client's
  * operations, which take the driver's own locks).
  */
@@ -85,6 +87,10 @@ static const struct nvh_layout {
 #define NVH_RM_IOCTL_SYM	"rm_ioctl"
 #define NVH_GET_RM_OPS_SYM	"nvidia_get_rm_ops"
 #define NVH_DMABUF_SYM		"nv_dma_buf_export"
+/* nvidia.ko's half of nvidia-uvm's mappings of RM memory (nv_uvm_interface.h). */
+#define NVH_UVM_DUP_SYM		"nvUvmInterfaceDupMemory"
+#define NVH_UVM_FREE_SYM	"nvUvmInterfaceFreeDupedHandle"
+#define NVH_UVM_TRIES		3	/* looks at a mapping's source before it is refused */
 
 #define NVH_PAGE	(2ULL << 20)	/* the charge is checked in 2 MiB pages */
 #define NVH_OBJS_MAX	16384		/* tracked objects per driver file */
@@ -94,6 +100,8 @@ typedef u32 (*nvh_rm_ioctl_fn)(void *sp, void *nv, void *nvfp, u32 cmd, void *da
 typedef int (*nvh_file_fn)(struct inode *, struct file *);
 typedef u32 (*nvh_get_rm_ops_fn)(struct nva_rm_ops *);
 typedef u32 (*nvh_dmabuf_fn)(void *nv, void *params);
+typedef u32 (*nvh_uvm_dup_fn)(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *info);
+typedef u32 (*nvh_uvm_free_fn)(void *device, u32 hPhysHandle);
 
 struct nvh_hook {
 	unsigned long addr;		/* the driver's function, its start: callable */
@@ -162,13 +170,38 @@ struct nvh_mem {
 	u32 gpu;
 };
 
+/*
+ * A process of a container whose memory nvidia-uvm maps (nvh_uvm_dup): a record of its
+ * own, not a driver file's, attached to the container as a file is, whose lines are the
+ * duplicates nvidia-uvm holds for the mappings. They join the memory's lines, so the
+ * memory stays charged while mapped, and the charge moves to this record's slot when
+ * the handles and files it came from are gone. users: wrappers between finding it and
+ * being done, and holds; the record goes with the last. nvh.holds_lock.
+ */
+struct nvh_holder {
+	struct hlist_node node;		/* nvh.holders, by pid */
+	pid_t pid;
+	u64 start;
+	unsigned int users;
+	struct nvh_file *rec;
+};
+
+/* One duplicate nvidia-uvm holds for a mapping: its handle in nvidia-uvm's client on device. */
+struct nvh_hold {
+	struct hlist_node node;		/* nvh.holds, by handle */
+	const void *device;
+	u32 hdup;
+	struct nvh_obj *line;		/* in holder->rec */
+	struct nvh_holder *holder;
+};
+
 static struct {
 	struct mutex lock;		/* attach, detach, state */
 	bool attached;
 	bool notifier;
 	const struct nvh_layout *layout;	/* fixed while attached */
 	char state[160];		/* /proc/cgpu_km/enforcement */
-	struct nvh_hook rm_ioctl, open, close, dmabuf;
+	struct nvh_hook rm_ioctl, open, close, dmabuf, uvm_dup, uvm_free;
 	struct nva_rm_ops rm;		/* the driver's kernel client API, fixed while attached */
 	atomic64_t taken_back;		/* objects freed after the fact (over the budget) */
 	struct notifier_block nb;
@@ -179,12 +212,18 @@ static struct {
 	DECLARE_HASHTABLE(clients, NVH_FILE_BITS);
 	atomic64_t ids;			/* of files and memory lines */
 	atomic64_t followed;		/* duplicates followed */
+	struct mutex holds_lock;	/* holders, holds; files_lock never inside */
+	DECLARE_HASHTABLE(holders, NVH_FILE_BITS);
+	DECLARE_HASHTABLE(holds, NVH_FILE_BITS);
+	atomic_t nholds;		/* read by nvh_ftrace: the free is redirected only if any */
+	atomic64_t mapped;		/* nvidia-uvm's mappings followed */
 	struct proc_dir_entry *proc;
 } nvh = {
 	.lock = __MUTEX_INITIALIZER(nvh.lock),
 	.files_lock = __MUTEX_INITIALIZER(nvh.files_lock),
 	.mem_lock = __MUTEX_INITIALIZER(nvh.mem_lock),
 	.clients_lock = __MUTEX_INITIALIZER(nvh.clients_lock),
+	.holds_lock = __MUTEX_INITIALIZER(nvh.holds_lock),
 };
 
 static struct srcu_struct nvh_srcu;
@@ -478,6 +517,28 @@ static bool nvh_owns(const struct nvh_file *rec)
 	return cgpu_bind_contains(&rec->att->slots[0].inst->bind, current);
 }
 
+/* A record attached to the caller's container, in no table yet; NULL and *err if none. */
+static struct nvh_file *nvh_rec_new(int *err)
+{
+	struct nvh_file *rec = cgpu_zalloc(sizeof(*rec));
+
+	*err = -ENOMEM;
+	if (rec)
+		rec->att = cgpu_zalloc(sizeof(*rec->att));
+	if (rec && rec->att)
+		*err = cgpu_attach(rec->att);
+	if (*err) {
+		if (rec)
+			cgpu_free(rec->att);
+		cgpu_free(rec);
+		return NULL;
+	}
+	rec->id = atomic64_inc_return(&nvh.ids);
+	mutex_init(&rec->lock);
+	hash_init(rec->objs);
+	return rec;
+}
+
 /*
  * The record to charge an allocation of the caller's on f to, made if f has none yet
  * (from_open: by f's open, before any call on it). NULL with *refuse false: the caller
@@ -503,28 +564,14 @@ static struct nvh_file *nvh_file_get(const void *f, bool *refuse, bool from_open
 	/* The host and unlimited containers pass with nothing allocated for them. */
 	if (!nvh_caller_contained())
 		return NULL;
-	rec = cgpu_zalloc(sizeof(*rec));
-	if (rec)
-		rec->att = cgpu_zalloc(sizeof(*rec->att));
-	if (!rec || !rec->att) {
-		if (rec)
-			cgpu_free(rec);
-		*refuse = nvh_caller_contained();
-		return NULL;
-	}
-	err = cgpu_attach(rec->att);
-	if (err) {
-		cgpu_free(rec->att);
-		cgpu_free(rec);
+	rec = nvh_rec_new(&err);
+	if (!rec) {
 		/* EAGAIN (a hot update frozen) comes for everyone: the host passes. */
 		*refuse = err != -ENOENT && nvh_caller_contained();
 		return NULL;
 	}
 	rec->key = f;
-	rec->id = atomic64_inc_return(&nvh.ids);
 	rec->from_open = from_open;
-	mutex_init(&rec->lock);
-	hash_init(rec->objs);
 	mutex_lock(&nvh.files_lock);
 	other = nvh_file_find(f);	/* another thread of the caller was quicker */
 	if (!other)
@@ -981,50 +1028,24 @@ static struct nvh_obj *nvh_src_find(u32 client, u32 handle)
 }
 
 /*
- * The caller's duplicate of memory its container holds (nvh_rm_dup): followed, so that
- * the memory stays charged, once, while any of its handles lives. A line for the new
- * handle joins the memory's lines before the driver runs (then the source's last free
- * cannot give the charge back meanwhile), and is recorded if the driver copied that very
- * memory. The source is named by a handle, which another thread can free, and use again
- * for new memory, between this look and the driver's copy; no control of RM says which
- * memory an object is, so the copy is taken to be of the line seen only if the line
- * was alone under its handle and no call that may change a handle of the source's file
- * was running at the look or started since (nvh_op_begin: every such call of a caller
- * in a container on a file recorded at its open counts). Otherwise the duplicate is
- * freed and refused, as one of memory that is not the container's is.
+ * The look before the driver copies (nvh_dup_own, nvh_uvm_dup_once): line o of rec joins
+ * the memory of the source line (client, handle), if it is the caller's container's and
+ * its file has no call running that may change a handle; *seen says what was seen. m
+ * is a spare shared record, used if the source has none yet, else freed. Whether o
+ * joined.
  */
-static u32 nvh_dup_own(const struct nvh_call *c)
+static bool nvh_src_join(struct nvh_file *rec, struct nvh_obj *o, struct nvh_mem *m,
+			 u32 client, u32 handle, struct nvh_src *seen)
 {
-	struct nva_nvos55 *p = c->data;
-	struct nvh_mem *m = NULL;
-	struct nvh_obj *o, *src;
-	struct nvh_src seen = {};
 	struct cgpu_slot *mine;
-	struct nvh_file *rec;
-	bool refuse, certain, same = false, made;
-	u32 st, freed;
-
-	rec = nvh_file_for_caller(c->nvfp, &refuse);
-	if (!rec)
-		return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
-				  "duplicating video memory through a file it cannot be charged on, object",
-				  p->hObjectSrc);
-	o = cgpu_zalloc(sizeof(*o));
-	m = cgpu_zalloc(sizeof(*m));
-	if (!o || !m || !nvh_take_place(rec)) {
-		cgpu_free(o);
-		cgpu_free(m);
-		return nvh_answer(&p->status, NVA_ERR_NO_MEMORY);
-	}
-	o->kind = NVH_MEMORY;
-	o->rec = rec;
+	struct nvh_obj *src;
 
 	mutex_lock(&nvh.files_lock);
-	src = nvh_src_find(p->hClientSrc, p->hObjectSrc);
+	src = nvh_src_find(client, handle);
 	if (src) {
 		/* Its instance, through its own file's slot: the memory's payer may be closing. */
 		mine = cgpu_slot_of(rec->att, src->gpu);
-		seen.ops = atomic_read(&src->rec->ops_started);
+		seen->ops = atomic_read(&src->rec->ops_started);
 		smp_rmb();
 		if (!mine || mine->inst != cgpu_slot_of(src->rec->att, src->gpu)->inst ||
 		    atomic_read(&src->rec->ops_busy)) {
@@ -1035,9 +1056,8 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 	if (src) {
 		if (!src->id)
 			src->id = atomic64_inc_return(&nvh.ids);
-		seen.file_id = src->rec->id;
-		seen.line_id = src->id;
-		same = src->rec == rec;
+		seen->file_id = src->rec->id;
+		seen->line_id = src->id;
 		mutex_lock(&nvh.mem_lock);
 		if (!src->mem) {
 			/* Its first duplicate: the charge moves from the line to a shared record. */
@@ -1058,7 +1078,71 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 	}
 	mutex_unlock(&nvh.files_lock);
 	cgpu_free(m);
-	if (!o->mem) {
+	return src != NULL;
+}
+
+/*
+ * The look after the driver copied: whether the source line seen is still the one
+ * under (client, handle) and its file started no call that may change a handle since,
+ * and has none running, but own (the caller's own call, when it is on that file).
+ */
+static bool nvh_src_unchanged(u32 client, u32 handle, const struct nvh_src *seen, int own)
+{
+	struct nvh_obj *src;
+	bool same = false;
+
+	mutex_lock(&nvh.files_lock);
+	smp_mb();
+	src = nvh_src_find(client, handle);
+	if (src) {
+		same = src->rec->id == seen->file_id && src->id == seen->line_id &&
+		       atomic_read(&src->rec->ops_started) == seen->ops + own &&
+		       atomic_read(&src->rec->ops_busy) == own;
+		mutex_unlock(&src->rec->lock);
+	}
+	mutex_unlock(&nvh.files_lock);
+	return same;
+}
+
+/*
+ * The caller's duplicate of memory its container holds (nvh_rm_dup): followed, so that
+ * the memory stays charged, once, while any of its handles lives. A line for the new
+ * handle joins the memory's lines before the driver runs (then the source's last free
+ * cannot give the charge back meanwhile), and is recorded if the driver copied that very
+ * memory. The source is named by a handle, which another thread can free, and use again
+ * for new memory, between this look and the driver's copy; no control of RM says which
+ * memory an object is, so the copy is taken to be of the line seen only if the line
+ * was alone under its handle and no call that may change a handle of the source's file
+ * was running at the look or started since (nvh_op_begin: every such call of a caller
+ * in a container on a file recorded at its open counts). Otherwise the duplicate is
+ * freed and refused, as one of memory that is not the container's is.
+ */
+static u32 nvh_dup_own(const struct nvh_call *c)
+{
+	struct nva_nvos55 *p = c->data;
+	struct nvh_mem *m = NULL;
+	struct nvh_src seen = {};
+	struct nvh_file *rec;
+	struct nvh_obj *o;
+	bool refuse, certain, made;
+	u32 st, freed;
+
+	rec = nvh_file_for_caller(c->nvfp, &refuse);
+	if (!rec)
+		return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
+				  "duplicating video memory through a file it cannot be charged on, object",
+				  p->hObjectSrc);
+	o = cgpu_zalloc(sizeof(*o));
+	m = cgpu_zalloc(sizeof(*m));
+	if (!o || !m || !nvh_take_place(rec)) {
+		cgpu_free(o);
+		cgpu_free(m);
+		return nvh_answer(&p->status, NVA_ERR_NO_MEMORY);
+	}
+	o->kind = NVH_MEMORY;
+	o->rec = rec;
+
+	if (!nvh_src_join(rec, o, m, p->hClientSrc, p->hObjectSrc, &seen)) {
 		nvh_give_place(rec);
 		cgpu_free(o);
 		return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
@@ -1071,20 +1155,9 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 	st = nvh_orig(c);
 
 	made = st == NVA_NV_OK && p->status == NVA_NV_OK;
-	certain = false;
-	if (made) {
-		mutex_lock(&nvh.files_lock);
-		smp_mb();
-		src = nvh_src_find(p->hClientSrc, p->hObjectSrc);
-		if (src) {
-			certain = src->rec->id == seen.file_id &&
-				  src->id == seen.line_id &&
-				  atomic_read(&src->rec->ops_started) == seen.ops + same &&
-				  atomic_read(&src->rec->ops_busy) == same;
-			mutex_unlock(&src->rec->lock);
-		}
-		mutex_unlock(&nvh.files_lock);
-	}
+	/* The duplicate's own call counts on the source's file when that is the caller's. */
+	certain = made && nvh_src_unchanged(p->hClientSrc, p->hObjectSrc, &seen,
+					    seen.file_id == rec->id);
 	/*
 	 * Not certain: freed before its line goes, so the memory is never held uncharged;
 	 * one the driver would not free (not known to happen to what it has just made)
@@ -1351,6 +1424,223 @@ static u32 nvh_dmabuf_wrap(void *nv, void *params)
 	return ret;
 }
 
+/* ---- nvidia-uvm's mappings of RM memory ---- */
+
+static u32 nvh_hold_key(const void *device, u32 hdup)
+{
+	return hdup ^ (u32)(unsigned long)device;
+}
+
+/* The caller's holder, made if it has none, with one more user; NULL if none can be had. */
+static struct nvh_holder *nvh_holder_get(void)
+{
+	pid_t pid = task_tgid_nr(current);
+	u64 start = current->group_leader->start_time;
+	struct nvh_holder *h, *mine = NULL;
+	int err;
+
+	for (;;) {
+		mutex_lock(&nvh.holds_lock);
+		hash_for_each_possible(nvh.holders, h, node, pid)
+			if (h->pid == pid && h->start == start)
+				break;
+		if (!h && mine) {
+			h = mine;
+			mine = NULL;
+			hash_add(nvh.holders, &h->node, pid);
+		}
+		if (h)
+			h->users++;
+		mutex_unlock(&nvh.holds_lock);
+		if (h || mine)
+			break;
+		/* Made outside the lock: attaching takes the registry's. */
+		mine = cgpu_zalloc(sizeof(*mine));
+		if (!mine)
+			return NULL;
+		mine->rec = nvh_rec_new(&err);
+		if (!mine->rec) {
+			cgpu_free(mine);
+			return NULL;
+		}
+		mine->pid = pid;
+		mine->start = start;
+	}
+	if (mine) {
+		/* Another thread of the process was quicker. */
+		nvh_file_free(mine->rec);
+		cgpu_free(mine);
+	}
+	return h;
+}
+
+/* One user less; the last takes the record with it (nothing is charged to it then). */
+static void nvh_holder_put(struct nvh_holder *h)
+{
+	bool last;
+
+	mutex_lock(&nvh.holds_lock);
+	last = !--h->users;
+	if (last)
+		hash_del(&h->node);
+	mutex_unlock(&nvh.holds_lock);
+	if (last) {
+		nvh_file_free(h->rec);
+		cgpu_free(h);
+	}
+}
+
+static bool nvh_meminfo_sysmem(const void *info)
+{
+	return ((const u8 *)info)[NVA_UVM_MEMINFO_SYSMEM_OFF];
+}
+
+/*
+ * One try at following a mapping's duplicate, as nvh_dup_own follows RM's: the line of
+ * the source (the caller's container's, alone under its handle, its file with no call
+ * that may change a handle running) is looked up, a hold line joins its memory, the
+ * driver duplicates, and the duplicate is the memory seen only if nothing changed on the
+ * source's file meanwhile. Then the hold is recorded; otherwise the duplicate is freed
+ * before the hold line goes (*again: the caller may look again). Memory of no line of
+ * the container's: what the driver duplicated is passed if system memory, freed and
+ * refused if video memory.
+ */
+static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient, u32 hMem,
+			    u32 *hDup, void *info, bool *again)
+{
+	nvh_uvm_dup_fn orig = (nvh_uvm_dup_fn)READ_ONCE(nvh.uvm_dup.addr);
+	nvh_uvm_free_fn orig_free = (nvh_uvm_free_fn)READ_ONCE(nvh.uvm_free.addr);
+	struct nvh_file *rec = holder->rec;
+	struct nvh_src seen = {};
+	struct nvh_hold *hold;
+	struct nvh_mem *m;
+	struct nvh_obj *o;
+	bool joined, certain;
+	u32 st;
+
+	*again = false;
+	o = cgpu_zalloc(sizeof(*o));
+	m = cgpu_zalloc(sizeof(*m));
+	hold = cgpu_zalloc(sizeof(*hold));
+	if (!o || !m || !hold || !nvh_take_place(rec)) {
+		cgpu_free(o);
+		cgpu_free(m);
+		cgpu_free(hold);
+		return NVA_ERR_NO_MEMORY;
+	}
+	o->kind = NVH_MEMORY;
+	o->rec = rec;
+
+	joined = nvh_src_join(rec, o, m, hClient, hMem, &seen);
+	st = orig(device, hClient, hMem, hDup, info);
+	certain = st == NVA_NV_OK && joined && !nvh_meminfo_sysmem(info) &&
+		  nvh_src_unchanged(hClient, hMem, &seen, 0);
+	if (certain) {
+		o->handle = *hDup;
+		hold->device = device;
+		hold->hdup = *hDup;
+		hold->line = o;
+		hold->holder = holder;
+		mutex_lock(&nvh.holds_lock);
+		holder->users++;
+		hash_add(nvh.holds, &hold->node, nvh_hold_key(device, *hDup));
+		atomic_inc(&nvh.nholds);
+		mutex_lock(&rec->lock);
+		nvh_record(rec, o);
+		mutex_unlock(&rec->lock);
+		mutex_unlock(&nvh.holds_lock);
+		atomic64_inc(&nvh.mapped);
+		return st;
+	}
+	/* Video memory not followed: never held uncharged past this call. */
+	if (st == NVA_NV_OK && !nvh_meminfo_sysmem(info)) {
+		orig_free(device, *hDup);
+		atomic64_inc(&nvh.taken_back);
+		*again = joined;
+		st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
+	}
+	if (joined)
+		nvh_mem_unlink(o, false);
+	nvh_give_place(rec);
+	cgpu_free(o);
+	cgpu_free(hold);
+	return st;
+}
+
+/*
+ * nvUvmInterfaceDupMemory(device, hClient, hPhysMemory, &hDup, info), which nvidia-uvm
+ * calls in the ioctl of the process mapping RM memory (UVM_MAP_EXTERNAL_ALLOCATION,
+ * which libcuda makes for every allocation): the duplicate keeps the memory after every
+ * handle of the process's is freed, until the mapping goes. For a caller in a
+ * container it is followed (nvh_uvm_dup_once), looked at again up to NVH_UVM_TRIES
+ * times when the source changed meanwhile, else refused with
+ * NV_ERR_INSUFFICIENT_PERMISSIONS, which nvidia-uvm returns as the map's status.
+ */
+static u32 nvh_uvm_dup_wrap(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *info)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_uvm_dup_fn orig = (nvh_uvm_dup_fn)READ_ONCE(nvh.uvm_dup.addr);
+	struct nvh_holder *holder;
+	u8 own[NVA_UVM_MEMINFO_SIZE];
+	unsigned int i;
+	bool again = true;
+	u32 st;
+
+	if (!nvh_caller_contained()) {
+		st = orig(device, hClient, hPhysMemory, hDupMemory, info);
+	} else if (!hDupMemory || !(holder = nvh_holder_get())) {
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of memory 0x%x that cannot be charged refused in a container\n",
+				    task_tgid_nr(current), hPhysMemory);
+		st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
+	} else {
+		for (i = 0; i < NVH_UVM_TRIES && again; i++)
+			st = nvh_uvm_dup_once(holder, device, hClient, hPhysMemory, hDupMemory,
+					      info ?: own, &again);
+		nvh_holder_put(holder);
+		if (st == NVA_ERR_INSUFFICIENT_PERMISSIONS)
+			pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of memory 0x%x not its container's own, or being changed, refused in a container\n",
+					    task_tgid_nr(current), hPhysMemory);
+	}
+	srcu_read_unlock(&nvh_srcu, idx);
+	return st;
+}
+
+/*
+ * nvUvmInterfaceFreeDupedHandle(device, hDup): a mapping's duplicate goes, in whatever
+ * task unmaps or closes the va_space. The driver frees it first, then its hold line goes
+ * (the memory is never held uncharged): the last line of the memory gives the charge
+ * back, and the holder's last hold takes the holder with it.
+ */
+static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_uvm_free_fn orig = (nvh_uvm_free_fn)READ_ONCE(nvh.uvm_free.addr);
+	struct nvh_holder *holder = NULL;
+	struct nvh_hold *hold;
+	u32 st;
+
+	st = orig(device, hPhysHandle);
+	mutex_lock(&nvh.holds_lock);
+	hash_for_each_possible(nvh.holds, hold, node, nvh_hold_key(device, hPhysHandle))
+		if (hold->device == device && hold->hdup == hPhysHandle)
+			break;
+	if (hold) {
+		hash_del(&hold->node);
+		atomic_dec(&nvh.nholds);
+		holder = hold->holder;
+		mutex_lock(&holder->rec->lock);
+		nvh_obj_drop(holder->rec, hold->line);
+		mutex_unlock(&holder->rec->lock);
+	}
+	mutex_unlock(&nvh.holds_lock);
+	if (hold) {
+		cgpu_free(hold);
+		nvh_holder_put(holder);
+	}
+	srcu_read_unlock(&nvh_srcu, idx);
+	return st;
+}
+
 /*
  * The driver's open: a file of the control node (where RM's escapes go) opened by a
  * caller in a container gets its record now, so that every free on it passes
@@ -1502,6 +1792,10 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 		       (const void *)regs_get_kernel_argument(regs, 4),
 		       regs_get_kernel_argument(regs, 5)))
 		return;
+	/* nvidia-uvm's duplicates: a container's are followed, and their frees while any is. */
+	if ((h == &nvh.uvm_dup && !cgpu_maybe_contained()) ||
+	    (h == &nvh.uvm_free && !atomic_read(&nvh.nholds)))
+		return;
 	regs->ip = (unsigned long)h->wrapper;
 }
 
@@ -1606,6 +1900,8 @@ static void nvh_hook_off(struct nvh_hook *h)
 static void nvh_forget_files(void)
 {
 	struct hlist_node *tmp;
+	struct nvh_holder *h;
+	struct nvh_hold *hold;
 	struct nvh_file *rec;
 	int bkt;
 
@@ -1616,12 +1912,26 @@ static void nvh_forget_files(void)
 		nvh_file_free(rec);
 	}
 	mutex_unlock(&nvh.files_lock);
+	/* The holds' lines are their holders' records' objects, freed with them. */
+	mutex_lock(&nvh.holds_lock);
+	hash_for_each_safe(nvh.holds, bkt, tmp, hold, node) {
+		hash_del(&hold->node);
+		cgpu_free(hold);
+	}
+	atomic_set(&nvh.nholds, 0);
+	hash_for_each_safe(nvh.holders, bkt, tmp, h, node) {
+		hash_del(&h->node);
+		nvh_file_free(h->rec);
+		cgpu_free(h);
+	}
+	mutex_unlock(&nvh.holds_lock);
 }
 
 /*
- * Every hook, in the order they go on: the export to a dma-buf first (refused from the
- * moment anything can be charged), then the release (every file recorded at its open or
- * charged is seen closing), the open and RM's entry.
+ * Every hook, in the order they go on: nvidia-uvm's free of a duplicate (every hold
+ * recorded is seen going), its duplicate and the export to a dma-buf (followed or
+ * refused from the moment anything can be charged), then the release (every file
+ * recorded at its open or charged is seen closing), the open and RM's entry.
  */
 static int nvh_hooks_on(const struct nvh_layout *l)
 {
@@ -1630,6 +1940,8 @@ static int nvh_hooks_on(const struct nvh_layout *l)
 		const char *name;
 		void *wrapper;
 	} hooks[] = {
+		{ &nvh.uvm_free, NVH_UVM_FREE_SYM, nvh_uvm_free_wrap },
+		{ &nvh.uvm_dup, NVH_UVM_DUP_SYM, nvh_uvm_dup_wrap },
 		{ &nvh.dmabuf, NVH_DMABUF_SYM, nvh_dmabuf_wrap },
 		{ &nvh.close, l->close_sym, nvh_close_wrap },
 		{ &nvh.open, l->open_sym, nvh_open_wrap },
@@ -1656,6 +1968,8 @@ static void nvh_hooks_off(void)
 	nvh_hook_off(&nvh.open);
 	nvh_hook_off(&nvh.close);
 	nvh_hook_off(&nvh.dmabuf);
+	nvh_hook_off(&nvh.uvm_dup);
+	nvh_hook_off(&nvh.uvm_free);
 }
 
 /* The driver's version: nv_version, else the module's own. "" if not known. */
@@ -1736,16 +2050,18 @@ static void nvh_attach(void)
 		nvh.layout = NULL;
 		snprintf(nvh.state, sizeof(nvh.state), "off (driver %s: cannot attach: %d)",
 			 ver, err);
-		pr_err("cgpu_km: enforce=1 but enforcement is OFF: cannot attach to driver %s (%s, %s, %s, %s): %d\n",
-		       ver, NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM, err);
+		pr_err("cgpu_km: enforce=1 but enforcement is OFF: cannot attach to driver %s (%s, %s, %s, %s, %s, %s): %d\n",
+		       ver, NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM,
+		       NVH_UVM_DUP_SYM, NVH_UVM_FREE_SYM, err);
 		return;
 	}
 	nvh.attached = true;
 	WRITE_ONCE(cgpu.driver_charged, true);
 	WRITE_ONCE(cgpu.holds_driver_memory, nvh_holds_driver_memory);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
-	pr_info("cgpu_km: enforcement on: attached to %s, %s, %s and %s of NVIDIA driver %s\n",
-		NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM, ver);
+	pr_info("cgpu_km: enforcement on: attached to %s, %s, %s, %s, %s and %s of NVIDIA driver %s\n",
+		NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM, NVH_UVM_DUP_SYM,
+		NVH_UVM_FREE_SYM, ver);
 }
 
 /*
@@ -1789,6 +2105,7 @@ static int nvh_show(struct seq_file *m, void *v)
 	seq_printf(m, "enforcement: %s\n", nvh.state);
 	seq_printf(m, "taken back: %lld\n", (long long)atomic64_read(&nvh.taken_back));
 	seq_printf(m, "duplicates followed: %lld\n", (long long)atomic64_read(&nvh.followed));
+	seq_printf(m, "mappings followed: %lld\n", (long long)atomic64_read(&nvh.mapped));
 	mutex_unlock(&nvh.lock);
 	return 0;
 }
@@ -1813,6 +2130,8 @@ int cgpu_nvhook_init(void)
 		return err;
 	hash_init(nvh.files);
 	hash_init(nvh.clients);
+	hash_init(nvh.holders);
+	hash_init(nvh.holds);
 	strscpy(nvh.state, "off (no nvidia driver loaded)", sizeof(nvh.state));
 	nvh.proc = proc_create_single("cgpu_km/enforcement", 0444, NULL, nvh_show);
 	if (!nvh.proc) {

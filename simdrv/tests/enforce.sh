@@ -296,6 +296,28 @@ for ver in 535.261.03 550.163.01; do
 	[ "$followed" ] || fail "dupchurn: in five rounds none followed: $(cat "$W/u1")"
 	ok "$ver: duplicates racing their source: $(grep ^dupchurn "$W/u1"); $tb_any freed and refused after the fact (round $round)"
 
+	# The same race for nvidia-uvm's mappings: a map of a handle the other thread frees
+	# and makes again is followed only if the source's file saw no such call meanwhile;
+	# otherwise its duplicate is freed (counted in "taken back") and the look made again,
+	# up to three times. At each map followed the charge must be what the driver holds;
+	# after the round nothing is held. Rounds of 3000 until both came, at most five.
+	tb_any= followed=
+	for round in 1 2 3 4 5; do
+		tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
+		start w1 cg uvmchurn 3000 $P/0/$SID/meminfo
+		[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] ||
+			fail "uvmchurn: meminfo $(meminfo), the driver holds $(used) ($(cat "$W/w1"))"
+		tb=$(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0))
+		kill_it w1
+		grep -q "uvmchurn: 3000 maps asked for, [1-9][0-9]* followed" "$W/w1" && followed=1
+		[ "$tb" -eq 0 ] || [ "$tb_any" ] || tb_any=$tb
+		[ -z "$followed" ] || [ -z "$tb_any" ] || break
+		echo "mapping race round $round: taken back $tb, followed ${followed:-none} ($(grep ^uvmchurn "$W/w1")): again"
+	done
+	[ "${tb_any:-0}" -gt 0 ] || fail "uvmchurn: in five rounds no mapping was taken back ($(cat "$W/w1"))"
+	[ "$followed" ] || fail "uvmchurn: in five rounds none followed: $(cat "$W/w1")"
+	ok "$ver: mappings racing their source: $(grep ^uvmchurn "$W/w1"); $tb_any freed after the fact (round $round)"
+
 	# NV_ESC_REGISTER_FD: a file registered to a control file acts as it in RM, its
 	# clients that file's (the stand-in as RM: a client made through the second control
 	# file outlives its close). A container's control file may not register: charges
@@ -345,6 +367,29 @@ for ver in 535.261.03 550.163.01; do
 		fail "host dmabuf: $(cat "$W/d2")"
 	kill_it d1; kill_it d2
 	ok "$ver: exports to a dma-buf refused in a container; the host's hold 320 MiB with no handle left, until closed"
+
+	# nvidia-uvm's mappings of RM memory (UVM_MAP_EXTERNAL_ALLOCATION, which libcuda
+	# makes for every allocation) keep the memory through a duplicate in nvidia-uvm's
+	# client after every handle of the process's is freed. Followed in a container: the
+	# charge stays while mapped, so the fifth 64 MiB of the 256 MiB budget is refused,
+	# and goes with the mappings. The host's hold 320 MiB until unmapped.
+	start v1 cg uvmhold 64 5 "$P/0/$SID/meminfo"
+	[ "$(grep -c '^uvmhold: round [1-4]: map status 0$' "$W/v1")" = 4 ] &&
+		grep -qx "uvmhold: round 5: alloc status 0x51" "$W/v1" &&
+		[ "$(grep -A1 -x "uvmhold: 4 mapped, the driver holds 256 MiB more" "$W/v1" | tail -1)" = "uvmhold: FILE: Free: 0" ] &&
+		[ "$(grep -A1 -x "uvmhold: one range freed, the driver holds 192 MiB more" "$W/v1" | tail -1)" = "uvmhold: FILE: Free: $((64 * MiB))" ] &&
+		[ "$(grep -A1 -x "uvmhold: closed, the driver holds 0 MiB more" "$W/v1" | tail -1)" = "uvmhold: FILE: Free: $((256 * MiB))" ] ||
+		fail "container uvmhold: $(cat "$W/v1")"
+	grep -qx "mappings followed: [1-9][0-9]*" <<<"$(cat $P/enforcement)" || fail "enforcement: $(cat $P/enforcement)"
+	start v2 host uvmhold 64 5
+	[ "$(grep -c '^uvmhold: round [1-5]: map status 0$' "$W/v2")" = 5 ] &&
+		grep -qx "uvmhold: 5 mapped, the driver holds 320 MiB more" "$W/v2" &&
+		grep -qx "uvmhold: closed, the driver holds 0 MiB more" "$W/v2" ||
+		fail "host uvmhold: $(cat "$W/v2")"
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "host uvmhold charged: $(meminfo)"
+	kill_it v1; kill_it v2
+	[ "$(used)" = 0 ]
+	ok "$ver: nvidia-uvm's mappings hold a container's charge until unmapped: 4 of 64 MiB mapped with no handle left fill the 256 MiB budget; the host's 320 MiB pass"
 
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32

@@ -53,9 +53,12 @@
  *   rawalloc dmabuf MIB N  N rounds of: MIB MiB on GPU 0 exported to a dma-buf
  *                        (NV_ESC_EXPORT_TO_DMABUF_FD on /dev/nvidia0), then its handle
  *                        freed, the dma-buf kept (below)
- *   rawalloc uvmhold MIB N  N rounds of: MIB MiB on GPU 0 mapped through
+ *   rawalloc uvmchurn N MEMINFO  (cgpu_km enforce=1) mappings through nvidia-uvm of a
+ *                        handle that another thread frees and makes again (below)
+ *   rawalloc uvmhold MIB N [FILE]  N rounds of: MIB MiB on GPU 0 mapped through
  *                        /dev/nvidia-uvm (UVM_MAP_EXTERNAL_ALLOCATION into a range of
- *                        its own), then its handle freed, the mapping kept (below)
+ *                        its own), then its handle freed, the mapping kept (below);
+ *                        FILE's first line printed at each step
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -644,19 +647,16 @@ static void *dup_churner(void *arg)
  * is kept and the original freed (the driver holds 2 MiB for the duplicate). Any answer
  * but followed (0), refused (0x1b) or a missing source (0x57) ends it with exit 1.
  */
-static void dupchurn(long n, const char *meminfo)
+/*
+ * The churn's other thread: makes and frees 2 or 4 MiB by turns at handle 0x2000 of
+ * dup_client, all four forms, until the racer is done, stopping (holding nothing) when
+ * asked; how many it made.
+ */
+static unsigned int churn_allocs(void)
 {
 	struct sd_memory_alloc m;
 	unsigned int h, made = 0;
-	pthread_t t;
 
-	start();
-	open_gpu(0);
-	dup_client = client_on_gpu(0);
-	churn_meminfo = meminfo;
-	churn_before = used(0);
-	pin(0);
-	CHECK(pthread_create(&t, NULL, dup_churner, (void *)n) == 0);
 	while (!race_done) {
 		if (churn_pause) {
 			churn_paused = 1;
@@ -673,6 +673,23 @@ static void dupchurn(long n, const char *meminfo)
 		made++;
 		CHECK(rmfree(dup_client, h) == SD_NV_OK);
 	}
+	return made;
+}
+
+static void dupchurn(long n, const char *meminfo)
+{
+	struct sd_memory_alloc m;
+	unsigned int h, made;
+	pthread_t t;
+
+	start();
+	open_gpu(0);
+	dup_client = client_on_gpu(0);
+	churn_meminfo = meminfo;
+	churn_before = used(0);
+	pin(0);
+	CHECK(pthread_create(&t, NULL, dup_churner, (void *)n) == 0);
+	made = churn_allocs();
 	CHECK(pthread_join(t, NULL) == 0);
 	CHECK(used(0) == churn_before);
 	m = (struct sd_memory_alloc){ .owner = 0x1234, .size = 2 * MiB };
@@ -681,6 +698,103 @@ static void dupchurn(long n, const char *meminfo)
 	CHECK(dup_on(ctl, dup_client, 0x1000, 0x2100, dup_client, 0x2000) == SD_NV_OK);
 	CHECK(rmfree(dup_client, 0x2000) == SD_NV_OK);
 	printf("dupchurn: %ld duplicates asked for, %u followed, %u refused, %u found no source, %u made and freed; one kept, driver holds %llu MiB\n",
+	       n, churn_counts[0], churn_counts[1], churn_counts[2], made, (used(0) - churn_before) / MiB);
+	held_until_killed();
+}
+
+#define CHURN_VA 0x7d0000000000ULL	/* the uvm churn's one external range, 4 MiB */
+
+static int churn_uvm;			/* its va_space, GPU 0 registered */
+static char *churn_map;
+static size_t churn_map_size;
+
+/* One map of 2 MiB of handle 0x2000 at CHURN_VA (over the last one): its status. */
+static unsigned int churn_map_once(void)
+{
+	struct sd_uvm_map_head *mh = (void *)churn_map;
+	struct sd_uvm_gpu_mapping *ma = (void *)(churn_map + sizeof(*mh));
+	struct sd_uvm_map_tail *mt = (void *)(churn_map + churn_map_size - sizeof(*mt));
+
+	memset(churn_map, 0, churn_map_size);
+	*mh = (struct sd_uvm_map_head){ .base = CHURN_VA, .length = 2 * MiB };
+	sd_gpu_uuid(0, ma[0].gpuUuid);
+	*mt = (struct sd_uvm_map_tail){ .gpuAttributesCount = 1, .rmCtrlFd = ctl, .hClient = dup_client,
+		.hMemory = 0x2000 };
+	CHECK(ioctl(churn_uvm, SD_UVM_MAP_EXTERNAL_ALLOCATION, churn_map) == 0);
+	return mt->rmStatus;
+}
+
+static void *uvm_churner(void *arg)
+{
+	struct sd_uvm_free fr = { .base = CHURN_VA, .length = 4 * MiB };
+	long i, n = (long)arg;
+	unsigned int st;
+
+	pin(1);
+	for (i = 0; i < n; i++) {
+		st = churn_map_once();
+		if (st == SD_NV_OK) {
+			/* The other thread stopped, holding nothing: the mapping alone holds memory. */
+			churn_counts[0]++;
+			churn_pause = 1;
+			while (!churn_paused)
+				;
+			if (used(0) - churn_before != charged()) {
+				fprintf(stderr, "rawalloc: uvmchurn: a followed mapping: the driver holds %llu, %llu charged\n",
+					used(0) - churn_before, charged());
+				exit(1);
+			}
+			churn_pause = 0;
+			while (churn_paused)
+				;
+		} else if (st == SD_NV_ERR_INSUFFICIENT_PERMISSIONS) {
+			churn_counts[1]++;
+		} else if (st == SD_NV_ERR_OBJECT_NOT_FOUND) {
+			churn_counts[2]++;
+		} else {
+			fprintf(stderr, "rawalloc: uvmchurn: status 0x%x\n", st);
+			exit(1);
+		}
+	}
+	CHECK(ioctl(churn_uvm, SD_UVM_FREE, &fr) == 0 && fr.rmStatus == SD_NV_OK);
+	race_done = 1;
+	return NULL;
+}
+
+/*
+ * uvmchurn N MEMINFO: one thread makes and frees 2 or 4 MiB by turns at handle 0x2000
+ * while another maps 0x2000 through nvidia-uvm N times, each map over the last; at each
+ * map followed, with the first thread stopped, the container's charge (MEMINFO) must be
+ * what the driver holds. Prints "uvmchurn: N maps asked for, F followed, R refused, S
+ * found no source, M made and freed; nothing held, driver holds X MiB more", "held", waits.
+ */
+static void uvmchurn(long n, const char *meminfo)
+{
+	struct sd_uvm_initialize init = { .flags = 0 };
+	struct sd_uvm_register_gpu reg = { .rmCtrlFd = -1 };
+	struct sd_uvm_create_external_range cr = { .base = CHURN_VA, .length = 4 * MiB };
+	unsigned int made;
+	pthread_t t;
+
+	start();
+	open_gpu(0);
+	churn_uvm = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+	CHECK(churn_uvm >= 0);
+	churn_map_size = SD_UVM_MAP_SIZE(uvm_max_gpus);
+	churn_map = calloc(1, churn_map_size);
+	CHECK(churn_map != NULL);
+	CHECK(ioctl(churn_uvm, SD_UVM_INITIALIZE, &init) == 0 && init.rmStatus == SD_NV_OK);
+	sd_gpu_uuid(0, reg.gpu_uuid);
+	CHECK(ioctl(churn_uvm, SD_UVM_REGISTER_GPU, &reg) == 0 && reg.rmStatus == SD_NV_OK);
+	CHECK(ioctl(churn_uvm, SD_UVM_CREATE_EXTERNAL_RANGE, &cr) == 0 && cr.rmStatus == SD_NV_OK);
+	dup_client = client_on_gpu(0);
+	churn_meminfo = meminfo;
+	churn_before = used(0);
+	pin(0);
+	CHECK(pthread_create(&t, NULL, uvm_churner, (void *)n) == 0);
+	made = churn_allocs();
+	CHECK(pthread_join(t, NULL) == 0);
+	printf("uvmchurn: %ld maps asked for, %u followed, %u refused, %u found no source, %u made and freed; nothing held, driver holds %llu MiB more\n",
 	       n, churn_counts[0], churn_counts[1], churn_counts[2], made, (used(0) - churn_before) / MiB);
 	held_until_killed();
 }
@@ -781,11 +895,27 @@ static long uvm_cmd(int fd, unsigned int cmd, void *p, unsigned int *status)
  * uvmhold: registers GPU 0 with a va_space; each round allocates mib MiB, maps it into
  * an external range of its own and frees the handle, keeping the mapping: what the
  * mapping holds is then no handle's. Prints "uvmhold: round R: map status 0xS" a round
- * (0x... or errno), "uvmhold: N mapped, the driver holds X MiB more", after the first
+ * (or "alloc status 0xS" if the allocation is refused), "uvmhold: N mapped, the driver
+ * holds X MiB more", after the first
  * range's UVM_FREE "uvmhold: one range freed, the driver holds Y MiB more", and once the
- * va_space is closed "uvmhold: closed, the driver holds Z MiB more"; then "held", waits.
+ * va_space is closed "uvmhold: closed, the driver holds Z MiB more", each followed by
+ * "uvmhold: FILE: <its first line>" if a file is given; then "held", waits.
  */
-static void uvmhold(unsigned long long mib, int rounds)
+static void say_first_line(const char *path)
+{
+	char line[256] = "";
+	FILE *f;
+
+	if (!path)
+		return;
+	f = fopen(path, "r");
+	CHECK(f && fgets(line, sizeof(line), f));
+	fclose(f);
+	line[strcspn(line, "\n")] = 0;
+	printf("uvmhold: FILE: %s\n", line);
+}
+
+static void uvmhold(unsigned long long mib, int rounds, const char *path)
 {
 	const unsigned long long bytes = mib * MiB, base_va = 0x7e0000000000ULL;
 	struct sd_memory_alloc m = { .owner = 0x1234 };
@@ -820,9 +950,15 @@ static void uvmhold(unsigned long long mib, int rounds)
 		struct sd_uvm_gpu_mapping *ma = (void *)(map + sizeof(*mh));
 		struct sd_uvm_map_tail *mt = (void *)(map + map_size - sizeof(*mt));
 
+		unsigned int ast;
+
 		h = 0x2000;
 		m.size = bytes;
-		CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+		ast = alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		if (ast != SD_NV_OK) {
+			printf("uvmhold: round %d: alloc status %#x\n", r, ast);
+			continue;
+		}
 		CHECK(uvm_cmd(fd, SD_UVM_CREATE_EXTERNAL_RANGE, &cr, &cr.rmStatus) == SD_NV_OK);
 		memset(map, 0, map_size);
 		*mh = (struct sd_uvm_map_head){ .base = cr.base, .length = bytes };
@@ -836,14 +972,17 @@ static void uvmhold(unsigned long long mib, int rounds)
 	}
 	CHECK(rmfree(c, c) == SD_NV_OK);
 	printf("uvmhold: %d mapped, the driver holds %llu MiB more\n", n, (used(0) - base) / MiB);
+	say_first_line(path);
 	{
 		struct sd_uvm_free fr = { .base = base_va, .length = bytes };
 
 		CHECK(uvm_cmd(fd, SD_UVM_FREE, &fr, &fr.rmStatus) == SD_NV_OK);
 	}
 	printf("uvmhold: one range freed, the driver holds %llu MiB more\n", (used(0) - base) / MiB);
+	say_first_line(path);
 	CHECK(close(fd) == 0);
 	printf("uvmhold: closed, the driver holds %llu MiB more\n", (used(0) - base) / MiB);
+	say_first_line(path);
 	free(map);
 	held_until_killed();
 }
@@ -1065,10 +1204,12 @@ int main(int argc, char **argv)
 		dupfollow();
 	else if (argc == 4 && !strcmp(argv[1], "dupchurn"))
 		dupchurn(atol(argv[2]), argv[3]);
+	else if (argc == 4 && !strcmp(argv[1], "uvmchurn"))
+		uvmchurn(atol(argv[2]), argv[3]);
 	else if (argc == 4 && !strcmp(argv[1], "dmabuf"))
 		dmabufs(strtoull(argv[2], NULL, 10), atoi(argv[3]));
-	else if (argc == 4 && !strcmp(argv[1], "uvmhold"))
-		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmhold"))
+		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
 		uncharged();
 	else if (argc == 2 && !strcmp(argv[1], "uvm"))
@@ -1078,7 +1219,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;
