@@ -5,7 +5,9 @@
  * /dev/nvidiaN held open (the driver checks it for the device), a device and a
  * subdevice; one video memory object per physical take of the simulator's model, in
  * 2 MiB pages as the model counts them, so the driver's ledger (and cgpu_km enforce=1
- * on its boundary) holds exactly what the model says.
+ * on its boundary) holds exactly what the model says. As libcuda does, each object is
+ * mapped into the process's unified address space through /dev/nvidia-uvm (an
+ * external range of its own) while it lives, and unmapped before it is freed.
  *
  * A give need not match one take (a graph memory pool gives back its idle pages
  * together; several takes may go back as one). It frees an object of exactly that size
@@ -30,6 +32,7 @@
 
 #include "abi.h"
 #include "state.h"
+#include "vaspace.h"
 
 #define PROC_DIR "/proc/driver/nvidia-sim"
 /* RM refuses owner 0 and 0xffffffff; which owner libcuda passes is not documented. */
@@ -39,7 +42,13 @@ struct obj {
 	sd_u32 h;
 	int phys;
 	uint64_t bytes;
+	uint64_t va;		/* its external range in the va_space */
 };
+
+/* Where the objects' ranges go: far from anything the process maps itself. */
+#define UVM_VA_BASE 0x100000000000ULL
+/* An object's range and mapping: its 2 MiB pages (RM rounds it up to them). */
+#define UVM_LEN(bytes) (((bytes) + (2ULL << 20) - 1) & ~((2ULL << 20) - 1))
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int probed, loaded, ngpus;
@@ -57,6 +66,10 @@ static struct {
 } gpu[SIM_MAX_GPUS] = { [0 ... SIM_MAX_GPUS - 1] = { .fd = -1 } };
 static struct obj *objs;
 static size_t nobjs, cap;
+static int uvm = -1;			/* /dev/nvidia-uvm, initialized */
+static sd_u32 uvm_registered;		/* a bit per GPU registered with it */
+static uint64_t uvm_next = UVM_VA_BASE;
+static sd_u32 uvm_max_gpus;		/* UVM_MAP_EXTERNAL_ALLOCATION's attributes */
 /* Written once under rm_lock, read without it. */
 static struct sd_engine *engines[SIM_MAX_GPUS];
 
@@ -115,6 +128,7 @@ static void probe(void)
 	ngpus = n;
 	/* numaNode joined NV_MEMORY_ALLOCATION_PARAMS in 545.23.06. */
 	memparams_size = atoi(want) >= 545 ? SD_MEMPARAMS_SIZE_NEW : SD_MEMPARAMS_SIZE_OLD;
+	uvm_max_gpus = atoi(want) >= 545 ? SD_UVM_MAX_GPUS_550 : SD_UVM_MAX_GPUS_535;
 	ctl = fd;
 	loaded = 1;
 }
@@ -246,6 +260,86 @@ static int open_gpu(int phys)
 	return 0;
 }
 
+/* A command of nvidia-uvm's: 0, or -EIO with the status said. Caller holds rm_lock. */
+static int uvm_cmd(unsigned int cmd, void *p, const sd_u32 *status, const char *what)
+{
+	if (ioctl(uvm, cmd, p)) {
+		fprintf(stderr, "cgpu-sim: nvidia-uvm %s: %s\n", what, strerror(errno));
+		return -EIO;
+	}
+	if (*status != SD_NV_OK) {
+		fprintf(stderr, "cgpu-sim: nvidia-uvm %s: status 0x%x\n", what, *status);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Maps object h (bytes, on phys) into an external range of its own at *va. Caller holds rm_lock. */
+static int uvm_map(int phys, sd_u32 h, uint64_t bytes, uint64_t *va)
+{
+	struct sd_uvm_create_external_range r = { .base = uvm_next, .length = UVM_LEN(bytes) };
+	size_t size = SD_UVM_MAP_SIZE(uvm_max_gpus);
+	struct sd_uvm_map_head *mh;
+	struct sd_uvm_gpu_mapping *ma;
+	struct sd_uvm_map_tail *mt;
+	char *block;
+	int err;
+
+	if (uvm < 0) {
+		struct sd_uvm_initialize init = { .flags = 0 };
+
+		uvm = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+		if (uvm < 0) {
+			fprintf(stderr, "cgpu-sim: /dev/nvidia-uvm: %s\n", strerror(errno));
+			return -EIO;
+		}
+		if ((err = uvm_cmd(SD_UVM_INITIALIZE, &init, &init.rmStatus, "initialize"))) {
+			close(uvm);
+			uvm = -1;
+			return err;
+		}
+	}
+	if (!(uvm_registered >> phys & 1)) {
+		struct sd_uvm_register_gpu g = { .rmCtrlFd = ctl, .hClient = client };
+
+		sd_gpu_uuid((sd_u32)phys, g.gpu_uuid);
+		if ((err = uvm_cmd(SD_UVM_REGISTER_GPU, &g, &g.rmStatus, "register GPU")))
+			return err;
+		uvm_registered |= 1u << phys;
+	}
+	if ((err = uvm_cmd(SD_UVM_CREATE_EXTERNAL_RANGE, &r, &r.rmStatus, "create range")))
+		return err;
+	block = calloc(1, size);
+	if (!block)
+		return -ENOMEM;
+	mh = (void *)block;
+	ma = (void *)(block + sizeof(*mh));
+	mt = (void *)(block + size - sizeof(*mt));
+	*mh = (struct sd_uvm_map_head){ .base = r.base, .length = r.length };
+	sd_gpu_uuid((sd_u32)phys, ma[0].gpuUuid);
+	*mt = (struct sd_uvm_map_tail){ .gpuAttributesCount = 1, .rmCtrlFd = ctl, .hClient = client,
+		.hMemory = h };
+	err = uvm_cmd(SD_UVM_MAP_EXTERNAL_ALLOCATION, block, &mt->rmStatus, "map");
+	free(block);
+	if (err) {
+		struct sd_uvm_free f = { .base = r.base, .length = r.length };
+
+		uvm_cmd(SD_UVM_FREE, &f, &f.rmStatus, "free");
+		return err;
+	}
+	*va = r.base;
+	uvm_next += r.length;
+	return 0;
+}
+
+/* Caller holds rm_lock. */
+static void uvm_unmap(uint64_t va, uint64_t bytes)
+{
+	struct sd_uvm_free f = { .base = va, .length = UVM_LEN(bytes) };
+
+	uvm_cmd(SD_UVM_FREE, &f, &f.rmStatus, "free");
+}
+
 /* Caller holds rm_lock. */
 static int take_locked(int phys, uint64_t bytes)
 {
@@ -255,6 +349,7 @@ static int take_locked(int phys, uint64_t bytes)
 		.size = bytes,
 	};
 	sd_u32 h = 0;
+	uint64_t va;
 	int err = open_gpu(phys);
 
 	if (!err)
@@ -273,7 +368,11 @@ static int take_locked(int phys, uint64_t bytes)
 		objs = o;
 		cap = n;
 	}
-	objs[nobjs++] = (struct obj){ h, phys, bytes };
+	if ((err = uvm_map(phys, h, bytes, &va))) {
+		rm_free(h);
+		return err;
+	}
+	objs[nobjs++] = (struct obj){ h, phys, bytes, va };
 	return 0;
 }
 
@@ -292,6 +391,7 @@ static uint64_t drop(size_t i)
 {
 	uint64_t bytes = objs[i].bytes;
 
+	uvm_unmap(objs[i].va, bytes);
 	rm_free(objs[i].h);
 	objs[i] = objs[--nobjs];
 	return bytes;
@@ -358,6 +458,10 @@ static void after_fork_child(void)
 		close(ctl);
 	ctl = -1;
 	client = 0;
+	if (uvm >= 0)
+		close(uvm);
+	uvm = -1;
+	uvm_registered = 0;
 	for (int i = 0; i < SIM_MAX_GPUS; i++) {
 		if (gpu[i].fd >= 0)
 			close(gpu[i].fd);
