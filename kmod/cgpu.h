@@ -167,6 +167,12 @@ struct cgpu_proc {
 /* An attached file's instances, ascending by GPU index; fixed once published. */
 struct cgpu_attachment {
 	unsigned int n;
+	/*
+	 * Set before cgpu_attach by one that is not the process's own file (cgpu_km's
+	 * record of nvidia-uvm's mappings): it leaves the process's reservation of a hot
+	 * update where it is, for a file of the process to take back.
+	 */
+	bool leaves_reservation;
 	char id[CGPU_ID_LEN + 1];
 	struct cgpu_slot {
 		struct cgpu_inst *inst;
@@ -359,7 +365,8 @@ int cgpu_sched_mmap(struct vm_area_struct *vma);
 void cgpu_sched_republish(void);		/* cgpu.state changed */
 
 /* memledger.c */
-int cgpu_ledger_link(struct cgpu_slot *s, pid_t pid, u64 start, struct cgpu_proc **spare);
+int cgpu_ledger_link(struct cgpu_slot *s, pid_t pid, u64 start, struct cgpu_proc **spare,
+		     bool take_reserved);
 void cgpu_ledger_unlink(struct cgpu_slot *s);
 int cgpu_ledger_charge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize);
 int cgpu_ledger_uncharge(struct cgpu_slot *s, u64 bytes, u64 *used, u64 *memsize);

@@ -67,10 +67,11 @@ static struct cgpu_proc *cgpu_proc_drop(struct cgpu_inst *inst, struct cgpu_proc
 
 /*
  * s->inst's ledger gets the file s, of process (pid, start). A process attaching again
- * after a hot update takes back what it held: its reservation becomes this file's
- * holding, so nothing is charged twice. EMFILE past the cap.
+ * after a hot update takes back what it held (take_reserved): its reservation becomes
+ * this file's holding, so nothing is charged twice. EMFILE past the cap.
  */
-int cgpu_ledger_link(struct cgpu_slot *s, pid_t pid, u64 start, struct cgpu_proc **spare)
+int cgpu_ledger_link(struct cgpu_slot *s, pid_t pid, u64 start, struct cgpu_proc **spare,
+		     bool take_reserved)
 {
 	struct cgpu_inst *inst = s->inst;
 	struct cgpu_proc *p;
@@ -87,8 +88,8 @@ int cgpu_ledger_link(struct cgpu_slot *s, pid_t pid, u64 start, struct cgpu_proc
 		p = cgpu_proc_new(inst, pid, start, spare);
 	p->start = start;
 	s->proc = p;
-	s->bytes = p->reserved;
-	if (p->reserved)
+	s->bytes = take_reserved ? p->reserved : 0;
+	if (take_reserved && p->reserved)
 		cgpu_proc_unreserve(inst, p);
 	p->nfiles++;
 	inst->nfiles++;

@@ -42,6 +42,7 @@
  * lock is held across a call into the driver (rm_ioctl, or the kernel client's
  * operations, which take the driver's own locks).
  */
+#include <linux/delay.h>
 #include <linux/fdtable.h>
 #include <linux/fs.h>
 #include <linux/ftrace.h>
@@ -90,7 +91,7 @@ static const struct nvh_layout {
 /* nvidia.ko's half of nvidia-uvm's mappings of RM memory (nv_uvm_interface.h). */
 #define NVH_UVM_DUP_SYM		"nvUvmInterfaceDupMemory"
 #define NVH_UVM_FREE_SYM	"nvUvmInterfaceFreeDupedHandle"
-#define NVH_UVM_TRIES		3	/* looks at a mapping's source before it is refused */
+#define NVH_UVM_TRIES		5	/* looks at a mapping's source before it is refused */
 
 #define NVH_PAGE	(2ULL << 20)	/* the charge is checked in 2 MiB pages */
 #define NVH_OBJS_MAX	16384		/* tracked objects per driver file */
@@ -517,16 +518,21 @@ static bool nvh_owns(const struct nvh_file *rec)
 	return cgpu_bind_contains(&rec->att->slots[0].inst->bind, current);
 }
 
-/* A record attached to the caller's container, in no table yet; NULL and *err if none. */
-static struct nvh_file *nvh_rec_new(int *err)
+/*
+ * A record attached to the caller's container, in no table yet; NULL and *err if none.
+ * A holder's (nvh_holder) leaves a hot update's reservation to the process's files.
+ */
+static struct nvh_file *nvh_rec_new(int *err, bool holder)
 {
 	struct nvh_file *rec = cgpu_zalloc(sizeof(*rec));
 
 	*err = -ENOMEM;
 	if (rec)
 		rec->att = cgpu_zalloc(sizeof(*rec->att));
-	if (rec && rec->att)
+	if (rec && rec->att) {
+		rec->att->leaves_reservation = holder;
 		*err = cgpu_attach(rec->att);
+	}
 	if (*err) {
 		if (rec)
 			cgpu_free(rec->att);
@@ -564,7 +570,7 @@ static struct nvh_file *nvh_file_get(const void *f, bool *refuse, bool from_open
 	/* The host and unlimited containers pass with nothing allocated for them. */
 	if (!nvh_caller_contained())
 		return NULL;
-	rec = nvh_rec_new(&err);
+	rec = nvh_rec_new(&err, false);
 	if (!rec) {
 		/* EAGAIN (a hot update frozen) comes for everyone: the host passes. */
 		*refuse = err != -ENOENT && nvh_caller_contained();
@@ -1006,18 +1012,20 @@ static u32 nvh_rm_free(const struct nvh_call *c)
 struct nvh_src {
 	u64 file_id, line_id;	/* unique while cgpu_km is loaded */
 	int ops;		/* the file's ops_started then */
+	bool any_file;		/* a file not recorded at its open may be the source */
 };
 
 /*
  * The one memory line of the caller's container under (client, handle), in a file
- * recorded at its open, its file's rec->lock taken; NULL if none. files_lock held.
+ * recorded at its open unless any_file, its file's rec->lock taken; NULL if none.
+ * files_lock held.
  */
-static struct nvh_obj *nvh_src_find(u32 client, u32 handle)
+static struct nvh_obj *nvh_src_find(u32 client, u32 handle, bool any_file)
 {
 	struct nvh_file *rec = nvh_client_rec(client);
 	struct nvh_obj *o;
 
-	if (!rec || !READ_ONCE(rec->from_open) || !nvh_owns(rec))
+	if (!rec || !(any_file || READ_ONCE(rec->from_open)) || !nvh_owns(rec))
 		return NULL;
 	mutex_lock(&rec->lock);
 	o = nvh_obj_find(rec, client, handle);
@@ -1030,23 +1038,30 @@ static struct nvh_obj *nvh_src_find(u32 client, u32 handle)
 /*
  * The look before the driver copies (nvh_dup_own, nvh_uvm_dup_once): line o of rec joins
  * the memory of the source line (client, handle), if it is the caller's container's and
- * its file has no call running that may change a handle; *seen says what was seen. m
- * is a spare shared record, used if the source has none yet, else freed. Whether o
- * joined.
+ * its file has no call running that may change a handle; *seen says what was seen
+ * (any_file: nvh_src_find's). m is a spare shared record, used if the source has none
+ * yet, else freed. NVH_JOINED, NVH_BUSY (the source's file has such a call running), or
+ * NVH_NONE.
  */
-static bool nvh_src_join(struct nvh_file *rec, struct nvh_obj *o, struct nvh_mem *m,
-			 u32 client, u32 handle, struct nvh_src *seen)
+enum nvh_join { NVH_NONE, NVH_BUSY, NVH_JOINED };
+
+static enum nvh_join nvh_src_join(struct nvh_file *rec, struct nvh_obj *o, struct nvh_mem *m,
+				  u32 client, u32 handle, struct nvh_src *seen)
 {
+	enum nvh_join got = NVH_NONE;
 	struct cgpu_slot *mine;
 	struct nvh_obj *src;
 
 	mutex_lock(&nvh.files_lock);
-	src = nvh_src_find(client, handle);
+	src = nvh_src_find(client, handle, seen->any_file);
 	if (src) {
 		/* Its instance, through its own file's slot: the memory's payer may be closing. */
 		mine = cgpu_slot_of(rec->att, src->gpu);
 		seen->ops = atomic_read(&src->rec->ops_started);
 		smp_rmb();
+		if (mine && mine->inst == cgpu_slot_of(src->rec->att, src->gpu)->inst &&
+		    atomic_read(&src->rec->ops_busy))
+			got = NVH_BUSY;
 		if (!mine || mine->inst != cgpu_slot_of(src->rec->att, src->gpu)->inst ||
 		    atomic_read(&src->rec->ops_busy)) {
 			mutex_unlock(&src->rec->lock);
@@ -1078,7 +1093,7 @@ static bool nvh_src_join(struct nvh_file *rec, struct nvh_obj *o, struct nvh_mem
 	}
 	mutex_unlock(&nvh.files_lock);
 	cgpu_free(m);
-	return src != NULL;
+	return src ? NVH_JOINED : got;
 }
 
 /*
@@ -1093,7 +1108,7 @@ static bool nvh_src_unchanged(u32 client, u32 handle, const struct nvh_src *seen
 
 	mutex_lock(&nvh.files_lock);
 	smp_mb();
-	src = nvh_src_find(client, handle);
+	src = nvh_src_find(client, handle, seen->any_file);
 	if (src) {
 		same = src->rec->id == seen->file_id && src->id == seen->line_id &&
 		       atomic_read(&src->rec->ops_started) == seen->ops + own &&
@@ -1142,7 +1157,7 @@ static u32 nvh_dup_own(const struct nvh_call *c)
 	o->kind = NVH_MEMORY;
 	o->rec = rec;
 
-	if (!nvh_src_join(rec, o, m, p->hClientSrc, p->hObjectSrc, &seen)) {
+	if (nvh_src_join(rec, o, m, p->hClientSrc, p->hObjectSrc, &seen) != NVH_JOINED) {
 		nvh_give_place(rec);
 		cgpu_free(o);
 		return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
@@ -1458,7 +1473,7 @@ static struct nvh_holder *nvh_holder_get(void)
 		mine = cgpu_zalloc(sizeof(*mine));
 		if (!mine)
 			return NULL;
-		mine->rec = nvh_rec_new(&err);
+		mine->rec = nvh_rec_new(&err, true);
 		if (!mine->rec) {
 			cgpu_free(mine);
 			return NULL;
@@ -1515,7 +1530,8 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 	struct nvh_hold *hold;
 	struct nvh_mem *m;
 	struct nvh_obj *o;
-	bool joined, certain;
+	enum nvh_join j;
+	bool certain;
 	u32 st;
 
 	*again = false;
@@ -1531,9 +1547,23 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 	o->kind = NVH_MEMORY;
 	o->rec = rec;
 
-	joined = nvh_src_join(rec, o, m, hClient, hMem, &seen);
+	/*
+	 * Any file of the container's: the calls a file not recorded at its open may have
+	 * had uncounted are those of a process outside the container sharing it, the
+	 * limit the host's calls on a container's descriptor have anyway; and a process
+	 * running through a hot update, or started before cgpu_km attached, has only such
+	 * files: its every allocation would fail.
+	 */
+	seen.any_file = true;
+	j = nvh_src_join(rec, o, m, hClient, hMem, &seen);
+	if (j == NVH_BUSY) {
+		/* Its file is changing a handle now: the caller looks again after a pause. */
+		*again = true;
+		st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
+		goto out;
+	}
 	st = orig(device, hClient, hMem, hDup, info);
-	certain = st == NVA_NV_OK && joined && !nvh_meminfo_sysmem(info) &&
+	certain = st == NVA_NV_OK && j == NVH_JOINED && !nvh_meminfo_sysmem(info) &&
 		  nvh_src_unchanged(hClient, hMem, &seen, 0);
 	if (certain) {
 		o->handle = *hDup;
@@ -1556,10 +1586,11 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 	if (st == NVA_NV_OK && !nvh_meminfo_sysmem(info)) {
 		orig_free(device, *hDup);
 		atomic64_inc(&nvh.taken_back);
-		*again = joined;
+		*again = j == NVH_JOINED;
 		st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
 	}
-	if (joined)
+out:
+	if (j == NVH_JOINED)
 		nvh_mem_unlink(o, false);
 	nvh_give_place(rec);
 	cgpu_free(o);
@@ -1581,7 +1612,8 @@ static u32 nvh_uvm_dup_wrap(void *device, u32 hClient, u32 hPhysMemory, u32 *hDu
 	int idx = srcu_read_lock(&nvh_srcu);
 	nvh_uvm_dup_fn orig = (nvh_uvm_dup_fn)READ_ONCE(nvh.uvm_dup.addr);
 	struct nvh_holder *holder;
-	u8 own[NVA_UVM_MEMINFO_SIZE];
+	u64 own[NVA_UVM_MEMINFO_SIZE / sizeof(u64)];
+	u32 want = hDupMemory ? *hDupMemory : 0;
 	unsigned int i;
 	bool again = true;
 	u32 st;
@@ -1593,10 +1625,20 @@ static u32 nvh_uvm_dup_wrap(void *device, u32 hClient, u32 hPhysMemory, u32 *hDu
 				    task_tgid_nr(current), hPhysMemory);
 		st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
 	} else {
-		for (i = 0; i < NVH_UVM_TRIES && again; i++)
+		for (i = 0; i < NVH_UVM_TRIES && again; i++) {
+			/* A pause: the call changing a handle of the source's file ends. */
+			if (i)
+				usleep_range(100, 1000);
 			st = nvh_uvm_dup_once(holder, device, hClient, hPhysMemory, hDupMemory,
 					      info ?: own, &again);
+		}
 		nvh_holder_put(holder);
+		/*
+		 * nvidia-uvm frees a handle left in *hDupMemory on its error path: the one we
+		 * freed must not be there (uvm_ext_gpu_map_destroy).
+		 */
+		if (st != NVA_NV_OK)
+			*hDupMemory = want;
 		if (st == NVA_ERR_INSUFFICIENT_PERMISSIONS)
 			pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of memory 0x%x not its container's own, or being changed, refused in a container\n",
 					    task_tgid_nr(current), hPhysMemory);
@@ -1619,7 +1661,12 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 	struct nvh_hold *hold;
 	u32 st;
 
-	st = orig(device, hPhysHandle);
+	/*
+	 * Out of the table before the driver frees it, so that a hold of the same handle
+	 * given again is never taken for this one; its line stays until the driver is done.
+	 * RM frees the handle whatever the status says (nvGpuOpsFreeDupedHandle's Free is
+	 * unconditional, 535's nv_gpu_ops.c), so the line goes whatever it says.
+	 */
 	mutex_lock(&nvh.holds_lock);
 	hash_for_each_possible(nvh.holds, hold, node, nvh_hold_key(device, hPhysHandle))
 		if (hold->device == device && hold->hdup == hPhysHandle)
@@ -1627,13 +1674,16 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 	if (hold) {
 		hash_del(&hold->node);
 		atomic_dec(&nvh.nholds);
+	}
+	mutex_unlock(&nvh.holds_lock);
+	st = orig(device, hPhysHandle);
+	if (hold) {
 		holder = hold->holder;
+		mutex_lock(&nvh.holds_lock);
 		mutex_lock(&holder->rec->lock);
 		nvh_obj_drop(holder->rec, hold->line);
 		mutex_unlock(&holder->rec->lock);
-	}
-	mutex_unlock(&nvh.holds_lock);
-	if (hold) {
+		mutex_unlock(&nvh.holds_lock);
 		cgpu_free(hold);
 		nvh_holder_put(holder);
 	}

@@ -323,7 +323,7 @@ int cgpu_attach(struct cgpu_attachment *att)
 		if (!inst || !cgpu_bind_contains(&inst->bind, current))
 			continue;
 		s->inst = inst;
-		err = cgpu_ledger_link(s, pid, start, &spare[i]);
+		err = cgpu_ledger_link(s, pid, start, &spare[i], !att->leaves_reservation);
 		if (!err) {
 			kref_get(&inst->ref);
 			att->n++;

@@ -299,7 +299,7 @@ for ver in 535.261.03 550.163.01; do
 	# The same race for nvidia-uvm's mappings: a map of a handle the other thread frees
 	# and makes again is followed only if the source's file saw no such call meanwhile;
 	# otherwise its duplicate is freed (counted in "taken back") and the look made again,
-	# up to three times. At each map followed the charge must be what the driver holds;
+	# up to five times. At each map followed the charge must be what the driver holds;
 	# after the round nothing is held. Rounds of 3000 until both came, at most five.
 	tb_any= followed=
 	for round in 1 2 3 4 5; do
@@ -410,10 +410,21 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(used)" = 0 ] || fail "after the holder died the driver holds $(used)"
 	ok "$ver: rmmod cgpu_km while attached and holding"
 
-	# cgpu_km after the driver: attached at load; the driver's unload detaches.
+	# cgpu_km after the driver: attached at load; the driver's unload detaches. A
+	# container process whose files were opened before (so recorded at no open) maps
+	# memory after: followed, as a process running through a hot update is.
+	rm -f "$W/c6.go" "$W/c6.out"
+	start c6 cg uvmlater 64 "$W/c6.go" "$W/c6.out"
 	insmod "$KO" enforce=1 nv_version=$ver ngpus=2
 	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "loaded after the driver: $(state)"
 	container
+	touch "$W/c6.go"
+	for _ in $(seq 100); do grep -qx done "$W/c6.out" 2>/dev/null && break; sleep 0.1; done
+	grep -qx "alloc 0 map 0 free 0" "$W/c6.out" && [ "$(meminfo | head -1)" = "Free: $((192 * MiB))" ] &&
+		[ "$(used)" = $((64 * MiB)) ] ||
+		fail "a mapping by a process older than cgpu_km: $(cat "$W/c6.out" 2>&1), $(meminfo), the driver holds $(used)"
+	kill_it c6
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] || fail "after c6: $(meminfo), $(used)"
 	start c4 cg loop 64
 	grep -qx "loop: 4 x 64 MiB, then status 0x51" "$W/c4" || fail "loop 64: $(cat "$W/c4")"
 	kill_it c4

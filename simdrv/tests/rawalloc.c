@@ -55,6 +55,9 @@
  *                        freed, the dma-buf kept (below)
  *   rawalloc uvmchurn N MEMINFO  (cgpu_km enforce=1) mappings through nvidia-uvm of a
  *                        handle that another thread frees and makes again (below)
+ *   rawalloc uvmlater MIB GO OUT  (cgpu_km enforce=1) opens the nodes and a va_space,
+ *                        says "held", and once GO exists allocates MIB MiB, maps it and
+ *                        frees its handle, writing the statuses to OUT (below)
  *   rawalloc uvmhold MIB N [FILE]  N rounds of: MIB MiB on GPU 0 mapped through
  *                        /dev/nvidia-uvm (UVM_MAP_EXTERNAL_ALLOCATION into a range of
  *                        its own), then its handle freed, the mapping kept (below);
@@ -987,6 +990,64 @@ static void uvmhold(unsigned long long mib, int rounds, const char *path)
 	held_until_killed();
 }
 
+/*
+ * uvmlater: the files opened now (before cgpu_km loads, say), the work once GO exists:
+ * MIB MiB allocated on GPU 0, mapped through nvidia-uvm and its handle freed. Writes
+ * "alloc 0xS map 0xS free 0xS" and "done" to OUT, then waits.
+ */
+static void uvmlater(unsigned long long mib, const char *go, const char *out)
+{
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
+	struct sd_uvm_initialize init = { .flags = 0 };
+	struct sd_uvm_register_gpu reg = { .rmCtrlFd = -1 };
+	struct sd_uvm_create_external_range cr = { .base = 0x7c0000000000ULL, .length = mib * MiB };
+	size_t size;
+	unsigned int c, h = 0x2000, ast, mst = ~0u, fst = ~0u;
+	char *map;
+	int fd;
+	FILE *f;
+
+	start();
+	open_gpu(0);
+	fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK(ioctl(fd, SD_UVM_INITIALIZE, &init) == 0 && init.rmStatus == SD_NV_OK);
+	sd_gpu_uuid(0, reg.gpu_uuid);
+	CHECK(ioctl(fd, SD_UVM_REGISTER_GPU, &reg) == 0 && reg.rmStatus == SD_NV_OK);
+	CHECK(ioctl(fd, SD_UVM_CREATE_EXTERNAL_RANGE, &cr) == 0 && cr.rmStatus == SD_NV_OK);
+	printf("held\n");
+	fflush(stdout);
+	while (access(go, F_OK))
+		usleep(20000);
+	c = client_on_gpu(0);
+	ast = alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	if (ast == SD_NV_OK) {
+		struct sd_uvm_map_head *mh;
+		struct sd_uvm_gpu_mapping *ma;
+		struct sd_uvm_map_tail *mt;
+
+		size = SD_UVM_MAP_SIZE(uvm_max_gpus);
+		map = calloc(1, size);
+		CHECK(map != NULL);
+		mh = (void *)map;
+		ma = (void *)(map + sizeof(*mh));
+		mt = (void *)(map + size - sizeof(*mt));
+		*mh = (struct sd_uvm_map_head){ .base = cr.base, .length = cr.length };
+		memcpy(ma[0].gpuUuid, reg.gpu_uuid, SD_UUID_LEN);
+		*mt = (struct sd_uvm_map_tail){ .gpuAttributesCount = 1, .rmCtrlFd = ctl, .hClient = c,
+			.hMemory = 0x2000 };
+		CHECK(ioctl(fd, SD_UVM_MAP_EXTERNAL_ALLOCATION, map) == 0);
+		mst = mt->rmStatus;
+		fst = rmfree(c, 0x2000);
+	}
+	f = fopen(out, "w");
+	CHECK(f != NULL);
+	fprintf(f, "alloc %#x map %#x free %#x\ndone\n", ast, mst, fst);
+	fclose(f);
+	for (;;)
+		pause();
+}
+
 static void uvm(void)
 {
 	struct sd_uvm_initialize p = { .flags = 0 };
@@ -1208,6 +1269,8 @@ int main(int argc, char **argv)
 		uvmchurn(atol(argv[2]), argv[3]);
 	else if (argc == 4 && !strcmp(argv[1], "dmabuf"))
 		dmabufs(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+	else if (argc == 5 && !strcmp(argv[1], "uvmlater"))
+		uvmlater(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmhold"))
 		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
@@ -1219,7 +1282,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmlater MIB GO OUT | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;
