@@ -158,7 +158,7 @@ static sd_u32 map_on_gpu(struct sd_va_space *s, struct sd_va_range *r, const str
 	struct sd_dup_info info;
 	struct sd_va_map *m;
 	struct sd_va_dup *d;
-	sd_u32 st, hdup;
+	sd_u32 st, hdup = 0;
 
 	st = unmap_in(r, env, gpu, h->base, end);
 	if (st != SD_NV_OK)
@@ -169,9 +169,15 @@ static sd_u32 map_on_gpu(struct sd_va_space *s, struct sd_va_range *r, const str
 		sd_free(m);
 		return SD_NV_ERR_NO_MEMORY;
 	}
-	/* The duplicate: it checks the handles and keeps the memory while mapped. */
+	/*
+	 * The duplicate: it checks the handles and keeps the memory while mapped. Its
+	 * handle starts 0 and, as nvidia-uvm's error path does (uvm_ext_gpu_map_destroy),
+	 * whatever the call left there is freed when it failed.
+	 */
 	st = env->dup(env->ctx, gpu, t->hClient, t->hMemory, &hdup, &info);
 	if (st != SD_NV_OK) {
+		if (hdup)
+			env->free_dup(env->ctx, gpu, hdup);
 		sd_free(d);
 		sd_free(m);
 		return st;
