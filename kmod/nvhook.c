@@ -96,6 +96,7 @@ static const struct nvh_layout {
 #define NVH_PAGE	(2ULL << 20)	/* the charge is checked in 2 MiB pages */
 #define NVH_OBJS_MAX	16384		/* tracked objects per driver file */
 #define NVH_FILE_BITS	8
+#define NVH_HOLD_BITS	12		/* a hold per live allocation of every container process */
 
 typedef u32 (*nvh_rm_ioctl_fn)(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size);
 typedef int (*nvh_file_fn)(struct inode *, struct file *);
@@ -215,7 +216,7 @@ static struct {
 	atomic64_t followed;		/* duplicates followed */
 	struct mutex holds_lock;	/* holders, holds; files_lock never inside */
 	DECLARE_HASHTABLE(holders, NVH_FILE_BITS);
-	DECLARE_HASHTABLE(holds, NVH_FILE_BITS);
+	DECLARE_HASHTABLE(holds, NVH_HOLD_BITS);
 	atomic_t nholds;		/* read by nvh_ftrace: the free is redirected only if any */
 	atomic64_t mapped;		/* nvidia-uvm's mappings followed */
 	struct proc_dir_entry *proc;
@@ -1059,11 +1060,9 @@ static enum nvh_join nvh_src_join(struct nvh_file *rec, struct nvh_obj *o, struc
 		mine = cgpu_slot_of(rec->att, src->gpu);
 		seen->ops = atomic_read(&src->rec->ops_started);
 		smp_rmb();
-		if (mine && mine->inst == cgpu_slot_of(src->rec->att, src->gpu)->inst &&
-		    atomic_read(&src->rec->ops_busy))
-			got = NVH_BUSY;
-		if (!mine || mine->inst != cgpu_slot_of(src->rec->att, src->gpu)->inst ||
-		    atomic_read(&src->rec->ops_busy)) {
+		if (mine && mine->inst == cgpu_slot_of(src->rec->att, src->gpu)->inst)
+			got = atomic_read(&src->rec->ops_busy) ? NVH_BUSY : NVH_JOINED;
+		if (got != NVH_JOINED) {
 			mutex_unlock(&src->rec->lock);
 			src = NULL;
 		}
@@ -1093,7 +1092,7 @@ static enum nvh_join nvh_src_join(struct nvh_file *rec, struct nvh_obj *o, struc
 	}
 	mutex_unlock(&nvh.files_lock);
 	cgpu_free(m);
-	return src ? NVH_JOINED : got;
+	return got;
 }
 
 /*
@@ -1678,12 +1677,11 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 	mutex_unlock(&nvh.holds_lock);
 	st = orig(device, hPhysHandle);
 	if (hold) {
+		/* The hold is one of the holder's users: it stays until the put. */
 		holder = hold->holder;
-		mutex_lock(&nvh.holds_lock);
 		mutex_lock(&holder->rec->lock);
 		nvh_obj_drop(holder->rec, hold->line);
 		mutex_unlock(&holder->rec->lock);
-		mutex_unlock(&nvh.holds_lock);
 		cgpu_free(hold);
 		nvh_holder_put(holder);
 	}

@@ -91,6 +91,31 @@ simloop() {
 	echo $pid >"$W/$name.pid"
 	until grep -q '^holding' "$W/$name"; do kill -0 $pid 2>/dev/null || fail "$name: $(cat "$W/$name")"; sleep 0.1; done
 }
+# race_rounds OP WHAT HELD: rounds of `rawalloc OP 3000 MEMINFO` in the container
+# (OP's output in $W/r1), at most five, until one of WHAT was followed and one taken
+# back (chance decides both); after each round the driver holds HELD MiB, all of it
+# charged to the program, and nothing once it is gone. Sets round and tb_any.
+race_rounds() {
+	local op=$1 what=$2 held=$3 tb0 tb want followed=
+	tb_any=
+	for round in 1 2 3 4 5; do
+		tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
+		start r1 cg "$op" 3000 $P/0/$SID/meminfo
+		want="Free: $((256 * MiB))"
+		[ "$held" = 0 ] || want=$(printf 'Free: %s\nPID: %s Mem: %s' $(((256 - held) * MiB)) "$(cat "$W/r1.pid")" $((held * MiB)))
+		[ "$(used)" = $((held * MiB)) ] && [ "$(meminfo)" = "$want" ] ||
+			fail "$op: meminfo $(meminfo), the driver holds $(used) ($(cat "$W/r1"))"
+		tb=$(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0))
+		kill_it r1
+		[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after $op: $(meminfo), the driver holds $(used)"
+		grep -q "^$op: 3000 $what asked for, [1-9][0-9]* followed" "$W/r1" && followed=1
+		[ "$tb" -eq 0 ] || [ "$tb_any" ] || tb_any=$tb
+		[ -z "$followed" ] || [ -z "$tb_any" ] || break
+		echo "$op round $round: taken back $tb, followed ${followed:-none} ($(grep "^$op" "$W/r1")): again"
+	done
+	[ "${tb_any:-0}" -gt 0 ] || fail "$op: in five rounds none was taken back ($(cat "$W/r1"))"
+	[ "$followed" ] || fail "$op: in five rounds none followed: $(cat "$W/r1")"
+}
 kill_it() {
 	kill -KILL "$(cat "$W/$1.pid")"
 	wait "$(cat "$W/$1.pid")" 2>/dev/null || true
@@ -277,46 +302,16 @@ for ver in 535.261.03 550.163.01; do
 	# came, at most five (the first thread rests now and then, so that some are
 	# followed). After every round nothing is held beyond the one duplicate kept, which
 	# stays charged.
-	tb_any= followed=
-	for round in 1 2 3 4 5; do
-		tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
-		start u1 cg dupchurn 3000 $P/0/$SID/meminfo
-		[ "$(used)" = $((2 * MiB)) ] &&
-			[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((254 * MiB)) "$(cat "$W/u1.pid")" $((2 * MiB)))" ] ||
-			fail "dupchurn: meminfo $(meminfo), the driver holds $(used) ($(cat "$W/u1"))"
-		tb=$(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0))
-		kill_it u1
-		[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after dupchurn: $(meminfo), the driver holds $(used)"
-		grep -q "dupchurn: 3000 duplicates asked for, [1-9][0-9]* followed" "$W/u1" && followed=1
-		[ "$tb" -eq 0 ] || [ "$tb_any" ] || tb_any=$tb
-		[ -z "$followed" ] || [ -z "$tb_any" ] || break
-		echo "duplicate race round $round: taken back $tb, followed ${followed:-none} ($(grep ^dupchurn "$W/u1")): again"
-	done
-	[ "${tb_any:-0}" -gt 0 ] || fail "dupchurn: in five rounds no duplicate was taken back ($(cat "$W/u1"))"
-	[ "$followed" ] || fail "dupchurn: in five rounds none followed: $(cat "$W/u1")"
-	ok "$ver: duplicates racing their source: $(grep ^dupchurn "$W/u1"); $tb_any freed and refused after the fact (round $round)"
+	race_rounds dupchurn duplicates 2
+	ok "$ver: duplicates racing their source: $(grep ^dupchurn "$W/r1"); $tb_any freed and refused after the fact (round $round)"
 
 	# The same race for nvidia-uvm's mappings: a map of a handle the other thread frees
 	# and makes again is followed only if the source's file saw no such call meanwhile;
 	# otherwise its duplicate is freed (counted in "taken back") and the look made again,
 	# up to five times. At each map followed the charge must be what the driver holds;
 	# after the round nothing is held. Rounds of 3000 until both came, at most five.
-	tb_any= followed=
-	for round in 1 2 3 4 5; do
-		tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
-		start w1 cg uvmchurn 3000 $P/0/$SID/meminfo
-		[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] ||
-			fail "uvmchurn: meminfo $(meminfo), the driver holds $(used) ($(cat "$W/w1"))"
-		tb=$(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0))
-		kill_it w1
-		grep -q "uvmchurn: 3000 maps asked for, [1-9][0-9]* followed" "$W/w1" && followed=1
-		[ "$tb" -eq 0 ] || [ "$tb_any" ] || tb_any=$tb
-		[ -z "$followed" ] || [ -z "$tb_any" ] || break
-		echo "mapping race round $round: taken back $tb, followed ${followed:-none} ($(grep ^uvmchurn "$W/w1")): again"
-	done
-	[ "${tb_any:-0}" -gt 0 ] || fail "uvmchurn: in five rounds no mapping was taken back ($(cat "$W/w1"))"
-	[ "$followed" ] || fail "uvmchurn: in five rounds none followed: $(cat "$W/w1")"
-	ok "$ver: mappings racing their source: $(grep ^uvmchurn "$W/w1"); $tb_any freed after the fact (round $round)"
+	race_rounds uvmchurn maps 0
+	ok "$ver: mappings racing their source: $(grep ^uvmchurn "$W/r1"); $tb_any freed after the fact (round $round)"
 
 	# NV_ESC_REGISTER_FD: a file registered to a control file acts as it in RM, its
 	# clients that file's (the stand-in as RM: a client made through the second control

@@ -184,6 +184,56 @@ static __attribute__((noreturn)) void held_until_killed(void)
 		pause();
 }
 
+/* A va_space on /dev/nvidia-uvm, initialized, GPU 0 registered; its descriptor. */
+static int uvm_space(void)
+{
+	struct sd_uvm_initialize init = { .flags = 0 };
+	struct sd_uvm_register_gpu reg = { .rmCtrlFd = ctl };
+	int fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
+
+	CHECK(fd >= 0);
+	CHECK(ioctl(fd, SD_UVM_INITIALIZE, &init) == 0 && init.rmStatus == SD_NV_OK);
+	sd_gpu_uuid(0, reg.gpu_uuid);
+	CHECK(ioctl(fd, SD_UVM_REGISTER_GPU, &reg) == 0 && reg.rmStatus == SD_NV_OK);
+	return fd;
+}
+
+static void uvm_range(int fd, unsigned long long base, unsigned long long len)
+{
+	struct sd_uvm_create_external_range cr = { .base = base, .length = len };
+
+	CHECK(ioctl(fd, SD_UVM_CREATE_EXTERNAL_RANGE, &cr) == 0 && cr.rmStatus == SD_NV_OK);
+}
+
+static void uvm_free_range(int fd, unsigned long long base, unsigned long long len)
+{
+	struct sd_uvm_free fr = { .base = base, .length = len };
+
+	CHECK(ioctl(fd, SD_UVM_FREE, &fr) == 0 && fr.rmStatus == SD_NV_OK);
+}
+
+/* UVM_MAP_EXTERNAL_ALLOCATION of (c, hmem) at [base, base + len) on GPU 0: its status. */
+static unsigned int uvm_map(int fd, unsigned long long base, unsigned long long len,
+			    unsigned int c, unsigned int hmem)
+{
+	size_t size = SD_UVM_MAP_SIZE(uvm_max_gpus);
+	char *block = calloc(1, size);
+	struct sd_uvm_map_head *mh = (void *)block;
+	struct sd_uvm_gpu_mapping *ma = (void *)(block + sizeof(*mh));
+	struct sd_uvm_map_tail *mt = (void *)(block + size - sizeof(*mt));
+	unsigned int st;
+
+	CHECK(block != NULL);
+	*mh = (struct sd_uvm_map_head){ .base = base, .length = len };
+	sd_gpu_uuid(0, ma[0].gpuUuid);
+	*mt = (struct sd_uvm_map_tail){ .gpuAttributesCount = 1, .rmCtrlFd = ctl, .hClient = c,
+		.hMemory = hmem };
+	CHECK(ioctl(fd, SD_UVM_MAP_EXTERNAL_ALLOCATION, block) == 0);
+	st = mt->rmStatus;
+	free(block);
+	return st;
+}
+
 /* Opens /dev/nvidia<gpu> (held open until exit, as libcuda does). */
 static void open_gpu(unsigned int gpu)
 {
@@ -602,30 +652,41 @@ static unsigned long long charged(void)
 	return sum;
 }
 
-static void *dup_churner(void *arg)
+/*
+ * The racer of a churn: n times makes what it races (make: its status), and at each one
+ * made stops the other thread (which then holds nothing) to check that the container's
+ * charge is what the driver holds, whichever of the two sizes it took, then undoes it
+ * (undo, if any); end, if any, once done.
+ */
+struct churn {
+	const char *name;
+	long n;
+	unsigned int (*make)(void);
+	void (*undo)(void);
+	void (*end)(void);
+};
+
+static void *churner(void *arg)
 {
-	long i, n = (long)arg;
+	const struct churn *c = arg;
 	unsigned int st;
+	long i;
 
 	pin(1);
-	for (i = 0; i < n; i++) {
-		st = dup_on(ctl, dup_client, 0x1000, 0x2100, dup_client, 0x2000);
+	for (i = 0; i < c->n; i++) {
+		st = c->make();
 		if (st == SD_NV_OK) {
-			/*
-			 * With the other thread stopped between rounds (holding nothing), the
-			 * duplicate alone is held: its charge must be what the driver holds,
-			 * whichever of the two sizes it copied.
-			 */
 			churn_counts[0]++;
 			churn_pause = 1;
 			while (!churn_paused)
 				;
 			if (used(0) - churn_before != charged()) {
-				fprintf(stderr, "rawalloc: dupchurn: a followed duplicate: the driver holds %llu, %llu charged\n",
-					used(0) - churn_before, charged());
+				fprintf(stderr, "rawalloc: %s: one followed: the driver holds %llu, %llu charged\n",
+					c->name, used(0) - churn_before, charged());
 				exit(1);
 			}
-			CHECK(rmfree(dup_client, 0x2100) == SD_NV_OK);
+			if (c->undo)
+				c->undo();
 			churn_pause = 0;
 			while (churn_paused)
 				;
@@ -634,22 +695,26 @@ static void *dup_churner(void *arg)
 		} else if (st == SD_NV_ERR_OBJECT_NOT_FOUND) {
 			churn_counts[2]++;
 		} else {
-			fprintf(stderr, "rawalloc: dupchurn: status 0x%x\n", st);
+			fprintf(stderr, "rawalloc: %s: status 0x%x\n", c->name, st);
 			exit(1);
 		}
 	}
+	if (c->end)
+		c->end();
 	race_done = 1;
 	return NULL;
 }
 
-/*
- * dupchurn N MEMINFO: one thread makes and frees 2 or 4 MiB by turns at handle 0x2000
- * without pause while another duplicates it N times; at each duplicate followed the
- * first thread is stopped and the container's charge (MEMINFO, its cgpu_km meminfo)
- * must be what the driver holds, then the duplicate is freed. Then one more duplicate
- * is kept and the original freed (the driver holds 2 MiB for the duplicate). Any answer
- * but followed (0), refused (0x1b) or a missing source (0x57) ends it with exit 1.
- */
+static unsigned int dup_make(void)
+{
+	return dup_on(ctl, dup_client, 0x1000, 0x2100, dup_client, 0x2000);
+}
+
+static void dup_undo(void)
+{
+	CHECK(rmfree(dup_client, 0x2100) == SD_NV_OK);
+}
+
 /*
  * The churn's other thread: makes and frees 2 or 4 MiB by turns at handle 0x2000 of
  * dup_client, all four forms, until the racer is done, stopping (holding nothing) when
@@ -679,21 +744,31 @@ static unsigned int churn_allocs(void)
 	return made;
 }
 
-static void dupchurn(long n, const char *meminfo)
+/* A churn on a new client of GPU 0, the racer c against churn_allocs: what they made. */
+static unsigned int churn_run(const struct churn *c, const char *meminfo)
 {
-	struct sd_memory_alloc m;
-	unsigned int h, made;
+	unsigned int made;
 	pthread_t t;
 
-	start();
-	open_gpu(0);
 	dup_client = client_on_gpu(0);
 	churn_meminfo = meminfo;
 	churn_before = used(0);
 	pin(0);
-	CHECK(pthread_create(&t, NULL, dup_churner, (void *)n) == 0);
+	CHECK(pthread_create(&t, NULL, churner, (void *)c) == 0);
 	made = churn_allocs();
 	CHECK(pthread_join(t, NULL) == 0);
+	return made;
+}
+
+static void dupchurn(long n, const char *meminfo)
+{
+	const struct churn c = { "dupchurn", n, dup_make, dup_undo, NULL };
+	struct sd_memory_alloc m;
+	unsigned int h, made;
+
+	start();
+	open_gpu(0);
+	made = churn_run(&c, meminfo);
 	CHECK(used(0) == churn_before);
 	m = (struct sd_memory_alloc){ .owner = 0x1234, .size = 2 * MiB };
 	h = 0x2000;
@@ -708,60 +783,16 @@ static void dupchurn(long n, const char *meminfo)
 #define CHURN_VA 0x7d0000000000ULL	/* the uvm churn's one external range, 4 MiB */
 
 static int churn_uvm;			/* its va_space, GPU 0 registered */
-static char *churn_map;
-static size_t churn_map_size;
 
 /* One map of 2 MiB of handle 0x2000 at CHURN_VA (over the last one): its status. */
 static unsigned int churn_map_once(void)
 {
-	struct sd_uvm_map_head *mh = (void *)churn_map;
-	struct sd_uvm_gpu_mapping *ma = (void *)(churn_map + sizeof(*mh));
-	struct sd_uvm_map_tail *mt = (void *)(churn_map + churn_map_size - sizeof(*mt));
-
-	memset(churn_map, 0, churn_map_size);
-	*mh = (struct sd_uvm_map_head){ .base = CHURN_VA, .length = 2 * MiB };
-	sd_gpu_uuid(0, ma[0].gpuUuid);
-	*mt = (struct sd_uvm_map_tail){ .gpuAttributesCount = 1, .rmCtrlFd = ctl, .hClient = dup_client,
-		.hMemory = 0x2000 };
-	CHECK(ioctl(churn_uvm, SD_UVM_MAP_EXTERNAL_ALLOCATION, churn_map) == 0);
-	return mt->rmStatus;
+	return uvm_map(churn_uvm, CHURN_VA, 2 * MiB, dup_client, 0x2000);
 }
 
-static void *uvm_churner(void *arg)
+static void uvm_end(void)
 {
-	struct sd_uvm_free fr = { .base = CHURN_VA, .length = 4 * MiB };
-	long i, n = (long)arg;
-	unsigned int st;
-
-	pin(1);
-	for (i = 0; i < n; i++) {
-		st = churn_map_once();
-		if (st == SD_NV_OK) {
-			/* The other thread stopped, holding nothing: the mapping alone holds memory. */
-			churn_counts[0]++;
-			churn_pause = 1;
-			while (!churn_paused)
-				;
-			if (used(0) - churn_before != charged()) {
-				fprintf(stderr, "rawalloc: uvmchurn: a followed mapping: the driver holds %llu, %llu charged\n",
-					used(0) - churn_before, charged());
-				exit(1);
-			}
-			churn_pause = 0;
-			while (churn_paused)
-				;
-		} else if (st == SD_NV_ERR_INSUFFICIENT_PERMISSIONS) {
-			churn_counts[1]++;
-		} else if (st == SD_NV_ERR_OBJECT_NOT_FOUND) {
-			churn_counts[2]++;
-		} else {
-			fprintf(stderr, "rawalloc: uvmchurn: status 0x%x\n", st);
-			exit(1);
-		}
-	}
-	CHECK(ioctl(churn_uvm, SD_UVM_FREE, &fr) == 0 && fr.rmStatus == SD_NV_OK);
-	race_done = 1;
-	return NULL;
+	uvm_free_range(churn_uvm, CHURN_VA, 4 * MiB);
 }
 
 /*
@@ -773,30 +804,14 @@ static void *uvm_churner(void *arg)
  */
 static void uvmchurn(long n, const char *meminfo)
 {
-	struct sd_uvm_initialize init = { .flags = 0 };
-	struct sd_uvm_register_gpu reg = { .rmCtrlFd = -1 };
-	struct sd_uvm_create_external_range cr = { .base = CHURN_VA, .length = 4 * MiB };
+	const struct churn c = { "uvmchurn", n, churn_map_once, NULL, uvm_end };
 	unsigned int made;
-	pthread_t t;
 
 	start();
 	open_gpu(0);
-	churn_uvm = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
-	CHECK(churn_uvm >= 0);
-	churn_map_size = SD_UVM_MAP_SIZE(uvm_max_gpus);
-	churn_map = calloc(1, churn_map_size);
-	CHECK(churn_map != NULL);
-	CHECK(ioctl(churn_uvm, SD_UVM_INITIALIZE, &init) == 0 && init.rmStatus == SD_NV_OK);
-	sd_gpu_uuid(0, reg.gpu_uuid);
-	CHECK(ioctl(churn_uvm, SD_UVM_REGISTER_GPU, &reg) == 0 && reg.rmStatus == SD_NV_OK);
-	CHECK(ioctl(churn_uvm, SD_UVM_CREATE_EXTERNAL_RANGE, &cr) == 0 && cr.rmStatus == SD_NV_OK);
-	dup_client = client_on_gpu(0);
-	churn_meminfo = meminfo;
-	churn_before = used(0);
-	pin(0);
-	CHECK(pthread_create(&t, NULL, uvm_churner, (void *)n) == 0);
-	made = churn_allocs();
-	CHECK(pthread_join(t, NULL) == 0);
+	churn_uvm = uvm_space();
+	uvm_range(churn_uvm, CHURN_VA, 4 * MiB);
+	made = churn_run(&c, meminfo);
 	printf("uvmchurn: %ld maps asked for, %u followed, %u refused, %u found no source, %u made and freed; nothing held, driver holds %llu MiB more\n",
 	       n, churn_counts[0], churn_counts[1], churn_counts[2], made, (used(0) - churn_before) / MiB);
 	held_until_killed();
@@ -888,22 +903,7 @@ static void dmabufs(unsigned long long mib, int rounds)
 	held_until_killed();
 }
 
-/* A command of nvidia-uvm's whose block ends... at status: its status, or errno's negation. */
-static long uvm_cmd(int fd, unsigned int cmd, void *p, unsigned int *status)
-{
-	return ioctl(fd, cmd, p) ? -errno : (long)*status;
-}
-
-/*
- * uvmhold: registers GPU 0 with a va_space; each round allocates mib MiB, maps it into
- * an external range of its own and frees the handle, keeping the mapping: what the
- * mapping holds is then no handle's. Prints "uvmhold: round R: map status 0xS" a round
- * (or "alloc status 0xS" if the allocation is refused), "uvmhold: N mapped, the driver
- * holds X MiB more", after the first
- * range's UVM_FREE "uvmhold: one range freed, the driver holds Y MiB more", and once the
- * va_space is closed "uvmhold: closed, the driver holds Z MiB more", each followed by
- * "uvmhold: FILE: <its first line>" if a file is given; then "held", waits.
- */
+/* Prints "uvmhold: FILE: <its first line>" of path, if one is given. */
 static void say_first_line(const char *path)
 {
 	char line[256] = "";
@@ -918,103 +918,69 @@ static void say_first_line(const char *path)
 	printf("uvmhold: FILE: %s\n", line);
 }
 
+/*
+ * uvmhold: registers GPU 0 with a va_space; each round allocates mib MiB, maps it into
+ * an external range of its own and frees the handle, keeping the mapping: what the
+ * mapping holds is then no handle's. Prints "uvmhold: round R: map status 0xS" a round
+ * (or "alloc status 0xS" if the allocation is refused), "uvmhold: N mapped, the driver
+ * holds X MiB more", after the first range's UVM_FREE "uvmhold: one range freed, the
+ * driver holds Y MiB more", and once the va_space is closed "uvmhold: closed, the
+ * driver holds Z MiB more", each followed by path's first line (say_first_line); then
+ * "held", waits.
+ */
 static void uvmhold(unsigned long long mib, int rounds, const char *path)
 {
 	const unsigned long long bytes = mib * MiB, base_va = 0x7e0000000000ULL;
 	struct sd_memory_alloc m = { .owner = 0x1234 };
-	struct sd_uvm_initialize init = { .flags = 0 };
-	struct sd_uvm_register_gpu reg = { .rmCtrlFd = -1 };
 	unsigned long long base;
-	size_t map_size;
-	char *map;
+	unsigned int c, h, st;
 	int gpu, fd, n = 0, r;
-	unsigned int c, h;
-	long rc;
 
 	CHECK(rounds > 0 && rounds <= 64);
 	gpu = open("/dev/nvidia0", O_RDWR);
-	fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
-	CHECK(gpu >= 0 && fd >= 0);
+	CHECK(gpu >= 0);
 	start();
-	map_size = SD_UVM_MAP_SIZE(uvm_max_gpus);
-	map = calloc(1, map_size);
-	CHECK(map != NULL);
-	CHECK(ioctl(fd, SD_UVM_INITIALIZE, &init) == 0 && init.rmStatus == SD_NV_OK);
-	sd_gpu_uuid(0, reg.gpu_uuid);
-	reg.rmCtrlFd = ctl;
-	rc = uvm_cmd(fd, SD_UVM_REGISTER_GPU, &reg, &reg.rmStatus);
-	printf("uvmhold: register GPU 0: %ld\n", rc);
-	CHECK(rc == SD_NV_OK);
+	fd = uvm_space();
 	base = used(0);
 	c = client_on_gpu(0);
 	for (r = 1; r <= rounds; r++) {
-		struct sd_uvm_create_external_range cr = { .base = base_va + (r - 1) * bytes, .length = bytes };
-		struct sd_uvm_map_head *mh = (void *)map;
-		struct sd_uvm_gpu_mapping *ma = (void *)(map + sizeof(*mh));
-		struct sd_uvm_map_tail *mt = (void *)(map + map_size - sizeof(*mt));
-
-		unsigned int ast;
-
 		h = 0x2000;
 		m.size = bytes;
-		ast = alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
-		if (ast != SD_NV_OK) {
-			printf("uvmhold: round %d: alloc status %#x\n", r, ast);
+		st = alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		if (st != SD_NV_OK) {
+			printf("uvmhold: round %d: alloc status %#x\n", r, st);
 			continue;
 		}
-		CHECK(uvm_cmd(fd, SD_UVM_CREATE_EXTERNAL_RANGE, &cr, &cr.rmStatus) == SD_NV_OK);
-		memset(map, 0, map_size);
-		*mh = (struct sd_uvm_map_head){ .base = cr.base, .length = bytes };
-		memcpy(ma[0].gpuUuid, reg.gpu_uuid, SD_UUID_LEN);
-		*mt = (struct sd_uvm_map_tail){ .gpuAttributesCount = 1, .rmCtrlFd = ctl, .hClient = c,
-			.hMemory = 0x2000 };
-		rc = uvm_cmd(fd, SD_UVM_MAP_EXTERNAL_ALLOCATION, map, &mt->rmStatus);
-		printf("uvmhold: round %d: map status %s%#lx\n", r, rc < 0 ? "-" : "", rc < 0 ? -rc : rc);
-		n += rc == SD_NV_OK;
+		uvm_range(fd, base_va + (r - 1) * bytes, bytes);
+		st = uvm_map(fd, base_va + (r - 1) * bytes, bytes, c, 0x2000);
+		printf("uvmhold: round %d: map status %#x\n", r, st);
+		n += st == SD_NV_OK;
 		CHECK(rmfree(c, 0x2000) == SD_NV_OK);
 	}
 	CHECK(rmfree(c, c) == SD_NV_OK);
 	printf("uvmhold: %d mapped, the driver holds %llu MiB more\n", n, (used(0) - base) / MiB);
 	say_first_line(path);
-	{
-		struct sd_uvm_free fr = { .base = base_va, .length = bytes };
-
-		CHECK(uvm_cmd(fd, SD_UVM_FREE, &fr, &fr.rmStatus) == SD_NV_OK);
-	}
+	uvm_free_range(fd, base_va, bytes);
 	printf("uvmhold: one range freed, the driver holds %llu MiB more\n", (used(0) - base) / MiB);
 	say_first_line(path);
 	CHECK(close(fd) == 0);
 	printf("uvmhold: closed, the driver holds %llu MiB more\n", (used(0) - base) / MiB);
 	say_first_line(path);
-	free(map);
 	held_until_killed();
 }
 
-/*
- * uvmlater: the files opened now (before cgpu_km loads, say), the work once GO exists:
- * MIB MiB allocated on GPU 0, mapped through nvidia-uvm and its handle freed. Writes
- * "alloc 0xS map 0xS free 0xS" and "done" to OUT, then waits.
- */
 static void uvmlater(unsigned long long mib, const char *go, const char *out)
 {
+	const unsigned long long va = 0x7c0000000000ULL;
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
-	struct sd_uvm_initialize init = { .flags = 0 };
-	struct sd_uvm_register_gpu reg = { .rmCtrlFd = -1 };
-	struct sd_uvm_create_external_range cr = { .base = 0x7c0000000000ULL, .length = mib * MiB };
-	size_t size;
 	unsigned int c, h = 0x2000, ast, mst = ~0u, fst = ~0u;
-	char *map;
 	int fd;
 	FILE *f;
 
 	start();
 	open_gpu(0);
-	fd = open("/dev/nvidia-uvm", O_RDWR | O_CLOEXEC);
-	CHECK(fd >= 0);
-	CHECK(ioctl(fd, SD_UVM_INITIALIZE, &init) == 0 && init.rmStatus == SD_NV_OK);
-	sd_gpu_uuid(0, reg.gpu_uuid);
-	CHECK(ioctl(fd, SD_UVM_REGISTER_GPU, &reg) == 0 && reg.rmStatus == SD_NV_OK);
-	CHECK(ioctl(fd, SD_UVM_CREATE_EXTERNAL_RANGE, &cr) == 0 && cr.rmStatus == SD_NV_OK);
+	fd = uvm_space();
+	uvm_range(fd, va, mib * MiB);
 	printf("held\n");
 	fflush(stdout);
 	while (access(go, F_OK))
@@ -1022,22 +988,7 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	c = client_on_gpu(0);
 	ast = alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
 	if (ast == SD_NV_OK) {
-		struct sd_uvm_map_head *mh;
-		struct sd_uvm_gpu_mapping *ma;
-		struct sd_uvm_map_tail *mt;
-
-		size = SD_UVM_MAP_SIZE(uvm_max_gpus);
-		map = calloc(1, size);
-		CHECK(map != NULL);
-		mh = (void *)map;
-		ma = (void *)(map + sizeof(*mh));
-		mt = (void *)(map + size - sizeof(*mt));
-		*mh = (struct sd_uvm_map_head){ .base = cr.base, .length = cr.length };
-		memcpy(ma[0].gpuUuid, reg.gpu_uuid, SD_UUID_LEN);
-		*mt = (struct sd_uvm_map_tail){ .gpuAttributesCount = 1, .rmCtrlFd = ctl, .hClient = c,
-			.hMemory = 0x2000 };
-		CHECK(ioctl(fd, SD_UVM_MAP_EXTERNAL_ALLOCATION, map) == 0);
-		mst = mt->rmStatus;
+		mst = uvm_map(fd, va, mib * MiB, c, 0x2000);
 		fst = rmfree(c, 0x2000);
 	}
 	f = fopen(out, "w");

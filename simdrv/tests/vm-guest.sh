@@ -56,7 +56,7 @@ for ver in 535.261.03 550.163.01; do
 	wait "$pid" 2>/dev/null || true
 	u=$(cat "$uf")
 	rm -f "$uf"
-	for want in "uvmhold: register GPU 0: 0" "uvmhold: round 3: map status 0" \
+	for want in "uvmhold: round 3: map status 0" \
 		"uvmhold: 3 mapped, the driver holds 192 MiB more" \
 		"uvmhold: one range freed, the driver holds 128 MiB more" \
 		"uvmhold: closed, the driver holds 0 MiB more"; do
