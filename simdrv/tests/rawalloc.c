@@ -55,9 +55,9 @@
  *                        freed, the dma-buf kept (below)
  *   rawalloc uvmchurn N MEMINFO  (cgpu_km enforce=1) mappings through nvidia-uvm of a
  *                        handle that another thread frees and makes again (below)
- *   rawalloc uvmlater MIB GO OUT  (cgpu_km enforce=1) opens the nodes and a va_space,
- *                        says "held", and once GO exists allocates MIB MiB, maps it and
- *                        frees its handle, writing the statuses to OUT (below)
+ *   rawalloc uvmlater MIB GO OUT  (cgpu_km enforce=1) opens the nodes and a va_space and
+ *                        allocates MIB MiB, says "held", and once GO exists maps that,
+ *                        then allocates, maps and frees MIB MiB more (below)
  *   rawalloc uvmhold MIB N [FILE]  N rounds of: MIB MiB on GPU 0 mapped through
  *                        /dev/nvidia-uvm (UVM_MAP_EXTERNAL_ALLOCATION into a range of
  *                        its own), then its handle freed, the mapping kept (below);
@@ -969,31 +969,43 @@ static void uvmhold(unsigned long long mib, int rounds, const char *path)
 	held_until_killed();
 }
 
+/*
+ * uvmlater: the files opened and MIB MiB allocated now (before cgpu_km loads, say: no
+ * record names that memory), the work once GO exists: a map of that memory, then MIB
+ * MiB more allocated on GPU 0, mapped through nvidia-uvm and its handle freed. Writes
+ * "old map 0xS", "alloc 0xS map 0xS free 0xS" and "done" to OUT, then waits.
+ */
 static void uvmlater(unsigned long long mib, const char *go, const char *out)
 {
-	const unsigned long long va = 0x7c0000000000ULL;
-	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
-	unsigned int c, h = 0x2000, ast, mst = ~0u, fst = ~0u;
+	const unsigned long long va = 0x7c0000000000ULL, len = mib * MiB;
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = len };
+	unsigned int old, c, h = 0x2001, ost, ast, mst = ~0u, fst = ~0u;
 	int fd;
 	FILE *f;
 
 	start();
 	open_gpu(0);
 	fd = uvm_space();
-	uvm_range(fd, va, mib * MiB);
+	uvm_range(fd, va, len);
+	uvm_range(fd, va + len, len);
+	old = client_on_gpu(0);
+	CHECK(alloc(0, old, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
 	printf("held\n");
 	fflush(stdout);
 	while (access(go, F_OK))
 		usleep(20000);
+	ost = uvm_map(fd, va + len, len, old, 0x2001);
 	c = client_on_gpu(0);
+	h = 0x2000;
+	m.size = len;
 	ast = alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
 	if (ast == SD_NV_OK) {
-		mst = uvm_map(fd, va, mib * MiB, c, 0x2000);
+		mst = uvm_map(fd, va, len, c, 0x2000);
 		fst = rmfree(c, 0x2000);
 	}
 	f = fopen(out, "w");
 	CHECK(f != NULL);
-	fprintf(f, "alloc %#x map %#x free %#x\ndone\n", ast, mst, fst);
+	fprintf(f, "old map %#x\nalloc %#x map %#x free %#x\ndone\n", ost, ast, mst, fst);
 	fclose(f);
 	for (;;)
 		pause();
