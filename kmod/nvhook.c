@@ -1735,19 +1735,30 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 	return ret;
 }
 
-static int nvh_driver_file(const void *release, struct file *f, unsigned int fd)
+/*
+ * A file of the NVIDIA driver (/dev/nvidiactl, /dev/nvidiaN: its clients and what they
+ * made) or of nvidia-uvm (/dev/nvidia-uvm: a va_space, whose mappings keep RM's
+ * duplicates of memory past every handle of the process's), by the module that owns
+ * its operations (both set .owner, 535's and 550's nv.c and uvm.c; the stand-in serves
+ * nvidia-uvm's files from its one module, docs/sim.md). A module's name is the host's
+ * to choose, never a container's. The file holds its module, so the name is there to
+ * read. Also the driver's other files (/dev/nvidia-caps, nvidia-uvm-tools): too much.
+ */
+static int nvh_driver_file(const void *unused, struct file *f, unsigned int fd)
 {
-	return f->f_op && (const void *)f->f_op->release == release;
+	const struct module *m = f->f_op ? f->f_op->owner : NULL;
+
+	return m && (!strcmp(m->name, "nvidia") || !strcmp(m->name, "nvidia_uvm"));
 }
 
 /*
- * Whether process (pid, start) holds a file of the NVIDIA driver, the one way it can hold
- * driver memory: the driver frees all a file made when the file is released. (A hot
- * update keeps such a process's reservation: upgrade.c.)
+ * Whether process (pid, start) holds a file of the NVIDIA driver or of nvidia-uvm, the
+ * ways it can hold driver memory: the driver frees all a file made, and nvidia-uvm all
+ * a va_space mapped, when the file is released. (A hot update keeps such a process's
+ * reservation: upgrade.c.)
  */
 static bool nvh_holds_driver_memory(pid_t pid, u64 start)
 {
-	const void *release = (const void *)READ_ONCE(nvh.close.addr);
 	struct task_struct *t;
 	bool holds = false;
 
@@ -1755,7 +1766,7 @@ static bool nvh_holds_driver_memory(pid_t pid, u64 start)
 	t = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_TGID);
 	if (t && t->start_time == start) {
 		task_lock(t);
-		holds = t->files && iterate_fd(t->files, 0, nvh_driver_file, release);
+		holds = t->files && iterate_fd(t->files, 0, nvh_driver_file, NULL);
 		task_unlock(t);
 	}
 	rcu_read_unlock();

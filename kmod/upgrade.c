@@ -14,10 +14,10 @@
  *               again and take their reservations back (memledger.c).
  * Reservations nobody takes back within reclaim_s of the commit (or thaw) belonged
  * to processes that died meanwhile, and are released; but under enforce=1 a process
- * that still holds a file of the NVIDIA driver may hold the driver memory its
- * reservation counts without ever attaching again (a static program that allocates no
- * more), so its reservation is kept, and looked at again every reclaim_s until the
- * process let go of the driver.
+ * that still holds a file of the NVIDIA driver or of nvidia-uvm may hold the driver
+ * memory its reservation counts without ever attaching again (a static program that
+ * allocates no more), so its reservation is kept, and looked at again every reclaim_s
+ * until the process let go of the driver.
  */
 #include <linux/cgroup.h>
 #include <linux/jiffies.h>

@@ -16,8 +16,8 @@ cd "$(dirname "$0")/.."
 cache=$PWD/.cache/nvidia-src
 want=(535.261.03 550.163.01)
 # nvidia-uvm's files the checks read (both paths below take these): uvm_ioctl.h's
-# params and uvm_types.h's attributes compile into check.c.
-uvm=(uvm_linux_ioctl.h uvm_ioctl.h uvm_types.h uvm_common.h uvm.c)
+# params and uvm_types.h's attributes compile into check.c; the Kbuild names the module.
+uvm=(uvm_linux_ioctl.h uvm_ioctl.h uvm_types.h uvm_common.h uvm.c nvidia-uvm.Kbuild)
 missing=()
 # A cache from before a file joined the list is fetched again.
 for v in "${want[@]}"; do
@@ -76,7 +76,7 @@ for v in "${missing[@]}"; do
 	mkdir -p "$out/kernel-open/nvidia" "$out/kernel-open/nvidia-uvm"
 	cp -r "$tmp/x/modules/nvidia-open-kernel/common" "$out/kernel-open/"
 	cp "$tmp/x/modules/nvidia-open-kernel/nvidia/"nv*.c "$out/kernel-open/nvidia/"
-	cp "$tmp/x/modules/nvidia-open-kernel/nvidia-uvm/"uvm* "$out/kernel-open/nvidia-uvm/"
+	cp "${ko_uvm[@]/#/$tmp/x/}" "$out/kernel-open/nvidia-uvm/"
 	rm -rf "$tmp/deb" "$tmp"/dl/*.deb
 	echo kernel-open >"$out/.kind"
 done

@@ -427,11 +427,17 @@ for ver in 535.261.03 550.163.01; do
 	kill_it c4
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after SIGKILL: $(meminfo)"
 
-	# A hot update, by hand as upgrade.sh makes it, while a static program in the
-	# container holds driver memory and makes no more calls: its charge goes over as a
-	# reservation, which the new module keeps past reclaim_s while the process holds
-	# the driver's file (it never attaches again), and releases once it died.
+	# A hot update, by hand as upgrade.sh makes it, while two static programs in the
+	# container hold driver memory and make no more calls: u5 through nvidia-uvm's
+	# mappings alone (its RM files closed), c5 through its RM file. Their charges go
+	# over as reservations, which the new module keeps past reclaim_s while each
+	# process holds a file of the driver or of nvidia-uvm (neither attaches again), and
+	# releases once it died.
+	start u5 cg uvmkeep 64 2
+	grep -qx "uvmkeep: 2 mapped, only /dev/nvidia-uvm open" "$W/u5" || fail "uvmkeep: $(cat "$W/u5")"
+	upid=$(cat "$W/u5.pid")
 	start c5 cg loop 64
+	grep -qx "loop: 2 x 64 MiB, then status 0x51" "$W/c5" || fail "loop 64 beside uvmkeep: $(cat "$W/c5")"
 	pid=$(cat "$W/c5.pid")
 	# The frozen module lists the bound cgroups, once each, escaped: the container's
 	# (on both GPUs: container above) and one named with a space.
@@ -445,25 +451,30 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(sed -n 's/^container_cgroup: //p' $P/upgrade)" = "$(printf 'v2 /system.slice/docker-%s.scope\nv2 /cgpu\\040odd' $ID)" ] ||
 		fail "the frozen module's cgroups: $(grep ^container_cgroup $P/upgrade)"
 	sed -n '/^format /,$p' $P/upgrade >"$W/state"
-	grep -q "^charge 0 $SID $pid $((256 * MiB)) start=" "$W/state" || fail "hot update's state: $(cat "$W/state")"
+	grep -q "^charge 0 $SID $pid $((128 * MiB)) start=" "$W/state" &&
+		grep -q "^charge 0 $SID $upid $((128 * MiB)) start=" "$W/state" || fail "hot update's state: $(cat "$W/state")"
 	rmmod cgpu_km
 	insmod "$KO" enforce=1 nv_version=$ver ngpus=2 reclaim_s=1 handover=1
 	while IFS= read -r line; do echo "$line" >$P/upgrade; done <"$W/state"
 	echo commit >$P/upgrade
 	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after the hot update: $(state)"
 	sleep 3
-	[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$pid" $((256 * MiB)))" ] &&
-		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 1 ] ||
-		fail "3 reclaim_s after the hot update, the holder's reservation: $(meminfo), $(grep ^reserv $P/upgrade)"
+	[ "$(meminfo | sort)" = "$(printf 'Free: 0\nPID: %s Mem: %s\nPID: %s Mem: %s' "$pid" $((128 * MiB)) "$upid" $((128 * MiB)) | sort)" ] &&
+		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 2 ] && [ "$(used)" = $((256 * MiB)) ] ||
+		fail "3 reclaim_s after the hot update, the holders' reservations: $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
 	kill_it c5
+	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && break; sleep 0.1; done
+	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$upid" $((128 * MiB)))" ] &&
+		[ "$(used)" = $((128 * MiB)) ] || fail "after c5 died: $(meminfo), the driver holds $(used)"
+	kill_it u5
 	for _ in $(seq 50); do [ "$(meminfo)" = "Free: $((256 * MiB))" ] && break; sleep 0.1; done
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] ||
-		fail "after the holder died: $(meminfo), the driver holds $(used)"
+		fail "after the holders died: $(meminfo), the driver holds $(used)"
 	echo "del 0 $ID2" >$P/inst_ctl
 	kill $odd
 	wait $odd 2>/dev/null || true
 	rmdir "/sys/fs/cgroup/cgpu odd"
-	ok "$ver: hot update: a holder that never calls again keeps its charge past reclaim_s while it holds the driver's file, and loses it when it dies; the frozen module lists the bound cgroups once each, escaped"
+	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, and lose them when they die; the frozen module lists the bound cgroups once each, escaped"
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its

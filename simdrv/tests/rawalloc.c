@@ -62,6 +62,8 @@
  *                        /dev/nvidia-uvm (UVM_MAP_EXTERNAL_ALLOCATION into a range of
  *                        its own), then its handle freed, the mapping kept (below);
  *                        FILE's first line printed at each step
+ *   rawalloc uvmkeep MIB N  N rounds as uvmhold's, then its RM files closed: the
+ *                        mappings held through /dev/nvidia-uvm alone (below)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -919,53 +921,90 @@ static void say_first_line(const char *path)
 }
 
 /*
- * uvmhold: registers GPU 0 with a va_space; each round allocates mib MiB, maps it into
- * an external range of its own and frees the handle, keeping the mapping: what the
- * mapping holds is then no handle's. Prints "uvmhold: round R: map status 0xS" a round
- * (or "alloc status 0xS" if the allocation is refused), "uvmhold: N mapped, the driver
- * holds X MiB more", after the first range's UVM_FREE "uvmhold: one range freed, the
- * driver holds Y MiB more", and once the va_space is closed "uvmhold: closed, the
- * driver holds Z MiB more", each followed by path's first line (say_first_line); then
- * "held", waits.
+ * Rounds 1..rounds of: mib MiB allocated on GPU 0 under client c, mapped through the
+ * va_space fd into an external range of its own from base_va, its handle freed (the
+ * mapping kept: what it holds is then no handle's). Prints "TAG: round R: map status
+ * 0xS" a round (or "alloc status 0xS" if the allocation is refused); how many mapped.
+ */
+static int uvm_rounds(const char *tag, int fd, unsigned int c, unsigned long long mib, int rounds,
+		      unsigned long long base_va)
+{
+	const unsigned long long bytes = mib * MiB;
+	struct sd_memory_alloc m = { .owner = 0x1234 };
+	unsigned int h, st;
+	int n = 0, r;
+
+	CHECK(rounds > 0 && rounds <= 64);
+	for (r = 1; r <= rounds; r++) {
+		h = 0x2000;
+		m.size = bytes;
+		st = alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		if (st != SD_NV_OK) {
+			printf("%s: round %d: alloc status %#x\n", tag, r, st);
+			continue;
+		}
+		uvm_range(fd, base_va + (r - 1) * bytes, bytes);
+		st = uvm_map(fd, base_va + (r - 1) * bytes, bytes, c, 0x2000);
+		printf("%s: round %d: map status %#x\n", tag, r, st);
+		n += st == SD_NV_OK;
+		CHECK(rmfree(c, 0x2000) == SD_NV_OK);
+	}
+	return n;
+}
+
+/*
+ * uvmhold: registers GPU 0 with a va_space and maps rounds of mib MiB (uvm_rounds);
+ * prints "uvmhold: N mapped, the driver holds X MiB more", after the first range's
+ * UVM_FREE "uvmhold: one range freed, the driver holds Y MiB more", and once the
+ * va_space is closed "uvmhold: closed, the driver holds Z MiB more", each followed by
+ * path's first line (say_first_line); then "held", waits.
  */
 static void uvmhold(unsigned long long mib, int rounds, const char *path)
 {
-	const unsigned long long bytes = mib * MiB, base_va = 0x7e0000000000ULL;
-	struct sd_memory_alloc m = { .owner = 0x1234 };
+	const unsigned long long base_va = 0x7e0000000000ULL;
 	unsigned long long base;
-	unsigned int c, h, st;
-	int gpu, fd, n = 0, r;
+	unsigned int c;
+	int gpu, fd, n;
 
-	CHECK(rounds > 0 && rounds <= 64);
 	gpu = open("/dev/nvidia0", O_RDWR);
 	CHECK(gpu >= 0);
 	start();
 	fd = uvm_space();
 	base = used(0);
 	c = client_on_gpu(0);
-	for (r = 1; r <= rounds; r++) {
-		h = 0x2000;
-		m.size = bytes;
-		st = alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
-		if (st != SD_NV_OK) {
-			printf("uvmhold: round %d: alloc status %#x\n", r, st);
-			continue;
-		}
-		uvm_range(fd, base_va + (r - 1) * bytes, bytes);
-		st = uvm_map(fd, base_va + (r - 1) * bytes, bytes, c, 0x2000);
-		printf("uvmhold: round %d: map status %#x\n", r, st);
-		n += st == SD_NV_OK;
-		CHECK(rmfree(c, 0x2000) == SD_NV_OK);
-	}
+	n = uvm_rounds("uvmhold", fd, c, mib, rounds, base_va);
 	CHECK(rmfree(c, c) == SD_NV_OK);
 	printf("uvmhold: %d mapped, the driver holds %llu MiB more\n", n, (used(0) - base) / MiB);
 	say_first_line(path);
-	uvm_free_range(fd, base_va, bytes);
+	uvm_free_range(fd, base_va, mib * MiB);
 	printf("uvmhold: one range freed, the driver holds %llu MiB more\n", (used(0) - base) / MiB);
 	say_first_line(path);
 	CHECK(close(fd) == 0);
 	printf("uvmhold: closed, the driver holds %llu MiB more\n", (used(0) - base) / MiB);
 	say_first_line(path);
+	held_until_killed();
+}
+
+/*
+ * uvmkeep: maps rounds of mib MiB as uvmhold does, then frees its client and closes
+ * every file of the RM driver (/dev/nvidiactl, /dev/nvidia0): what it holds, it holds
+ * through its va_space on /dev/nvidia-uvm alone. Prints "uvmkeep: N mapped, only
+ * /dev/nvidia-uvm open", "held", waits.
+ */
+static void uvmkeep(unsigned long long mib, int rounds)
+{
+	unsigned int c;
+	int gpu, fd, n;
+
+	gpu = open("/dev/nvidia0", O_RDWR);
+	CHECK(gpu >= 0);
+	start();
+	fd = uvm_space();
+	c = client_on_gpu(0);
+	n = uvm_rounds("uvmkeep", fd, c, mib, rounds, 0x7d0000000000ULL);
+	CHECK(rmfree(c, c) == SD_NV_OK);
+	CHECK(close(ctl) == 0 && close(gpu) == 0);
+	printf("uvmkeep: %d mapped, only /dev/nvidia-uvm open\n", n);
 	held_until_killed();
 }
 
@@ -1236,6 +1275,8 @@ int main(int argc, char **argv)
 		uvmlater(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmhold"))
 		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+	else if (argc == 4 && !strcmp(argv[1], "uvmkeep"))
+		uvmkeep(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
 		uncharged();
 	else if (argc == 2 && !strcmp(argv[1], "uvm"))
@@ -1245,7 +1286,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmlater MIB GO OUT | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N | rawalloc uvmlater MIB GO OUT | rawalloc uncharged\n");
 		return 2;
 	}
 	return 0;
