@@ -1836,6 +1836,28 @@ static __always_inline bool nvh_reads(unsigned long cmd, const void *nvfp, const
 	return false;
 }
 
+/*
+ * RM's entry, the hot one (every ioctl of every process on the node): the command
+ * decides first, and most calls return after a load or two; whether the call is the
+ * wrapper's own call of the original (which runs the original) is asked only of a call
+ * that would be redirected (docs/kmod.md, "Cost").
+ */
+static void notrace nvh_ftrace_rm_ioctl(unsigned long ip, unsigned long parent_ip,
+					struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs = cgpu_ftrace_regs(fregs);
+
+	if (!regs ||
+	    !nvh_reads(regs_get_kernel_argument(regs, 3),
+		       (const void *)regs_get_kernel_argument(regs, 2),
+		       (const void *)regs_get_kernel_argument(regs, 4),
+		       regs_get_kernel_argument(regs, 5)) ||
+	    within_module(parent_ip, THIS_MODULE))
+		return;
+	regs->ip = (unsigned long)nvh.rm_ioctl.wrapper;
+}
+
+/* The other hooks: the open and release of the driver's files, the export, nvidia-uvm's two. */
 static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 			       struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
@@ -1844,12 +1866,6 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 
 	/* The wrapper's own call of the original runs the original. */
 	if (!regs || within_module(parent_ip, THIS_MODULE))
-		return;
-	if (h == &nvh.rm_ioctl &&
-	    !nvh_reads(regs_get_kernel_argument(regs, 3),
-		       (const void *)regs_get_kernel_argument(regs, 2),
-		       (const void *)regs_get_kernel_argument(regs, 4),
-		       regs_get_kernel_argument(regs, 5)))
 		return;
 	/* nvidia-uvm's duplicates: a container's are followed, and their frees while any is. */
 	if ((h == &nvh.uvm_dup && !cgpu_maybe_contained()) ||
@@ -1920,9 +1936,9 @@ static int nvh_hook_on(struct nvh_hook *h, const char *name, void *wrapper)
 		return -ENOENT;
 	h->wrapper = wrapper;
 	memset(&h->ops, 0, sizeof(h->ops));
-	h->ops.func = nvh_ftrace;
+	h->ops.func = h == &nvh.rm_ioctl ? nvh_ftrace_rm_ioctl : nvh_ftrace;
 	/*
-	 * No FTRACE_OPS_FL_RECURSION: nvh_ftrace calls nothing that could come back to it
+	 * No FTRACE_OPS_FL_RECURSION: the callbacks call nothing that could come back to them
 	 * (inline helpers, which the kernel builds notrace, and cgpu_maybe_contained, notrace
 	 * too), so the guard ftrace would wrap around it is pure cost on every ioctl
 	 * (docs/kmod.md, "Cost").
