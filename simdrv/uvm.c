@@ -61,18 +61,11 @@ static void va_free_dup(void *ctx, u32 gpu, u32 hdup)
 	nvUvmInterfaceFreeDupedHandle(simdrv_uvm_device(gpu), hdup);
 }
 
-static const struct sd_va_env va_env = {
+/* The va_spaces' way to nvidia.ko; ngpus is set once at init, before any node exists. */
+static struct sd_va_env va_env = {
 	.dup = va_dup,
 	.free_dup = va_free_dup,
 };
-
-static struct sd_va_env uvm_env(void)
-{
-	struct sd_va_env e = va_env;
-
-	e.ngpus = uvm_ngpus;
-	return e;
-}
 
 static int uvm_open(struct inode *inode, struct file *filp)
 {
@@ -88,9 +81,8 @@ static int uvm_open(struct inode *inode, struct file *filp)
 static int uvm_release(struct inode *inode, struct file *filp)
 {
 	struct uvm_file *u = filp->private_data;
-	struct sd_va_env e = uvm_env();
 
-	sd_va_destroy(&u->va, &e);
+	sd_va_destroy(&u->va, &va_env);
 	mutex_destroy(&u->lock);
 	kfree(u);
 	return 0;
@@ -123,7 +115,6 @@ static long uvm_initialize(struct uvm_file *u, void __user *arg)
 static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, size_t size,
 		       size_t status_off)
 {
-	struct sd_va_env e = uvm_env();
 	u32 st = SD_NV_ERR_ILLEGAL_ACTION;
 	void *p = kmalloc(size, GFP_KERNEL_ACCOUNT);
 	long rc = 0;
@@ -140,7 +131,7 @@ static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, s
 		case SD_UVM_REGISTER_GPU: {
 			struct sd_uvm_register_gpu *r = p;
 
-			st = sd_va_register_gpu(&u->va, &e, r->gpu_uuid);
+			st = sd_va_register_gpu(&u->va, &va_env, r->gpu_uuid);
 			if (st == SD_NV_OK) {
 				r->numaEnabled = 0;
 				r->numaNodeId = -1;
@@ -148,7 +139,7 @@ static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, s
 			break;
 		}
 		case SD_UVM_UNREGISTER_GPU:
-			st = sd_va_unregister_gpu(&u->va, &e, ((struct sd_uvm_unregister_gpu *)p)->gpu_uuid);
+			st = sd_va_unregister_gpu(&u->va, &va_env, ((struct sd_uvm_unregister_gpu *)p)->gpu_uuid);
 			break;
 		case SD_UVM_CREATE_EXTERNAL_RANGE: {
 			struct sd_uvm_create_external_range *r = p;
@@ -159,11 +150,11 @@ static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, s
 		case SD_UVM_FREE: {
 			struct sd_uvm_free *r = p;
 
-			st = sd_va_free(&u->va, &e, r->base, r->length);
+			st = sd_va_free(&u->va, &va_env, r->base, r->length);
 			break;
 		}
 		case SD_UVM_MAP_EXTERNAL_ALLOCATION:
-			st = sd_va_map(&u->va, &e, p, p + sizeof(struct sd_uvm_map_head), uvm_max_gpus,
+			st = sd_va_map(&u->va, &va_env, p, p + sizeof(struct sd_uvm_map_head), uvm_max_gpus,
 				       p + size - sizeof(struct sd_uvm_map_tail));
 			break;
 		}
@@ -240,6 +231,7 @@ int simdrv_uvm_init(struct class *cls, u32 ngpus, u32 max_gpus, u32 devdesc_off)
 
 	uvm_cls = cls;
 	uvm_ngpus = ngpus;
+	va_env.ngpus = ngpus;
 	uvm_max_gpus = max_gpus;
 	uvm_devdesc_off = devdesc_off;
 	rc = alloc_chrdev_region(&uvm_base, 0, SD_UVM_MINORS, SD_UVM_DEVICE_NAME);
