@@ -1510,6 +1510,39 @@ static bool nvh_meminfo_sysmem(const void *info)
 }
 
 /*
+ * The driver's answer st to a duplicate that is not followed: system memory passes;
+ * video memory is never held uncharged past this call: freed, and refused.
+ */
+static u32 nvh_uvm_unfollowed(void *device, u32 hDup, const void *info, u32 st)
+{
+	nvh_uvm_free_fn orig_free = (nvh_uvm_free_fn)READ_ONCE(nvh.uvm_free.addr);
+
+	if (st != NVA_NV_OK || nvh_meminfo_sysmem(info))
+		return st;
+	orig_free(device, hDup);
+	atomic64_inc(&nvh.taken_back);
+	return NVA_ERR_INSUFFICIENT_PERMISSIONS;
+}
+
+/*
+ * Whether (client, handle) is a memory line of the caller's container that a mapping
+ * could follow, looked at before a holder is made for it: a map of anything else
+ * (system memory, above all) needs none. A line made after this look is refused with
+ * the rest; one gone after it is the join's to find gone.
+ */
+static bool nvh_src_known(u32 client, u32 handle)
+{
+	struct nvh_obj *src;
+
+	mutex_lock(&nvh.files_lock);
+	src = nvh_src_find(client, handle, true);
+	if (src)
+		mutex_unlock(&src->rec->lock);
+	mutex_unlock(&nvh.files_lock);
+	return src != NULL;
+}
+
+/*
  * One try at following a mapping's duplicate, as nvh_dup_own follows RM's: the line of
  * the source (the caller's container's, alone under its handle, its file with no call
  * that may change a handle running) is looked up, a hold line joins its memory, the
@@ -1523,7 +1556,6 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 			    u32 *hDup, void *info, bool *again)
 {
 	nvh_uvm_dup_fn orig = (nvh_uvm_dup_fn)READ_ONCE(nvh.uvm_dup.addr);
-	nvh_uvm_free_fn orig_free = (nvh_uvm_free_fn)READ_ONCE(nvh.uvm_free.addr);
 	struct nvh_file *rec = holder->rec;
 	struct nvh_src seen = {};
 	struct nvh_hold *hold;
@@ -1581,13 +1613,9 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 		atomic64_inc(&nvh.mapped);
 		return st;
 	}
-	/* Video memory not followed: never held uncharged past this call. */
-	if (st == NVA_NV_OK && !nvh_meminfo_sysmem(info)) {
-		orig_free(device, *hDup);
-		atomic64_inc(&nvh.taken_back);
+	if (st == NVA_NV_OK && !nvh_meminfo_sysmem(info))
 		*again = j == NVH_JOINED;
-		st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
-	}
+	st = nvh_uvm_unfollowed(device, *hDup, info, st);
 out:
 	if (j == NVH_JOINED)
 		nvh_mem_unlink(o, false);
@@ -1604,7 +1632,8 @@ out:
  * handle of the process's is freed, until the mapping goes. For a caller in a
  * container it is followed (nvh_uvm_dup_once), looked at again up to NVH_UVM_TRIES
  * times when the source changed meanwhile, else refused with
- * NV_ERR_INSUFFICIENT_PERMISSIONS, which nvidia-uvm returns as the map's status.
+ * NV_ERR_INSUFFICIENT_PERMISSIONS, which nvidia-uvm returns as the map's status. Only
+ * a map of the container's own memory makes the process a holder (nvh_src_known).
  */
 static u32 nvh_uvm_dup_wrap(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *info)
 {
@@ -1619,10 +1648,17 @@ static u32 nvh_uvm_dup_wrap(void *device, u32 hClient, u32 hPhysMemory, u32 *hDu
 
 	if (!nvh_caller_contained()) {
 		st = orig(device, hClient, hPhysMemory, hDupMemory, info);
+		goto out;
+	}
+	if (hDupMemory && !nvh_src_known(hClient, hPhysMemory)) {
+		/* Nothing of the container's to follow: no holder for it (system memory). */
+		st = orig(device, hClient, hPhysMemory, hDupMemory, info ?: own);
+		st = nvh_uvm_unfollowed(device, *hDupMemory, info ?: own, st);
 	} else if (!hDupMemory || !(holder = nvh_holder_get())) {
 		pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of memory 0x%x that cannot be charged refused in a container\n",
 				    task_tgid_nr(current), hPhysMemory);
 		st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
+		goto out;
 	} else {
 		for (i = 0; i < NVH_UVM_TRIES && again; i++) {
 			/* A pause: the call changing a handle of the source's file ends. */
@@ -1632,16 +1668,17 @@ static u32 nvh_uvm_dup_wrap(void *device, u32 hClient, u32 hPhysMemory, u32 *hDu
 					      info ?: own, &again);
 		}
 		nvh_holder_put(holder);
-		/*
-		 * nvidia-uvm frees a handle left in *hDupMemory on its error path: the one we
-		 * freed must not be there (uvm_ext_gpu_map_destroy).
-		 */
-		if (st != NVA_NV_OK)
-			*hDupMemory = want;
-		if (st == NVA_ERR_INSUFFICIENT_PERMISSIONS)
-			pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of memory 0x%x not its container's own, or being changed, refused in a container\n",
-					    task_tgid_nr(current), hPhysMemory);
 	}
+	/*
+	 * nvidia-uvm frees a handle left in *hDupMemory on its error path: the one we freed
+	 * must not be there (uvm_ext_gpu_map_destroy).
+	 */
+	if (st != NVA_NV_OK)
+		*hDupMemory = want;
+	if (st == NVA_ERR_INSUFFICIENT_PERMISSIONS)
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of memory 0x%x not its container's own, or being changed, refused in a container\n",
+				    task_tgid_nr(current), hPhysMemory);
+out:
 	srcu_read_unlock(&nvh_srcu, idx);
 	return st;
 }
