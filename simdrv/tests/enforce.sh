@@ -8,7 +8,8 @@
 # GPU without an instance is refused; RM_FREE of an object, a device and a client give
 # the charge back; SIGKILL leaves 0 charged; the same
 # program on the host is not limited; rmmod of cgpu_km while attached, with a container
-# process still holding driver memory, is clean; cgpu_km loaded after the driver
+# process still holding driver memory, is clean; an attach that fails at RM's entry
+# (another IPMODIFY user) takes its other hooks back (535); cgpu_km loaded after the driver
 # attaches at once; a hot update by hand keeps a silent holder's charge, and one by
 # upgrade.sh --hot lets no allocation of a program pressing on its budget through
 # uncharged (535); unloading the driver detaches. Then: an unknown version leaves
@@ -18,6 +19,7 @@ cd "$(dirname "$0")/../.."
 NV=$PWD/simdrv/nvidia.ko
 KO=$PWD/kmod/cgpu_km.ko
 RAW=$PWD/simdrv/build/rawalloc
+IPMOD=$PWD/simdrv/tests/ipmodify/cgpu_test_ipmodify.ko
 KT=$PWD/test/kmod/build/kt
 NEXT_KO=$PWD/test/upgrade/build/next/cgpu_km.ko	# the same module, the next version (variants.sh)
 SIM=$PWD/sim/build
@@ -404,6 +406,35 @@ for ver in 535.261.03 550.163.01; do
 	kill_it c3
 	[ "$(used)" = 0 ] || fail "after the holder died the driver holds $(used)"
 	ok "$ver: rmmod cgpu_km while attached and holding"
+
+	# Another IPMODIFY user of RM's entry (tests/ipmodify: as a livepatch of the driver
+	# would be): cgpu_km's attach fails at its last hook, says so, and takes back the
+	# five before it. Nothing is enforced then (a container's program passes its
+	# budget, uncharged); had a hook stayed, the driver's open after cgpu_km's unload
+	# would call into its freed text. Once the other user is gone, cgpu_km attaches.
+	if [ "$ver" = 535.261.03 ]; then
+		insmod "$IPMOD"
+		insmod "$KO" enforce=1 nv_version=$ver ngpus=2
+		[ "$(state)" = "enforcement: off (driver $ver: cannot attach: -16)" ] ||
+			fail "attach with rm_ioctl taken: $(state)"
+		dmesg | grep -q "enforcement is OFF: cannot attach to driver $ver" || fail "no log of the failed attach"
+		container
+		start c7 cg loop 64
+		grep -qx "loop: 16 x 64 MiB, then status 0x51" "$W/c7" && [ "$(meminfo)" = "Free: $((256 * MiB))" ] ||
+			fail "not attached, a container's program: $(cat "$W/c7"), $(meminfo)"
+		kill_it c7
+		uncontainer
+		rmmod cgpu_km
+		start h7 host hold 64
+		[ "$(used)" = $((64 * MiB)) ] || fail "the driver after cgpu_km's unload: $(used)"
+		kill_it h7
+		rmmod cgpu_test_ipmodify
+		insmod "$KO" enforce=1 nv_version=$ver ngpus=2
+		[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "once rm_ioctl is free: $(state)"
+		rmmod cgpu_km
+		[ "$(used)" = 0 ] || fail "after the failed attach the driver holds $(used)"
+		ok "$ver: an attach that fails at RM's entry (another IPMODIFY user) says so, takes its other hooks back, enforces nothing; attaches once the entry is free"
+	fi
 
 	# cgpu_km after the driver: attached at load; the driver's unload detaches. A
 	# container process whose files were opened before (so recorded at no open) maps
