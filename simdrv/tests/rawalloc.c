@@ -953,6 +953,23 @@ static int uvm_rounds(const char *tag, int fd, unsigned int c, unsigned long lon
 }
 
 /*
+ * A process as libcuda makes one for uvmhold and uvmkeep: /dev/nvidia0 open (*gpu, if
+ * asked), the nodes (start), a va_space with GPU 0 (*fd), and a client on GPU 0 (its
+ * handle).
+ */
+static unsigned int uvm_start(int *gpu, int *fd)
+{
+	int g = open("/dev/nvidia0", O_RDWR);
+
+	CHECK(g >= 0);
+	if (gpu)
+		*gpu = g;
+	start();
+	*fd = uvm_space();
+	return client_on_gpu(0);
+}
+
+/*
  * uvmhold: registers GPU 0 with a va_space and maps rounds of mib MiB (uvm_rounds);
  * prints "uvmhold: N mapped, the driver holds X MiB more", after the first range's
  * UVM_FREE "uvmhold: one range freed, the driver holds Y MiB more", and once the
@@ -961,17 +978,11 @@ static int uvm_rounds(const char *tag, int fd, unsigned int c, unsigned long lon
  */
 static void uvmhold(unsigned long long mib, int rounds, const char *path)
 {
-	const unsigned long long base_va = 0x7e0000000000ULL;
-	unsigned long long base;
+	const unsigned long long base_va = 0x7e0000000000ULL, base = used(0);
 	unsigned int c;
-	int gpu, fd, n;
+	int fd, n;
 
-	gpu = open("/dev/nvidia0", O_RDWR);
-	CHECK(gpu >= 0);
-	start();
-	fd = uvm_space();
-	base = used(0);
-	c = client_on_gpu(0);
+	c = uvm_start(NULL, &fd);
 	n = uvm_rounds("uvmhold", fd, c, mib, rounds, base_va);
 	CHECK(rmfree(c, c) == SD_NV_OK);
 	printf("uvmhold: %d mapped, the driver holds %llu MiB more\n", n, (used(0) - base) / MiB);
@@ -996,11 +1007,7 @@ static void uvmkeep(unsigned long long mib, int rounds)
 	unsigned int c;
 	int gpu, fd, n;
 
-	gpu = open("/dev/nvidia0", O_RDWR);
-	CHECK(gpu >= 0);
-	start();
-	fd = uvm_space();
-	c = client_on_gpu(0);
+	c = uvm_start(&gpu, &fd);
 	n = uvm_rounds("uvmkeep", fd, c, mib, rounds, 0x7d0000000000ULL);
 	CHECK(rmfree(c, c) == SD_NV_OK);
 	CHECK(close(ctl) == 0 && close(gpu) == 0);
