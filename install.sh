@@ -17,7 +17,8 @@ usage: install.sh [--restart-docker] [--prebuilt] [--built KO] [--enforce] [--si
   its libraries and the stand-in kernel driver (simdrv/, loaded now and at every boot).
   --restart-docker   restart docker so that it knows the cgpu runtime (default: say how)
   --prebuilt         install what \`make\` already built in this tree instead of building
-                     (the stand-in driver too: simdrv/nvidia.ko for the running kernel)
+                     (the stand-in driver too: simdrv/nvidia.ko and nvidia-uvm.ko for the
+                     running kernel)
   --built KO         DKMS takes KO, cgpu_km.ko as \`make kmod\` built it from this tree's
                      kmod/ for the running kernel, instead of compiling the same sources
   --enforce          load cgpu_km with enforce=1: budgets charged at the NVIDIA driver's
@@ -103,6 +104,17 @@ standin_opts() {
 	echo "gpus=$(cat /sys/module/$STANDIN/parameters/gpus) mem_mib=$(cat /sys/module/$STANDIN/parameters/mem_mib)"
 }
 
+# The files open on the loaded stand-in's nodes: both modules' counts, less nvidia_uvm's
+# own hold on nvidia (it uses nvidia's exports).
+standin_users() {
+	local n
+	n=$(cat /sys/module/$STANDIN/refcnt)
+	[ ! -d /sys/module/$STANDIN_UVM ] || n=$((n - 1 + $(cat /sys/module/$STANDIN_UVM/refcnt)))
+	echo "$n"
+}
+
+standin_unload() { { [ ! -d /sys/module/$STANDIN_UVM ] || rmmod $STANDIN_UVM; } && rmmod $STANDIN; }
+
 preflight() {
 	local t missing=() other
 	for t in jq dkms modprobe depmod make cc cpio; do
@@ -146,7 +158,7 @@ build() {
 	local f
 	if [ "$prebuilt" = 1 ]; then
 		for f in bin/docker-cgpu bin/cgpu-runtime libcgpu/build/libcgpu.so sim/build/libcuda.so.1 \
-			sim/build/libnvidia-ml.so.1 sim/build/nvidia-smi $([ "$sim" = 0 ] || echo simdrv/$STANDIN.ko); do
+			sim/build/libnvidia-ml.so.1 sim/build/nvidia-smi $([ "$sim" = 0 ] || echo simdrv/$STANDIN.ko simdrv/nvidia-uvm.ko); do
 			[ -f "$repo/$f" ] || fail "--prebuilt: $repo/$f is missing: run make first"
 		done
 		say "using what make built in $repo"
@@ -158,7 +170,7 @@ build() {
 			try "building the stand-in driver (make -C simdrv)" make -C "$repo/simdrv" modules KDIR="/lib/modules/$KVER/build"
 		fi
 	fi
-	[ "$sim" = 0 ] || check_standin "$repo/simdrv/$STANDIN.ko"
+	[ "$sim" = 0 ] || { check_standin "$repo/simdrv/$STANDIN.ko" && check_standin "$repo/simdrv/nvidia-uvm.ko"; }
 }
 
 # check_standin KO: KO is the stand-in driver, built for the running kernel.
@@ -216,24 +228,26 @@ install_standin() {
 	later "refresh the kernel's module index" "depmod -a $KVER"
 	changed=0
 	put "$repo/simdrv/$STANDIN.ko" "$STANDIN_KO" 644
+	put "$repo/simdrv/nvidia-uvm.ko" "$STANDIN_UVM_KO" 644
 	[ "$changed" = 0 ] || try "refreshing the kernel's module index (depmod)" depmod -a "$KVER"
 	echo "options $STANDIN $opts" >"$work/standin-modprobe.conf"
 	put "$work/standin-modprobe.conf" "$STANDIN_MODPROBE" 644
-	echo "$STANDIN" >"$work/standin-modules-load.conf"
+	printf '%s\n' $STANDIN $STANDIN_UVM >"$work/standin-modules-load.conf"
 	put "$work/standin-modules-load.conf" "$STANDIN_MODLOAD" 644
 	if [ -d $STANDIN_PROC ]; then
 		cur=$(standin_opts)
-		if [ "$cur" = "$opts" ] && [ "$(cat /sys/module/$STANDIN/srcversion)" = "$(modinfo -F srcversion "$STANDIN_KO")" ]; then
-			say "  unchanged  $STANDIN (the stand-in) is loaded with $opts"
+		if [ "$cur" = "$opts" ] && [ "$(cat /sys/module/$STANDIN/srcversion)" = "$(modinfo -F srcversion "$STANDIN_KO")" ] &&
+			[ "$(cat /sys/module/$STANDIN_UVM/srcversion 2>/dev/null)" = "$(modinfo -F srcversion "$STANDIN_UVM_KO")" ]; then
+			say "  unchanged  $STANDIN and $STANDIN_UVM (the stand-in) are loaded with $opts"
 			return
 		fi
-		n=$(cat /sys/module/$STANDIN/refcnt)
+		n=$(standin_users)
 		[ "$n" = 0 ] || fail "the stand-in driver ($cur) is in use ($n open file(s) of /dev/nvidia*): stop the programs that hold them and run again"
-		try "unloading the stand-in driver ($cur)" rmmod $STANDIN
-		later "load the stand-in driver with $cur again" "modprobe $STANDIN $cur"
+		try "unloading the stand-in driver ($cur)" standin_unload
+		later "load the stand-in driver with $cur again" "modprobe $STANDIN $cur && modprobe $STANDIN_UVM"
 	fi
-	try "loading the stand-in driver (modprobe $STANDIN)" modprobe $STANDIN
-	later "unload the stand-in driver" "rmmod $STANDIN"
+	try "loading the stand-in driver (modprobe $STANDIN $STANDIN_UVM)" modprobe -a $STANDIN $STANDIN_UVM
+	later "unload the stand-in driver" "standin_unload"
 	[ -d $STANDIN_PROC ] || fail "modprobe $STANDIN loaded another module of that name (NVIDIA's?), not the stand-in in $STANDIN_KO"
 	for i in $(seq 1 50); do
 		[ -c /dev/nvidiactl ] && [ -c "/dev/nvidia$((ngpus - 1))" ] && break
@@ -247,7 +261,7 @@ install_standin() {
 		[ -n "$m" ] && [ "$(stat -c %F:%t "/dev/$n" 2>/dev/null)" = "character special file:$(printf %x "$m")" ] ||
 			fail "the stand-in driver loaded but /dev/$n is not its character device (major ${m:-of nvidia-uvm: none in /proc/devices})"
 	done
-	say "  loaded     $STANDIN (the stand-in) $(cat $STANDIN_PROC/version): /dev/nvidiactl, /dev/nvidia0$([ "$ngpus" = 1 ] || echo "..$((ngpus - 1))") (major $STANDIN_MAJOR), /dev/nvidia-uvm and -tools (major $uvm)"
+	say "  loaded     $STANDIN and $STANDIN_UVM (the stand-in) $(cat $STANDIN_PROC/version): /dev/nvidiactl, /dev/nvidia0$([ "$ngpus" = 1 ] || echo "..$((ngpus - 1))") (major $STANDIN_MAJOR), /dev/nvidia-uvm and -tools (major $uvm)"
 }
 
 daemon_changed=0
@@ -380,7 +394,7 @@ do_uninstall() {
 	nothing_undone="what is removed stays removed: fix the cause and run install.sh --uninstall again"
 	refuse_busy "uninstall cgpu"
 	if [ -d $STANDIN_PROC ]; then
-		n=$(cat /sys/module/$STANDIN/refcnt)
+		n=$(standin_users)
 		[ "$n" = 0 ] || { echo "$me: refusing to uninstall cgpu while the stand-in driver is in use ($n open file(s) of /dev/nvidia*): stop the programs that hold them" >&2; exit 1; }
 	fi
 	daemon_json_ok
@@ -398,11 +412,11 @@ do_uninstall() {
 	rmdirs "/lib/modules/$KVER/updates/dkms" "/lib/modules/$KVER/updates"
 	remove "$MODPROBE_CONF" "$MODLOAD_CONF"
 	if [ -d $STANDIN_PROC ]; then
-		try "unloading the stand-in driver" rmmod $STANDIN
-		say "  unloaded   $STANDIN (the stand-in driver, and /dev/nvidia*)"
+		try "unloading the stand-in driver" standin_unload
+		say "  unloaded   $STANDIN and $STANDIN_UVM (the stand-in driver, and /dev/nvidia*)"
 	fi
-	if [ -e "$STANDIN_KO" ]; then
-		remove "$STANDIN_KO"
+	if [ -e "$STANDIN_KO" ] || [ -e "$STANDIN_UVM_KO" ]; then
+		remove "$STANDIN_KO" "$STANDIN_UVM_KO"
 		rmdirs "$STANDIN_DIR" "$(dirname "$STANDIN_DIR")"
 		try "refreshing the kernel's module index (depmod)" depmod -a "$KVER"
 	fi

@@ -23,12 +23,16 @@ PROC=/proc/cgpu_km
 MOD=cgpu_km
 KVER=$(uname -r)
 # The stand-in NVIDIA kernel driver of the simulated node (simdrv/, docs/sim.md): named
-# as NVIDIA's module, so its files say cgpu-sim to be told apart from a real driver's.
+# as NVIDIA's modules, so its files say cgpu-sim to be told apart from a real driver's.
+# nvidia-uvm.ko (module nvidia_uvm) uses nvidia.ko's exports: loaded after it, unloaded
+# before it.
 STANDIN=nvidia
+STANDIN_UVM=nvidia_uvm
 STANDIN_MAJOR=195 # NVIDIA's character major, which the stand-in takes too
 STANDIN_PROC=/proc/driver/nvidia-sim
 STANDIN_DIR=/lib/modules/$KVER/extra/cgpu-sim
 STANDIN_KO=$STANDIN_DIR/$STANDIN.ko
+STANDIN_UVM_KO=$STANDIN_DIR/nvidia-uvm.ko
 STANDIN_MODPROBE=/etc/modprobe.d/cgpu-sim.conf
 STANDIN_MODLOAD=/etc/modules-load.d/cgpu-sim.conf
 # The node's own docker daemon, whatever DOCKER_HOST the caller has.

@@ -47,16 +47,19 @@ static struct proc_dir_entry *proc_root;
 /* Each GPU's engine page (lib/engine.h), zeroed at load. */
 static struct page *engine[SD_MAX_GPUS];
 
+/* lib/'s allocator, exported for nvidia-uvm.ko's lib/vaspace.c too. */
 void *sd_zalloc(unsigned long size)
 {
 	/* Charged to the caller's memory cgroup: user space chooses how many objects. */
 	return kzalloc(size, GFP_KERNEL_ACCOUNT);
 }
+EXPORT_SYMBOL(sd_zalloc);
 
 void sd_free(void *p)
 {
 	kfree(p);
 }
+EXPORT_SYMBOL(sd_free);
 
 static int env_copy_in(void *ctx, void *dst, sd_u64 uaddr, sd_u32 len)
 {
@@ -242,12 +245,22 @@ void *simdrv_uvm_device(u32 gpu)
 {
 	return gpu < node.ngpus ? &uvm_devices[gpu] : NULL;
 }
+EXPORT_SYMBOL(simdrv_uvm_device);
 
 /* 550.163.01's UvmGpuMemoryInfo has egm after sysmem (lib/abi.h). */
 static bool meminfo_has_egm(void)
 {
 	return sd_version_at_least(node.version, 545, 0, 0);
 }
+
+void simdrv_uvm_node(struct simdrv_uvm_node *n)
+{
+	n->cls = cls;
+	n->ngpus = node.ngpus;
+	n->max_gpus = meminfo_has_egm() ? SD_UVM_MAX_GPUS_550 : SD_UVM_MAX_GPUS_535;
+	n->devdesc_off = meminfo_has_egm() ? SD_UVM_MEMINFO_DEVDESC_OFF_550 : SD_UVM_MEMINFO_DEVDESC_OFF_535;
+}
+EXPORT_SYMBOL(simdrv_uvm_node);
 
 noinline u32 nvUvmInterfaceDupMemory(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *pGpuMemoryInfo)
 {
@@ -640,10 +653,6 @@ static int __init simdrv_init(void)
 	}
 	for (i = 0; i < node.ngpus; i++)
 		uvm_devices[i].gpu = i;
-	rc = simdrv_uvm_init(cls, node.ngpus, meminfo_has_egm() ? SD_UVM_MAX_GPUS_550 : SD_UVM_MAX_GPUS_535,
-			     meminfo_has_egm() ? SD_UVM_MEMINFO_DEVDESC_OFF_550 : SD_UVM_MEMINFO_DEVDESC_OFF_535);
-	if (rc)
-		goto nodes;
 	rc = make_proc();
 	if (rc)
 		goto proc;
@@ -654,7 +663,6 @@ static int __init simdrv_init(void)
 	return 0;
 proc:
 	proc_remove(proc_root);
-	simdrv_uvm_exit();
 nodes:
 	/* device_destroy of a node never made finds nothing and does nothing. */
 	destroy_nodes();
@@ -671,8 +679,7 @@ static void __exit simdrv_exit(void)
 {
 	sysfs_remove_file(&THIS_MODULE->mkobj.kobj, &version_attr.attr);
 	proc_remove(proc_root);
-	simdrv_uvm_exit();
-	/* No nvidia-uvm file is open (each pins the module): its sessions go. */
+	/* nvidia-uvm.ko is gone (it uses this module's exports): its sessions go. */
 	sd_uvm_sessions_free(&node);
 	destroy_nodes();
 	class_destroy(cls);

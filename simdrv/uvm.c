@@ -6,8 +6,9 @@
  * them, a program can open and initialize the device as libcuda does at cuInit, and map
  * RM memory into its va_space as libcuda does with every allocation (lib/vaspace.c,
  * through nvidia.ko's nvUvmInterfaceDupMemory and nvUvmInterfaceFreeDupedHandle, as
- * nvidia-uvm does). It lives in the stand-in's one module (the real one is a module of
- * its own, nvidia_uvm: docs/sim.md says what that changes). Served on /dev/nvidia-uvm:
+ * nvidia-uvm does). A module of its own, nvidia-uvm.ko (nvidia_uvm), as NVIDIA's is:
+ * its files are this module's, so code that tells the driver's files by their module
+ * meets both names. Served on /dev/nvidia-uvm:
  * UVM_INITIALIZE, UVM_DEINITIALIZE, UVM_REGISTER_GPU, UVM_UNREGISTER_GPU,
  * UVM_CREATE_EXTERNAL_RANGE, UVM_MAP_EXTERNAL_ALLOCATION and UVM_FREE; every other
  * command is -EINVAL, nvidia-uvm's answer to a command it does not know (its test
@@ -26,9 +27,9 @@
 
 static dev_t uvm_base;
 static struct cdev uvm_cdev, tools_cdev;
-static struct class *uvm_cls;
 
-static u32 uvm_ngpus, uvm_max_gpus, uvm_devdesc_off;
+/* From nvidia.ko at load (simdrv_uvm_node); nvidia.ko cannot go before this module. */
+static struct simdrv_uvm_node uvm_node;
 
 /* One open /dev/nvidia-uvm: its va_space is made by UVM_INITIALIZE with its flags. */
 struct uvm_file {
@@ -48,11 +49,11 @@ static u32 va_dup(void *ctx, u32 gpu, u32 hClient, u32 hMemory, u32 *hdup, struc
 	if (st != SD_NV_OK)
 		return st;
 	info->sysmem = mi[SD_UVM_MEMINFO_SYSMEM_OFF];
-	info->device_descendant = mi[uvm_devdesc_off];
+	info->device_descendant = mi[uvm_node.devdesc_off];
 	memcpy(&info->page_size, mi + SD_UVM_MEMINFO_PAGESIZE_OFF, sizeof(info->page_size));
 	memcpy(&info->size, mi + SD_UVM_MEMINFO_SIZE_OFF, sizeof(info->size));
-	g = sd_gpu_of_uuid(mi + SD_UVM_MEMINFO_UUID_OFF, uvm_ngpus);
-	info->gpu = g < 0 ? uvm_ngpus : g;
+	g = sd_gpu_of_uuid(mi + SD_UVM_MEMINFO_UUID_OFF, uvm_node.ngpus);
+	info->gpu = g < 0 ? uvm_node.ngpus : g;
 	return SD_NV_OK;
 }
 
@@ -154,7 +155,7 @@ static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, s
 			break;
 		}
 		case SD_UVM_MAP_EXTERNAL_ALLOCATION:
-			st = sd_va_map(&u->va, &va_env, p, p + sizeof(struct sd_uvm_map_head), uvm_max_gpus,
+			st = sd_va_map(&u->va, &va_env, p, p + sizeof(struct sd_uvm_map_head), uvm_node.max_gpus,
 				       p + size - sizeof(struct sd_uvm_map_tail));
 			break;
 		}
@@ -189,8 +190,8 @@ static long uvm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_free),
 				  offsetof(struct sd_uvm_free, rmStatus));
 	case SD_UVM_MAP_EXTERNAL_ALLOCATION:
-		return uvm_va_cmd(filp->private_data, cmd, p, SD_UVM_MAP_SIZE(uvm_max_gpus),
-				  SD_UVM_MAP_SIZE(uvm_max_gpus) - sizeof(struct sd_uvm_map_tail) +
+		return uvm_va_cmd(filp->private_data, cmd, p, SD_UVM_MAP_SIZE(uvm_node.max_gpus),
+				  SD_UVM_MAP_SIZE(uvm_node.max_gpus) - sizeof(struct sd_uvm_map_tail) +
 				  offsetof(struct sd_uvm_map_tail, rmStatus));
 	default:
 		return -EINVAL;
@@ -220,20 +221,17 @@ static const struct file_operations tools_fops = {
 
 static void uvm_nodes_destroy(void)
 {
-	device_destroy(uvm_cls, MKDEV(MAJOR(uvm_base), SD_UVM_MINOR));
-	device_destroy(uvm_cls, MKDEV(MAJOR(uvm_base), SD_UVM_TOOLS_MINOR));
+	device_destroy(uvm_node.cls, MKDEV(MAJOR(uvm_base), SD_UVM_MINOR));
+	device_destroy(uvm_node.cls, MKDEV(MAJOR(uvm_base), SD_UVM_TOOLS_MINOR));
 }
 
-int simdrv_uvm_init(struct class *cls, u32 ngpus, u32 max_gpus, u32 devdesc_off)
+static int __init uvm_init(void)
 {
 	struct device *d;
 	int rc;
 
-	uvm_cls = cls;
-	uvm_ngpus = ngpus;
-	va_env.ngpus = ngpus;
-	uvm_max_gpus = max_gpus;
-	uvm_devdesc_off = devdesc_off;
+	simdrv_uvm_node(&uvm_node);
+	va_env.ngpus = uvm_node.ngpus;
 	rc = alloc_chrdev_region(&uvm_base, 0, SD_UVM_MINORS, SD_UVM_DEVICE_NAME);
 	if (rc)
 		return rc;
@@ -247,12 +245,12 @@ int simdrv_uvm_init(struct class *cls, u32 ngpus, u32 max_gpus, u32 devdesc_off)
 	rc = cdev_add(&tools_cdev, MKDEV(MAJOR(uvm_base), SD_UVM_TOOLS_MINOR), 1);
 	if (rc)
 		goto del_uvm;
-	d = device_create(cls, NULL, MKDEV(MAJOR(uvm_base), SD_UVM_MINOR), NULL, "nvidia-uvm");
+	d = device_create(uvm_node.cls, NULL, MKDEV(MAJOR(uvm_base), SD_UVM_MINOR), NULL, "nvidia-uvm");
 	if (IS_ERR(d)) {
 		rc = PTR_ERR(d);
 		goto del_tools;
 	}
-	d = device_create(cls, NULL, MKDEV(MAJOR(uvm_base), SD_UVM_TOOLS_MINOR), NULL, "nvidia-uvm-tools");
+	d = device_create(uvm_node.cls, NULL, MKDEV(MAJOR(uvm_base), SD_UVM_TOOLS_MINOR), NULL, "nvidia-uvm-tools");
 	if (IS_ERR(d)) {
 		rc = PTR_ERR(d);
 		goto nodes;
@@ -269,10 +267,15 @@ unregister:
 	return rc;
 }
 
-void simdrv_uvm_exit(void)
+static void __exit uvm_exit(void)
 {
 	uvm_nodes_destroy();
 	cdev_del(&tools_cdev);
 	cdev_del(&uvm_cdev);
 	unregister_chrdev_region(uvm_base, SD_UVM_MINORS);
 }
+
+module_init(uvm_init);
+module_exit(uvm_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("cgpu: a stand-in for NVIDIA's nvidia-uvm on nodes without a GPU");

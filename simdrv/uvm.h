@@ -7,14 +7,25 @@
 struct class;
 
 /*
- * nvidia-uvm's region and nodes, made in cls (which outlives them), for ngpus GPUs:
- * the release's UVM_MAP_EXTERNAL_ALLOCATION block holds max_gpus attributes and its
- * UvmGpuMemoryInfo has deviceDescendant at devdesc_off. 0 or -errno.
+ * The stand-in's two modules, as NVIDIA's driver has them: nvidia.ko (main.c) and
+ * nvidia-uvm.ko (uvm.c), which uses nvidia.ko's exports below and so cannot be loaded
+ * without it, nor nvidia.ko unloaded under it.
  */
-int simdrv_uvm_init(struct class *cls, u32 ngpus, u32 max_gpus, u32 devdesc_off);
-void simdrv_uvm_exit(void);
 
-/* main.c: nvidia.ko's half, by NVIDIA's names (nv_uvm_interface.h). */
+/*
+ * What nvidia-uvm learns from nvidia.ko at its load (the real one asks nvidia.ko's
+ * interface for each GPU's info): the class its nodes are made in (nvidia.ko's, which
+ * outlives them), the GPUs, and the release's layouts: the UVM_MAP_EXTERNAL_ALLOCATION
+ * block holds max_gpus attributes and UvmGpuMemoryInfo has deviceDescendant at
+ * devdesc_off.
+ */
+struct simdrv_uvm_node {
+	struct class *cls;
+	u32 ngpus, max_gpus, devdesc_off;
+};
+void simdrv_uvm_node(struct simdrv_uvm_node *n);
+
+/* nvidia.ko's half, by NVIDIA's names (nv_uvm_interface.h). */
 void *simdrv_uvm_device(u32 gpu);
 u32 nvUvmInterfaceDupMemory(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *pGpuMemoryInfo);
 u32 nvUvmInterfaceFreeDupedHandle(void *device, u32 hPhysHandle);

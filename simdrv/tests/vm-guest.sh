@@ -5,6 +5,7 @@
 # Then the simulated libcuda and NVML (sim/build) on it: their memory is the driver's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tests/standin.sh
 ko=$PWD/nvidia.ko
 raw=$PWD/build/rawalloc
 used() { cat /proc/driver/nvidia-sim/gpus/"${1:-0}"/used; }
@@ -12,7 +13,11 @@ MiB=$((1 << 20))
 
 for ver in 535.261.03 550.163.01; do
 	echo "== stand-in driver $ver"
-	insmod "$ko" gpus=2 mem_mib=1024 version="$ver"
+	standin_load gpus=2 mem_mib=1024 version="$ver"
+	# Two modules, as NVIDIA's: nvidia_uvm uses nvidia's exports, so nvidia stays while
+	# it is loaded.
+	[ -e /sys/module/nvidia/holders/nvidia_uvm ] || { echo "nvidia_uvm does not hold nvidia" >&2; exit 1; }
+	if rmmod nvidia 2>/dev/null; then echo "nvidia unloaded under nvidia_uvm" >&2; exit 1; fi
 	# The real driver's device numbers: major 195, nvidia0..N-1, nvidiactl at 255.
 	for n in nvidia0:0 nvidia1:1 nvidiactl:255; do
 		[ "$(stat -c '%F %t %T %a' "/dev/${n%%:*}")" = "character special file c3 $(printf '%x' "${n#*:}") 666" ] ||
@@ -20,13 +25,14 @@ for ver in 535.261.03 550.163.01; do
 	done
 	[ ! -e /dev/nvidia2 ] || { echo "/dev/nvidia2 exists with gpus=2" >&2; exit 1; }
 	# nvidia-uvm's nodes: the major the kernel gave the region named nvidia-uvm, minors
-	# 0 and 1; opened and initialized as libcuda's cuInit does.
+	# 0 and 1, served by nvidia_uvm's code; opened and initialized as libcuda's cuInit does.
 	um=$(awk '$2 == "nvidia-uvm" { print $1 }' /proc/devices)
 	[ -n "$um" ] || { echo "no nvidia-uvm region in /proc/devices" >&2; exit 1; }
 	for n in nvidia-uvm:0 nvidia-uvm-tools:1; do
 		[ "$(stat -c '%F %t %T %a' "/dev/${n%%:*}")" = "character special file $(printf '%x' "$um") $(printf '%x' "${n#*:}") 666" ] ||
 			{ echo "bad node /dev/${n%%:*}: $(stat -c '%F %t %T %a' "/dev/${n%%:*}") (nvidia-uvm is major $um)" >&2; exit 1; }
 	done
+	grep -q " uvm_ioctl	\[nvidia_uvm\]" /proc/kallsyms || { echo "no uvm_ioctl of nvidia_uvm in kallsyms" >&2; exit 1; }
 	u=$("$raw" uvm)
 	[ "$u" = "uvm: initialize 0x0, again 0x0, other flags 0x1f, unknown errno 22, tools open" ] ||
 		{ echo "$u" >&2; exit 1; }
@@ -79,7 +85,7 @@ for ver in 535.261.03 550.163.01; do
 	wait "$pid" 2>/dev/null || true
 	rm -f "$fifo"
 	[ "$(used)" = 0 ] || { echo "after SIGKILL $(used) bytes are still held" >&2; exit 1; }
-	rmmod nvidia
+	standin_unload
 	[ ! -e /dev/nvidiactl ] && [ ! -e /dev/nvidia-uvm ] && [ ! -e /proc/driver/nvidia-sim ] &&
 		! grep -q ' nvidia-uvm$' /proc/devices
 done
@@ -95,7 +101,7 @@ out=$(mktemp)
 all_free() { for g in 0 1 2 3; do [ "$(used $g)" = 0 ] || { echo "$1: GPU $g holds $(used $g)" >&2; exit 1; }; done; }
 for ver in 535.261.03 550.163.01; do
 	echo "== the simulated libcuda on driver $ver"
-	insmod "$ko" gpus=4 mem_mib=15109 version="$ver"
+	standin_load gpus=4 mem_mib=15109 version="$ver"
 	rm -f "$CGPU_SIM_STATE"
 	"$sim/cudaprobe" -d 1 alloc $((100 * MiB + 1)) -k >"$out" &
 	pid=$!
@@ -139,11 +145,13 @@ for ver in 535.261.03 550.163.01; do
 		echo "GPU 1's engine, shared by two processes through the driver: a 10 ms kernel waited $wall ms; on GPU 0 it took $wall0 ms"
 		[ ! -e "$CGPU_SIM_STATE" ] || { echo "the simulated libraries made $CGPU_SIM_STATE with the driver loaded" >&2; exit 1; }
 	fi
-	rmmod nvidia
+	standin_unload
 done
 rm -f "$CGPU_SIM_STATE" "$out"
 unset LD_LIBRARY_PATH CGPU_SIM_STATE
 
+# nvidia-uvm without nvidia: its symbols are missing, the kernel refuses it.
+if insmod "$PWD/nvidia-uvm.ko" 2>/dev/null; then echo "nvidia-uvm loaded without nvidia" >&2; exit 1; fi
 # Bad module parameters are refused.
 for bad in "gpus=0" "gpus=17" "version=abc" "mem_mib=0"; do
 	if insmod "$ko" $bad 2>/dev/null; then echo "loaded with $bad" >&2; exit 1; fi

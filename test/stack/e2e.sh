@@ -35,7 +35,7 @@ snapshot() {
 	{
 		find /usr/local -path /usr/local/go -prune -o -printf '%y %p %s %T@\n'
 		find /etc /var/lib/dkms "/lib/modules/$KVER" -printf '%y %p %s %T@\n'
-		ls -d /usr/src/* /run/cgpu-sim /var/lib/cgpu /dev/cgpu /dev/nvidia* /sys/module/cgpu_km /sys/module/nvidia 2>/dev/null
+		ls -d /usr/src/* /run/cgpu-sim /var/lib/cgpu /dev/cgpu /dev/nvidia* /sys/module/cgpu_km /sys/module/nvidia /sys/module/nvidia_uvm 2>/dev/null
 	} | sort >"$1"
 }
 # names FILE: a snapshot's paths alone (files the loader and depmod rewrite keep their
@@ -107,8 +107,10 @@ eq "loaded at boot" "$(cat /etc/modules-load.d/cgpu_km.conf) / $(cat /etc/modpro
 # node): budgets are enforced at its boundary from here on, and libcgpu steps back.
 eq "enforcement" "$(head -1 $P/enforcement)" "enforcement: on (driver 535.261.03)"
 is "install.sh says so" grep -qxF "install.sh:   enforcing  at the NVIDIA driver's boundary: on (driver 535.261.03)" "$W/install1"
-eq "the stand-in driver loaded at boot" "$(cat /etc/modules-load.d/cgpu-sim.conf) / $(cat /etc/modprobe.d/cgpu-sim.conf)" "nvidia / options nvidia gpus=1 mem_mib=15109"
+eq "the stand-in driver loaded at boot" "$(tr '\n' ' ' </etc/modules-load.d/cgpu-sim.conf)/ $(cat /etc/modprobe.d/cgpu-sim.conf)" "nvidia nvidia_uvm / options nvidia gpus=1 mem_mib=15109"
 is "and installed where modprobe finds it" cmp "/lib/modules/$KVER/extra/cgpu-sim/nvidia.ko" simdrv/nvidia.ko
+is "nvidia-uvm.ko beside it" cmp "/lib/modules/$KVER/extra/cgpu-sim/nvidia-uvm.ko" simdrv/nvidia-uvm.ko
+is "nvidia_uvm loaded, holding nvidia" test -e /sys/module/nvidia/holders/nvidia_uvm
 eq "the stand-in's GPU" "$(cat $SD/version) $(cat $SD/gpus/0/total)" "535.261.03 $((15109 << 20))"
 eq "its nodes, with the real driver's numbers" "$(nodes)" "$(uvm)$GPU0$CTL"
 is "DKMS has it installed" sh -c "dkms status cgpu_km | grep -q 'cgpu_km/$VER, $KVER, .*: installed'"
@@ -372,7 +374,7 @@ sed 's/^/  | /' "$W/out"
 eq "exit status ($(($(date +%s) - s))s)" "$rc" 0
 is "no module" test ! -d /sys/module/cgpu_km
 is "no device" test ! -e /dev/cgpu
-is "no stand-in driver, no /dev/nvidia*" sh -c "[ ! -d /sys/module/nvidia ] && ! ls /dev/nvidia* 2>/dev/null"
+is "no stand-in driver, no /dev/nvidia*" sh -c "[ ! -d /sys/module/nvidia ] && [ ! -d /sys/module/nvidia_uvm ] && ! ls /dev/nvidia* 2>/dev/null"
 is "no runtime in docker" sh -c "! docker info --format '{{json .Runtimes}}' | grep -q cgpu"
 is "daemon.json has the user's settings, and only those" cmp <(jq -S . /etc/docker/daemon.json) <(jq -S . "$W/user-daemon.json")
 snapshot "$W/uninstalled"
@@ -386,7 +388,7 @@ cp -r install.sh bin "$W/tree/"
 cp -r sim/build "$W/tree/sim/"
 cp scripts/cgpu-lib.sh "$W/tree/scripts/"
 cp libcgpu/build/libcgpu.so "$W/tree/libcgpu/build/"
-cp simdrv/nvidia.ko "$W/tree/simdrv/"
+cp simdrv/nvidia.ko simdrv/nvidia-uvm.ko "$W/tree/simdrv/"
 cp -r kmod "$W/tree/kmod"
 echo '$(error broken on purpose by the cgpu stack test)' >>"$W/tree/kmod/Kbuild"
 s=$(date +%s)
@@ -397,7 +399,7 @@ eq "exit status ($(($(date +%s) - s))s)" "$rc" 1
 is "the failed step is named" grep -q "FAILED: building cgpu_km $VER through DKMS" "$W/out"
 is "what it changed is undone" grep -q 'the node is as it was before this run' "$W/out"
 is "daemon.json as it was" cmp /etc/docker/daemon.json "$W/pre-rollback.json"
-is "the stand-in unloaded again" test ! -d /sys/module/nvidia
+is "the stand-in unloaded again" sh -c "[ ! -d /sys/module/nvidia ] && [ ! -d /sys/module/nvidia_uvm ]"
 snapshot "$W/rolled-back"
 is "no file left behind" diff <(names "$W/before") <(names "$W/rolled-back")
 diff <(names "$W/before") <(names "$W/rolled-back") | head -20
