@@ -224,7 +224,7 @@ install_sim() {
 # cgpu_km, now and at boot (modules-load.d reads cgpu-sim.conf before cgpu_km.conf).
 install_standin() {
 	local opts="gpus=$ngpus mem_mib=$sim_mem" cur i n m uvm
-	say "installing the stand-in NVIDIA driver (simdrv/, module $STANDIN) with $opts:"
+	say "installing the stand-in NVIDIA driver (simdrv/, modules $STANDIN and $STANDIN_UVM) with $opts:"
 	later "refresh the kernel's module index" "depmod -a $KVER"
 	changed=0
 	put "$repo/simdrv/$STANDIN.ko" "$STANDIN_KO" 644
