@@ -223,7 +223,7 @@ install_sim() {
 # cgpu_km (enforce=1) meet the device nodes and ioctls of NVIDIA's driver. Loaded before
 # cgpu_km, now and at boot (modules-load.d reads cgpu-sim.conf before cgpu_km.conf).
 install_standin() {
-	local opts="gpus=$ngpus mem_mib=$sim_mem" cur i n m uvm
+	local opts="gpus=$ngpus mem_mib=$sim_mem" cur i n m uvm again
 	say "installing the stand-in NVIDIA driver (simdrv/, modules $STANDIN and $STANDIN_UVM) with $opts:"
 	later "refresh the kernel's module index" "depmod -a $KVER"
 	changed=0
@@ -237,14 +237,19 @@ install_standin() {
 	if [ -d $STANDIN_PROC ]; then
 		cur=$(standin_opts)
 		if [ "$cur" = "$opts" ] && [ "$(cat /sys/module/$STANDIN/srcversion)" = "$(modinfo -F srcversion "$STANDIN_KO")" ] &&
-			[ "$(cat /sys/module/$STANDIN_UVM/srcversion 2>/dev/null)" = "$(modinfo -F srcversion "$STANDIN_UVM_KO")" ]; then
+			[ -d /sys/module/$STANDIN_UVM ] &&
+			[ "$(cat /sys/module/$STANDIN_UVM/srcversion)" = "$(modinfo -F srcversion "$STANDIN_UVM_KO")" ]; then
 			say "  unchanged  $STANDIN and $STANDIN_UVM (the stand-in) are loaded with $opts"
 			return
 		fi
 		n=$(standin_users)
 		[ "$n" = 0 ] || fail "the stand-in driver ($cur) is in use ($n open file(s) of /dev/nvidia*): stop the programs that hold them and run again"
+		again="modprobe $STANDIN $cur"
+		# Only what was loaded is loaded again (a stand-in installed before 2026-12-04 is
+		# one module, with no nvidia_uvm).
+		[ ! -d /sys/module/$STANDIN_UVM ] || again+=" && modprobe $STANDIN_UVM"
 		try "unloading the stand-in driver ($cur)" standin_unload
-		later "load the stand-in driver with $cur again" "modprobe $STANDIN $cur && modprobe $STANDIN_UVM"
+		later "load the stand-in driver with $cur again" "$again"
 	fi
 	try "loading the stand-in driver (modprobe $STANDIN $STANDIN_UVM)" modprobe -a $STANDIN $STANDIN_UVM
 	later "unload the stand-in driver" "standin_unload"

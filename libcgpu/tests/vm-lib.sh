@@ -15,8 +15,8 @@ unset CGPU_DISABLE CGPU_MEM_LIMIT_BYTES ALIYUN_COM_GPU_MEM_CONTAINER \
 	ALIYUN_COM_GPU_MEM_DEV CUDA_VISIBLE_DEVICES NVIDIA_VISIBLE_DEVICES
 # The GPU's memory is held in the stand-in NVIDIA driver, as on an installed simulated
 # node (docs/sim.md, "Memory in the stand-in driver"): loaded once per VM.
-source simdrv/tests/standin.sh
-[ -d /sys/module/nvidia ] || standin_load gpus=1 mem_mib=15109 ||
+source simdrv/tests/load.sh
+[ -d /sys/module/nvidia ] || simdrv_load gpus=1 mem_mib=15109 ||
 	{ echo "FAIL: loading the stand-in driver (simdrv/)"; exit 1; }
 fails=0 checks=0
 ok() { checks=$((checks + 1)); }

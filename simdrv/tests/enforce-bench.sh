@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source bench/lib.sh
-source simdrv/tests/standin.sh
+source simdrv/tests/load.sh
 KO=$PWD/kmod/cgpu_km.ko
 BENCH=$PWD/simdrv/build/rmbench
 P=/proc/cgpu_km
@@ -25,7 +25,7 @@ W=$(mktemp -d)
 
 fail() { echo "FAIL: $*" >&2; dmesg | tail -20 >&2; exit 1; }
 
-standin_load gpus=2 mem_mib=1024 version=535.261.03
+simdrv_load gpus=2 mem_mib=1024 version=535.261.03
 mkdir -p "$CGL" "$CGU"
 # The limited container's first process, for bind.
 bash -c "echo \$\$ >$CGL/cgroup.procs && exec sleep 100000" </dev/null >/dev/null 2>&1 &
@@ -83,7 +83,7 @@ for round in $(seq "$ROUNDS"); do
 	echo "round $round: $(for c in "${cases[@]}"; do read -r n _ <<<"$c"
 		printf '%s %s/%s ' "$n" "$(tail -1 "$W/$n.off")" "$(tail -1 "$W/$n.on")"; done)"
 done
-standin_unload
+simdrv_unload
 
 med() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for c in "${cases[@]}"; do

@@ -16,7 +16,7 @@
 # enforcement off and says so; enforce=2 is refused. run.sh fails on any kernel warning.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source simdrv/tests/standin.sh
+source simdrv/tests/load.sh
 KO=$PWD/kmod/cgpu_km.ko
 RAW=$PWD/simdrv/build/rawalloc
 IPMOD=$PWD/simdrv/tests/ipmodify/cgpu_test_ipmodify.ko
@@ -130,7 +130,7 @@ for ver in 535.261.03 550.163.01; do
 	# from /sys/module/nvidia/version, as on a real node (nv_version is used below).
 	insmod "$KO" enforce=1 ngpus=2
 	[ "$(state)" = "enforcement: off (no nvidia driver loaded)" ] || fail "before the driver: $(state)"
-	standin_load gpus=2 mem_mib=1024 version=$ver
+	simdrv_load gpus=2 mem_mib=1024 version=$ver
 	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after the driver: $(state)"
 	ok "$ver: attached when the driver went live"
 	container
@@ -539,7 +539,7 @@ for ver in 535.261.03 550.163.01; do
 		echo "del 0 $ID2" >$P/inst_ctl
 		ok "$ver: upgrade.sh --hot under a program pressing on its budget: its cgroup frozen for the switch, not a byte uncharged; a paused container stays paused"
 	fi
-	standin_unload
+	simdrv_unload
 	[ "$(state)" = "enforcement: off (driver unloaded)" ] || fail "after the driver's unload: $(state)"
 	ok "$ver: attached at load after the driver; detached at its unload"
 	uncontainer
@@ -556,7 +556,7 @@ done
 # function tracer too, without cgpu_km (simdrv/tests/ftrace-tcg.sh reproduces it); this
 # test passed five runs of five with the hook on rm_ioctl. See docs/kmod.md.
 if [ "${ENFORCE_CHURN:-0}" = 1 ]; then
-standin_load gpus=2 mem_mib=1024 version=535.261.03
+simdrv_load gpus=2 mem_mib=1024 version=535.261.03
 for i in 1 2 3; do start r$i cg churn 96; done
 for round in 1 2 3 4 5; do
 	insmod "$KO" enforce=1 nv_version=535.261.03 ngpus=2
@@ -578,14 +578,14 @@ for i in 1 2 3; do
 	kill_it r$i
 done
 [ "$(used)" = 0 ] || fail "after the churners the driver holds $(used)"
-standin_unload
+simdrv_unload
 dmesg | grep -q "leaked" && fail "leak at unload"
 ok "5 loads and unloads of cgpu_km under three allocating processes"
 fi
 
 # Unknown version: off, said so; asked by nv_version, and a driver of a release not in the
 # table, its version read where NVIDIA's module has it.
-standin_load gpus=2 mem_mib=1024 version=550.163.01
+simdrv_load gpus=2 mem_mib=1024 version=550.163.01
 insmod "$KO" enforce=1 nv_version=999.1 ngpus=2
 [ "$(state)" = "enforcement: off (driver 999.1 unknown)" ] || fail "unknown: $(state)"
 dmesg | grep -q "enforcement is OFF: NVIDIA driver 999.1 is not in the layout table" || fail "no log line"
@@ -597,15 +597,15 @@ grep -qx "loop: 4 x 256 MiB, then status 0x51" "$W/c5" || fail "unenforced loop:
 kill_it c5
 uncontainer
 rmmod cgpu_km
-standin_unload
-standin_load gpus=2 mem_mib=1024 version=560.35.03
+simdrv_unload
+simdrv_load gpus=2 mem_mib=1024 version=560.35.03
 insmod "$KO" enforce=1
 [ "$(state)" = "enforcement: off (driver 560.35.03 unknown)" ] || fail "unknown release: $(state)"
 rmmod cgpu_km
 # A version in the table that is not the running driver's (a wrong nv_version, a stale
 # version file): the driver's kernel client API answers with its own, and nothing attaches.
-standin_unload
-standin_load gpus=2 mem_mib=1024 version=535.261.03
+simdrv_unload
+simdrv_load gpus=2 mem_mib=1024 version=535.261.03
 insmod "$KO" enforce=1 nv_version=550.163.01
 [ "$(state)" = "enforcement: off (driver 550.163.01 unknown: its RM interface is of 535.261.03)" ] ||
 	fail "wrong layouts chosen: $(state)"
@@ -615,6 +615,6 @@ if insmod "$KO" enforce=2 2>/dev/null; then fail "enforce=2 loaded"; fi
 insmod "$KO"
 [ ! -e $P/enforcement ] || fail "enforce=0 has an enforcement file"
 rmmod cgpu_km
-standin_unload
+simdrv_unload
 ok "enforce=2 refused; enforce=0 adds nothing"
 echo "enforce: $checks checks passed"

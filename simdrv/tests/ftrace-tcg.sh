@@ -8,8 +8,8 @@
 set -u
 FN=${1:-nvidia_frontend_unlocked_ioctl}
 cd "$(dirname "$0")/.."
-source tests/standin.sh
-standin_load gpus=1 mem_mib=1024 version=535.261.03
+source tests/load.sh
+simdrv_load gpus=1 mem_mib=1024 version=535.261.03
 mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 T=/sys/kernel/tracing
 for i in 1 2 3; do build/rawalloc churn 96 >/dev/null & done
@@ -26,5 +26,5 @@ for r in 1 2 3 4 5 6 7 8; do
 	echo "kprobe round $r ok"
 done
 kill -KILL $(jobs -p); wait
-standin_unload
+simdrv_unload
 echo "ftrace-tcg: no hang on $FN"

@@ -5,7 +5,7 @@
 # Then the simulated libcuda and NVML (sim/build) on it: their memory is the driver's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source tests/standin.sh
+source tests/load.sh
 ko=$PWD/nvidia.ko
 raw=$PWD/build/rawalloc
 used() { cat /proc/driver/nvidia-sim/gpus/"${1:-0}"/used; }
@@ -13,7 +13,7 @@ MiB=$((1 << 20))
 
 for ver in 535.261.03 550.163.01; do
 	echo "== stand-in driver $ver"
-	standin_load gpus=2 mem_mib=1024 version="$ver"
+	simdrv_load gpus=2 mem_mib=1024 version="$ver"
 	# Two modules, as NVIDIA's: nvidia_uvm uses nvidia's exports, so nvidia stays while
 	# it is loaded.
 	[ -e /sys/module/nvidia/holders/nvidia_uvm ] || { echo "nvidia_uvm does not hold nvidia" >&2; exit 1; }
@@ -85,7 +85,7 @@ for ver in 535.261.03 550.163.01; do
 	wait "$pid" 2>/dev/null || true
 	rm -f "$fifo"
 	[ "$(used)" = 0 ] || { echo "after SIGKILL $(used) bytes are still held" >&2; exit 1; }
-	standin_unload
+	simdrv_unload
 	[ ! -e /dev/nvidiactl ] && [ ! -e /dev/nvidia-uvm ] && [ ! -e /proc/driver/nvidia-sim ] &&
 		! grep -q ' nvidia-uvm$' /proc/devices
 done
@@ -101,7 +101,7 @@ out=$(mktemp)
 all_free() { for g in 0 1 2 3; do [ "$(used $g)" = 0 ] || { echo "$1: GPU $g holds $(used $g)" >&2; exit 1; }; done; }
 for ver in 535.261.03 550.163.01; do
 	echo "== the simulated libcuda on driver $ver"
-	standin_load gpus=4 mem_mib=15109 version="$ver"
+	simdrv_load gpus=4 mem_mib=15109 version="$ver"
 	rm -f "$CGPU_SIM_STATE"
 	"$sim/cudaprobe" -d 1 alloc $((100 * MiB + 1)) -k >"$out" &
 	pid=$!
@@ -145,7 +145,7 @@ for ver in 535.261.03 550.163.01; do
 		echo "GPU 1's engine, shared by two processes through the driver: a 10 ms kernel waited $wall ms; on GPU 0 it took $wall0 ms"
 		[ ! -e "$CGPU_SIM_STATE" ] || { echo "the simulated libraries made $CGPU_SIM_STATE with the driver loaded" >&2; exit 1; }
 	fi
-	standin_unload
+	simdrv_unload
 done
 rm -f "$CGPU_SIM_STATE" "$out"
 unset LD_LIBRARY_PATH CGPU_SIM_STATE

@@ -258,12 +258,16 @@ modprobe cgpu_km
 agree "module loaded again"
 
 section "two GPUs: the stand-in's nodes in containers, raw allocations through them"
+# As on a node whose stand-in is nvidia alone (installed before nvidia-uvm was a module
+# of its own): the reload takes what is loaded and loads both.
+is "nvidia_uvm unloaded by hand" rmmod nvidia_uvm
 s=$(date +%s)
 ./install.sh --prebuilt --sim-gpus 2 --enforce >"$W/out" 2>&1
 rc=$?
 grep -E 'stand-in|nvidia|enforc|FAILED' "$W/out" | sed 's/^/  | /'
 eq "install.sh --sim-gpus 2 --enforce ($(($(date +%s) - s))s)" "$rc" 0
 eq "the stand-in reloaded" "$(cat /sys/module/nvidia/parameters/gpus) / $(cat /etc/modprobe.d/cgpu-sim.conf)" "2 / options nvidia gpus=2 mem_mib=15109"
+is "with nvidia_uvm loaded again" test -e /sys/module/nvidia/holders/nvidia_uvm
 eq "its nodes" "$(nodes)" "$(uvm)$GPU0$GPU1$CTL"
 eq "cgpu_km enforces at the stand-in's boundary" "$(head -1 $P/enforcement)" "enforcement: on (driver 535.261.03)"
 # rawalloc (static: no libcgpu) allocates 256 MiB at a time with raw RM ioctls on GPU 1
