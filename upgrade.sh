@@ -123,7 +123,7 @@ cur_param() {
 params() {
 	local p v out="ngpus=$ngpus" known
 	known=$(modinfo -F parm "$1" | cut -d: -f1)
-	for p in quantum_us grace_ms reclaim_s enforce nv_version; do
+	for p in quantum_us grace_ms reclaim_s enforce nv_version max_channels; do
 		v=$(cur_param $p)
 		if [ -n "$v" ] && [ "$p=$v" != enforce=0 ] && grep -qx "$p" <<<"$known"; then
 			out+=" $p=$v"

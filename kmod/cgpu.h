@@ -133,6 +133,7 @@ struct cgpu_inst {
 	unsigned int nprocs;			/* lock: at most CGPU_INST_FILES_MAX */
 	unsigned int nreserved;			/* lock: processes with a reservation */
 	u64 reserved;				/* lock: the bytes those hold */
+	unsigned int nchan;			/* lock: channel groups and channels (nvhook.c) */
 	struct proc_dir_entry *dir;		/* ctl_mutex */
 	struct cgpu_node nodes[CGPU_INST_NODES];
 	/*
@@ -378,6 +379,8 @@ int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst, bool (*keep)(pid_t pid, u64 start),
 				 unsigned int *kept);
 void cgpu_ledger_reserved(struct cgpu_inst *inst, unsigned int *n, u64 *bytes);
+int cgpu_ledger_chan_take(struct cgpu_inst *inst, unsigned int max);
+void cgpu_ledger_chan_give(struct cgpu_inst *inst);
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst);
 void cgpu_ledger_read(struct cgpu_inst *inst, u64 *used, u64 *memsize);
 int cgpu_ledger_set_memsize(struct cgpu_inst *inst, u64 memsize);

@@ -296,6 +296,32 @@ void cgpu_ledger_reserved(struct cgpu_inst *inst, unsigned int *n, u64 *bytes)
 	mutex_unlock(&inst->lock);
 }
 
+/*
+ * One more channel group or channel held at the driver for inst, unless it holds max
+ * already (0: no cap): -ENOSPC. Counted apart from the bytes: the driver says nowhere
+ * what memory it holds for them (nvhook.c), so they cannot be charged.
+ */
+int cgpu_ledger_chan_take(struct cgpu_inst *inst, unsigned int max)
+{
+	int err = 0;
+
+	mutex_lock(&inst->lock);
+	if (max && inst->nchan >= max)
+		err = -ENOSPC;
+	else
+		inst->nchan++;
+	mutex_unlock(&inst->lock);
+	return err;
+}
+
+void cgpu_ledger_chan_give(struct cgpu_inst *inst)
+{
+	mutex_lock(&inst->lock);
+	if (!WARN_ON_ONCE(!inst->nchan))
+		inst->nchan--;
+	mutex_unlock(&inst->lock);
+}
+
 void cgpu_ledger_read(struct cgpu_inst *inst, u64 *used, u64 *memsize)
 {
 	mutex_lock(&inst->lock);

@@ -48,12 +48,36 @@ struct nva_nv_state_head {
 #define NVA_NV_MEMORY_EXTENDED_USER	0x42
 #define NVA_NV01_MEMORY_LOCAL_PHYSICAL	0xc2
 #define NVA_NV_MEMORY_FABRIC		0xf8
+/*
+ * Channel groups (TSGs) and channels: each makes the driver hold video memory that no
+ * figure it gives reports (GR context buffers, instance blocks), so a container's are
+ * counted and capped (max_channels, nvhook.c). The GPFIFO classes are every one RM's
+ * resource list (resource_list.h: internal class KernelChannel) lets a client allocate
+ * in 535 and 550; a class the release does not know, RM refuses.
+ */
+#define NVA_KEPLER_CHANNEL_GROUP_A	0xa06c
+#define NVA_GF100_CHANNEL_GPFIFO	0x906f
+#define NVA_KEPLER_CHANNEL_GPFIFO_A	0xa06f
+#define NVA_KEPLER_CHANNEL_GPFIFO_B	0xa16f
+#define NVA_MAXWELL_CHANNEL_GPFIFO_A	0xb06f
+#define NVA_PASCAL_CHANNEL_GPFIFO_A	0xc06f
+#define NVA_VOLTA_CHANNEL_GPFIFO_A	0xc36f
+#define NVA_TURING_CHANNEL_GPFIFO_A	0xc46f
+#define NVA_AMPERE_CHANNEL_GPFIFO_A	0xc56f
+#define NVA_HOPPER_CHANNEL_GPFIFO_A	0xc86f
+/*
+ * A context share (subcontext) lives in a channel group; RM lets a client duplicate it
+ * (kctxshareapiCanCopy) as it does the group itself (kchangrpapiCanCopy), and a duplicate
+ * keeps the group's memory after the group's own handle is freed.
+ */
+#define NVA_FERMI_CONTEXT_SHARE_A	0x9067
 
 #define NVA_NV_OK			0x00
 #define NVA_ERR_INVALID_ADDRESS		0x1E
 #define NVA_ERR_INSUFFICIENT_PERMISSIONS 0x1B
 #define NVA_ERR_INVALID_ARGUMENT	0x1F
 #define NVA_ERR_NO_MEMORY		0x51
+#define NVA_ERR_NO_FREE_FIFOS		0x4F
 #define NVA_ERR_NOT_SUPPORTED		0x56
 
 /* UvmGpuMemoryInfo (nv_uvm_types.h), what nvUvmInterfaceDupMemory says of what it duplicated: sysmem's place, the same in 535 and 550. */
@@ -240,6 +264,15 @@ struct nva_nv0041_get_surface_info {
 	u32 surfaceInfoListSize;
 	u32 pad;
 	u64 surfaceInfoList;
+};
+
+/* NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO on a client: the class of one of its objects. */
+#define NVA_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO	0xd02
+#define NVA_GET_HANDLE_INFO_INDEX_CLASSID		2
+struct nva_nv0000_get_handle_info {
+	u32 hObject;
+	u32 index;
+	u64 data;
 };
 
 static_assert(sizeof(struct nva_nvos21) == 32);

@@ -9,7 +9,8 @@
  * allocations are charged to its ledger whether or not the process cooperates
  * (libcgpu, static binaries, raw ioctls alike). The charge is what the driver says it
  * holds for the new object, asked by handle through the API it gives kernel clients
- * (nvidia_get_rm_ops), with buffers no task of the tenant can write.
+ * (nvidia_get_rm_ops), with buffers no task of the tenant can write. Its channel groups
+ * and channels, whose memory the driver reports nowhere, are counted and capped.
  *
  * How: each function's address comes from kallsyms_lookup_name("nvidia:<name>"), itself
  * found once at load by a kprobe registered on it and removed at once (it is not
@@ -98,6 +99,35 @@ static const struct nvh_layout {
 #define NVH_FILE_BITS	8
 #define NVH_HOLD_BITS	12		/* a hold per live allocation of every container process */
 
+/*
+ * Channel groups and channels a container may hold at the driver per GPU (docs/kmod.md,
+ * "Channels"): the driver holds memory for each that it reports nowhere, so they are
+ * counted, not charged. 0: no cap (the hole open again). Read at each allocation.
+ */
+#define NVH_CHANNELS_DEFAULT	256
+static unsigned int max_channels = NVH_CHANNELS_DEFAULT;
+
+static int nvh_set_max_channels(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 10, &v) || v > NVH_OBJS_MAX) {
+		/* As written, without sysfs's newline, and not all of a long one. */
+		pr_err("cgpu_km: max_channels=%.*s is not a count of 0..%u (0: no cap)\n",
+		       (int)min_t(size_t, strcspn(val, "\n"), 16), val, NVH_OBJS_MAX);
+		return -EINVAL;
+	}
+	WRITE_ONCE(max_channels, v);
+	return 0;
+}
+
+static const struct kernel_param_ops nvh_max_channels_ops = {
+	.set = nvh_set_max_channels,
+	.get = param_get_uint,
+};
+module_param_cb(max_channels, &nvh_max_channels_ops, &max_channels, 0644);
+MODULE_PARM_DESC(max_channels, "enforce=1: channel groups and channels a limited container may hold per GPU, 0..16384 (0: no cap; default 256)");
+
 typedef u32 (*nvh_rm_ioctl_fn)(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size);
 typedef int (*nvh_file_fn)(struct inode *, struct file *);
 typedef u32 (*nvh_get_rm_ops_fn)(struct nva_rm_ops *);
@@ -138,9 +168,10 @@ struct nvh_file {
 
 /*
  * One object the driver made for the file: a device or subdevice (which GPU the objects
- * under it are on) or a video-memory object (its bytes, charged to that GPU's ledger).
+ * under it are on), a video-memory object (its bytes, charged to that GPU's ledger), or
+ * a channel group or channel (counted on that GPU's instance: max_channels).
  */
-enum nvh_kind { NVH_DEVICE, NVH_SUBDEVICE, NVH_MEMORY };
+enum nvh_kind { NVH_DEVICE, NVH_SUBDEVICE, NVH_MEMORY, NVH_CHANNEL };
 
 struct nvh_obj {
 	struct hlist_node node;
@@ -150,7 +181,7 @@ struct nvh_obj {
 	enum nvh_kind kind;
 	u64 id;				/* memory, once a duplicate's source: unique */
 	struct nvh_file *rec;		/* memory: the file it is in */
-	/* Memory no duplicate names: the ledger charged and the bytes. */
+	/* Memory no duplicate names: the ledger charged and the bytes; a channel's slot. */
 	struct cgpu_slot *slot;
 	u64 bytes;
 	/* Memory a followed duplicate names too (then slot and bytes are unused). */
@@ -206,6 +237,7 @@ static struct {
 	struct nvh_hook rm_ioctl, open, close, dmabuf, uvm_dup, uvm_free;
 	struct nva_rm_ops rm;		/* the driver's kernel client API, fixed while attached */
 	atomic64_t taken_back;		/* objects freed after the fact (over the budget) */
+	atomic64_t channels_refused;	/* at max_channels */
 	struct notifier_block nb;
 	struct mutex files_lock;
 	DECLARE_HASHTABLE(files, NVH_FILE_BITS);
@@ -256,6 +288,12 @@ static unsigned int nvh_lines(struct nvh_file *rec, u32 client, u32 handle)
 	hash_for_each_possible(rec->objs, o, node, nvh_key(client, handle))
 		n += o->client == client && o->handle == handle;
 	return n;
+}
+
+/* Devices and subdevices: the lines that say which GPU, indexed by client (nvh_client_add). */
+static bool nvh_gpu_line(const struct nvh_obj *o)
+{
+	return o->kind == NVH_DEVICE || o->kind == NVH_SUBDEVICE;
 }
 
 /*
@@ -416,8 +454,10 @@ static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 	u64 used, memsize;
 
 	hash_del(&o->node);
-	if (o->kind != NVH_MEMORY)
+	if (nvh_gpu_line(o))
 		nvh_client_del(rec, o->client);
+	else if (o->kind == NVH_CHANNEL)
+		cgpu_ledger_chan_give(o->slot->inst);
 	rec->nobjs--;
 	/*
 	 * EAGAIN while a hot update is frozen: the bytes stay charged to the file until it
@@ -431,9 +471,9 @@ static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 }
 
 /*
- * The driver freed top and everything under it: a device takes its subdevices and the
- * memory under both with it. Only devices and subdevices have children here, and few of
- * them, so one pass over the table per parent. rec->lock held.
+ * The driver freed top and everything under it: a device takes its subdevices, channel
+ * groups, channels and the memory under them with it, a group its channels. Few lines
+ * have children, so one pass over the table per parent. rec->lock held.
  */
 static void nvh_drop_tree(struct nvh_file *rec, struct nvh_obj *top)
 {
@@ -462,8 +502,10 @@ static void nvh_file_free(struct nvh_file *rec)
 
 	hash_for_each_safe(rec->objs, bkt, tmp, o, node) {
 		hash_del(&o->node);
-		if (o->kind != NVH_MEMORY)
+		if (nvh_gpu_line(o))
 			nvh_client_del(rec, o->client);
+		else if (o->kind == NVH_CHANNEL)
+			cgpu_ledger_chan_give(o->slot->inst);
 		if (o->mem)
 			nvh_mem_unlink(o, true);
 		cgpu_free(o);
@@ -660,6 +702,25 @@ static int nvh_rm_surface(void *sp, u32 client, u32 handle, u64 *bytes, bool *vi
 	return 0;
 }
 
+/* The driver's own word on the class of object (client, handle), by its handle. */
+static int nvh_rm_class(void *sp, u32 client, u32 handle, u32 *cls)
+{
+	struct nva_nv0000_get_handle_info hi = {
+		.hObject = handle, .index = NVA_GET_HANDLE_INFO_INDEX_CLASSID,
+	};
+	struct nva_rmapi_ops ops = { .op = NVA_NV04_CONTROL };
+
+	ops.params.control = (struct nva_nvos54){
+		.hClient = client, .hObject = client, .cmd = NVA_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO,
+		.params = (u64)(unsigned long)&hi, .paramsSize = sizeof(hi),
+	};
+	nvh.rm.op(sp, &ops);
+	if (ops.params.control.status != NVA_NV_OK)
+		return -EIO;
+	*cls = (u32)hi.data;
+	return 0;
+}
+
 /* Frees (client, parent, handle) in the driver, as the owner would; the driver's status. */
 static u32 nvh_rm_free_obj(void *sp, u32 client, u32 parent, u32 handle)
 {
@@ -719,9 +780,9 @@ static u32 nvh_refuse(u32 *status, u32 code, const char *what, u32 which)
 }
 
 /*
- * A tracked device or subdevice of rec, or NULL; also NULL for a handle with two lines
- * (nvh_record), where which device the driver holds, and so which GPU, is not known.
- * rec->lock held.
+ * A tracked device, subdevice or channel group (or channel) of rec, or NULL; also NULL for
+ * a handle with two lines (nvh_record), where which object the driver holds, and so which
+ * GPU, is not known. rec->lock held.
  */
 static struct nvh_obj *nvh_parent(struct nvh_file *rec, u32 client, u32 handle)
 {
@@ -768,7 +829,7 @@ static void nvh_give_place(struct nvh_file *rec)
 static void nvh_record(struct nvh_file *rec, struct nvh_obj *o)
 {
 	hash_add(rec->objs, &o->node, nvh_key(o->client, o->handle));
-	if (o->kind != NVH_MEMORY)
+	if (nvh_gpu_line(o))
 		nvh_client_add(rec, o->client);
 }
 
@@ -870,7 +931,7 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 	mutex_lock(&rec->lock);
 	/* The parent may go once unlocked (a free on another thread): its GPU is kept. */
 	par = nvh_parent(rec, p->hRoot, p->hObjectParent);
-	if (par) {
+	if (par && nvh_gpu_line(par)) {
 		gpu = par->gpu;
 		slot = cgpu_slot_of(rec->att, gpu);
 	}
@@ -930,10 +991,93 @@ undo:
 	return st;
 }
 
+static __always_inline bool nvh_class_channel(u32 cls)
+{
+	switch (cls) {
+	case NVA_KEPLER_CHANNEL_GROUP_A:
+	case NVA_GF100_CHANNEL_GPFIFO:
+	case NVA_KEPLER_CHANNEL_GPFIFO_A:
+	case NVA_KEPLER_CHANNEL_GPFIFO_B:
+	case NVA_MAXWELL_CHANNEL_GPFIFO_A:
+	case NVA_PASCAL_CHANNEL_GPFIFO_A:
+	case NVA_VOLTA_CHANNEL_GPFIFO_A:
+	case NVA_TURING_CHANNEL_GPFIFO_A:
+	case NVA_AMPERE_CHANNEL_GPFIFO_A:
+	case NVA_HOPPER_CHANNEL_GPFIFO_A:
+		return true;
+	}
+	return false;
+}
+
 static __always_inline bool nvh_class_read(u32 cls)
 {
 	return cls == NVA_NV01_DEVICE_0 || cls == NVA_NV20_SUBDEVICE_0 ||
-	       cls == NVA_NV01_MEMORY_LOCAL_USER;
+	       cls == NVA_NV01_MEMORY_LOCAL_USER || nvh_class_channel(cls);
+}
+
+/*
+ * A channel group or channel, under a tracked device (a channel also in a tracked group):
+ * counted on the container's instance on that GPU before the driver runs, refused at
+ * max_channels with the driver's own answer for a GPU out of channels
+ * (NV_ERR_NO_FREE_FIFOS), given back if the driver refuses and when it is freed (itself,
+ * a parent, the client, the file). Counted, not charged: the memory the driver holds for
+ * each (GR context buffers, instance blocks) it reports nowhere, and a size would be a
+ * guess. One under a parent not tracked is refused, as memory is: never counted on a
+ * guessed GPU.
+ */
+static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
+{
+	struct nva_nvos21 *p = c->data;
+	unsigned int max = READ_ONCE(max_channels);
+	struct cgpu_slot *slot = NULL;
+	struct nvh_obj *o, *par;
+	u32 gpu = NVH_GPU_NONE, st;
+	bool placed;
+
+	o = cgpu_zalloc(sizeof(*o));
+	if (!o)
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
+	mutex_lock(&rec->lock);
+	par = nvh_parent(rec, p->hRoot, p->hObjectParent);
+	if (par && par->kind != NVH_SUBDEVICE) {
+		gpu = par->gpu;
+		slot = cgpu_slot_of(rec->att, gpu);
+	}
+	placed = slot && nvh_take_place_locked(rec);
+	mutex_unlock(&rec->lock);
+	if (!placed) {
+		cgpu_free(o);
+		if (!slot)
+			return nvh_refuse(nvh_alloc_status(c), NVA_ERR_NO_FREE_FIFOS,
+					  "channel under a parent cgpu_km did not see made, or on a GPU the container has no budget on, class",
+					  p->hClass);
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
+	}
+	if (cgpu_ledger_chan_take(slot->inst, max)) {
+		nvh_give_place(rec);
+		cgpu_free(o);
+		atomic64_inc(&nvh.channels_refused);
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: channel class 0x%x refused: the container holds max_channels=%u on GPU %u\n",
+				    task_tgid_nr(current), p->hClass, max, gpu);
+		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_FREE_FIFOS);
+	}
+	st = nvh_orig(c);
+	if (st != NVA_NV_OK || *nvh_alloc_status(c) != NVA_NV_OK) {
+		cgpu_ledger_chan_give(slot->inst);
+		nvh_give_place(rec);
+		cgpu_free(o);
+		return st;
+	}
+	o->client = p->hRoot;
+	o->handle = p->hObjectNew;
+	o->parent = p->hObjectParent;
+	o->gpu = gpu;
+	o->kind = NVH_CHANNEL;
+	o->slot = slot;
+	mutex_lock(&rec->lock);
+	nvh_record(rec, o);
+	mutex_unlock(&rec->lock);
+	return st;
 }
 
 /* Classes that take or map video memory this module does not charge (nvabi.h). */
@@ -963,8 +1107,12 @@ static u32 nvh_rm_alloc(const struct nvh_call *c)
 	if (!rec)
 		return refuse ? nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY) : nvh_orig(c);
 	nvh_op_begin(rec);
-	st = p->hClass == NVA_NV01_MEMORY_LOCAL_USER ? nvh_alloc_memory(c, rec) :
-		nvh_alloc_parent(c, rec);
+	if (p->hClass == NVA_NV01_MEMORY_LOCAL_USER)
+		st = nvh_alloc_memory(c, rec);
+	else if (nvh_class_channel(p->hClass))
+		st = nvh_alloc_channel(c, rec);
+	else
+		st = nvh_alloc_parent(c, rec);
 	nvh_op_end(rec);
 	return st;
 }
@@ -1220,26 +1368,43 @@ static u32 nvh_rm_dup(const struct nvh_call *c)
 {
 	struct nva_nvos55 *p = c->data;
 	struct nvh_file *rec;
+	const char *why;
 	bool vidmem;
 	u64 bytes;
-	u32 st;
+	u32 st, cls;
 
 	if (!nvh_caller_contained())
 		return nvh_orig(c);
 	if (!nvh_rm_surface(c->sp, p->hClientSrc, p->hObjectSrc, &bytes, &vidmem) && vidmem)
 		return nvh_dup_own(c);
+	/*
+	 * A duplicate of a channel group (or of a context share in one) keeps the group in
+	 * the driver once its own handle is freed and its count given back (max_channels).
+	 */
+	if (!nvh_rm_class(c->sp, p->hClientSrc, p->hObjectSrc, &cls) &&
+	    (cls == NVA_KEPLER_CHANNEL_GROUP_A || cls == NVA_FERMI_CONTEXT_SHARE_A))
+		return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
+				  "duplicating a channel group or context share, class", cls);
 	rec = nvh_file_of_call(c->nvfp);
 	if (rec)
 		nvh_op_begin(rec);
 	st = nvh_orig(c);
-	if (st == NVA_NV_OK && p->status == NVA_NV_OK &&
-	    !nvh_rm_surface(c->sp, p->hClient, p->hObject, &bytes, &vidmem) && vidmem) {
+	/* What was made is asked again: the source's handle may name another object by now. */
+	why = NULL;
+	if (st != NVA_NV_OK || p->status != NVA_NV_OK)
+		;
+	else if (!nvh_rm_surface(c->sp, p->hClient, p->hObject, &bytes, &vidmem) && vidmem)
+		why = "duplicate of video memory";
+	else if (nvh_rm_class(c->sp, p->hClient, p->hObject, &cls))
+		why = "duplicate of an object the driver would not name";
+	else if (cls == NVA_KEPLER_CHANNEL_GROUP_A || cls == NVA_FERMI_CONTEXT_SHARE_A)
+		why = "duplicate of a channel group or context share";
+	if (why) {
 		st = nvh_rm_free_obj(c->sp, p->hClient, p->hParent, p->hObject);
 		atomic64_inc(&nvh.taken_back);
-		st = nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
-				st == NVA_NV_OK ? "duplicate of video memory freed, object" :
-				"duplicate of video memory (the driver would not free it), object",
-				p->hObject);
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x: %s\n", task_tgid_nr(current),
+				    why, p->hObject, st == NVA_NV_OK ? "freed" : "the driver would not free it");
+		st = nvh_answer(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS);
 	}
 	if (rec)
 		nvh_op_end(rec);
@@ -1831,12 +1996,13 @@ static __always_inline bool nvh_tracked(const void *key)
  * The RM calls the wrapper reads, decided from rm_ioctl's arguments: its command is
  * the escape number (XFER already unwrapped) and its data the driver's kernel copy of
  * size bytes, so a class or a control's number is a plain load. Redirected: RM_ALLOC
- * of the classes that place or take video memory, RM_FREE on a file with charges,
+ * of the classes that place or take video memory and of channel groups and channels
+ * (max_channels), RM_FREE on a file with charges,
  * RM_DUP_OBJECT, RM_VID_HEAP_CONTROL, RM_ALLOC_MEMORY, RM_ALLOC_OBJECT, REGISTER_FD,
  * and of RM_CONTROL the imports from and exports to a file descriptor, all but the
  * frees only for a caller who may be in a container (cgpu_maybe_contained: the host's
  * and unlimited containers' would pass the wrapper untouched). Every other call (most of what libcuda
- * issues: controls, and allocations of channels, contexts, events, address spaces)
+ * issues: controls, and allocations of contexts, engines, events, address spaces)
  * goes to the driver at once: redirecting it would cost the wrapper and a second pass
  * through ftrace to call the original, for nothing (docs/kmod.md, "Cost").
  */
@@ -2218,6 +2384,8 @@ static int nvh_show(struct seq_file *m, void *v)
 	seq_printf(m, "taken back: %lld\n", (long long)atomic64_read(&nvh.taken_back));
 	seq_printf(m, "duplicates followed: %lld\n", (long long)atomic64_read(&nvh.followed));
 	seq_printf(m, "mappings followed: %lld\n", (long long)atomic64_read(&nvh.mapped));
+	seq_printf(m, "channel cap: %u\n", READ_ONCE(max_channels));
+	seq_printf(m, "channels refused: %lld\n", (long long)atomic64_read(&nvh.channels_refused));
 	mutex_unlock(&nvh.lock);
 	return 0;
 }

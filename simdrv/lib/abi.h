@@ -60,6 +60,7 @@
 #define SD_NV_ERR_INVALID_OBJECT_PARENT	0x36
 #define SD_NV_ERR_INVALID_OWNER		0x39
 #define SD_NV_ERR_NO_MEMORY		0x51
+#define SD_NV_ERR_NO_FREE_FIFOS		0x4F
 #define SD_NV_ERR_NOT_SUPPORTED		0x56
 #define SD_NV_ERR_OBJECT_NOT_FOUND	0x57
 #define SD_NV_ERR_INVALID_OBJECT	0x31
@@ -257,6 +258,33 @@ struct sd_nv0080_alloc {
 /* NV2080_ALLOC_PARAMETERS */
 struct sd_nv2080_alloc {
 	sd_u32 subDeviceId;
+};
+
+/*
+ * Channels (cla06c.h, clc46f.h): a channel group under a device, and the simulated T4's
+ * channel class under a group or a device. Each makes the driver hold video memory of
+ * its own (lib/rm.h, SD_GROUP_HELD and SD_CHANNEL_HELD).
+ */
+#define SD_KEPLER_CHANNEL_GROUP_A	0xa06c
+#define SD_TURING_CHANNEL_GPFIFO_A	0xc46f
+
+/* NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS (nvos.h) */
+struct sd_channel_group_alloc {
+	sd_u32 hObjectError;
+	sd_u32 hObjectEccError;
+	sd_u32 hVASpace;
+	sd_u32 engineType;
+	sd_u8 bIsCallingContextVgpuPlugin;
+	sd_u8 pad[3];
+};
+
+/*
+ * NV_CHANNEL_ALLOC_PARAMS (alloc_channel.h), of which the stand-in reads the first field
+ * only: the rest (GPFIFO, USERD, memory descriptors, confidential-computing IVs) grows
+ * by release and places nothing the stand-in models.
+ */
+struct sd_channel_alloc_head {
+	sd_u32 hObjectError;
 };
 
 /*
@@ -481,6 +509,15 @@ struct sd_nv0041_get_surface_info {
 	sd_u32 surfaceInfoListSize;
 	sd_u32 pad;
 	sd_u64 surfaceInfoList;
+};
+
+/* NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO on a client (ctrl0000client.h): an object's class. */
+#define SD_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO	0xd02
+#define SD_GET_HANDLE_INFO_INDEX_CLASSID		2
+struct sd_nv0000_get_handle_info {
+	sd_u32 hObject;
+	sd_u32 index;
+	sd_u64 data;
 };
 
 #endif

@@ -99,6 +99,12 @@ static struct sd_client *find_client(const struct sd_node *n, sd_u32 h)
 	return 0;
 }
 
+/* A video-memory object (or a duplicate of one): not a channel's own memory. */
+static int is_vidmem(const struct sd_obj *o)
+{
+	return o->mem && !o->mem->internal;
+}
+
 static struct sd_obj *find_obj(const struct sd_client *c, sd_u32 h)
 {
 	struct sd_obj *o;
@@ -191,7 +197,7 @@ void sd_gpu_clients(const struct sd_node *n, sd_u32 gpu,
 	for (c = n->clients; c; c = c->next) {
 		bytes = 0;
 		for (o = c->objs; o; o = o->next)
-			if (o->mem && o->mem->listed == o && o->mem->gpu == gpu)
+			if (is_vidmem(o) && o->mem->listed == o && o->mem->gpu == gpu)
 				bytes += o->mem->bytes;
 		if (bytes)
 			emit(arg, c->pid, bytes);
@@ -375,6 +381,8 @@ union sd_class_params {
 	struct sd_nv0080_alloc dev;
 	struct sd_nv2080_alloc sub;
 	struct sd_memory_alloc mem;
+	struct sd_channel_group_alloc group;
+	struct sd_channel_alloc_head channel;
 };
 
 /* What one RM_ALLOC of a non-client class asks for, fetched and checked before the lock. */
@@ -422,20 +430,38 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 			return SD_NV_ERR_INVALID_ARGUMENT;
 		gpu = parent->gpu;
 		break;
+	case SD_KEPLER_CHANNEL_GROUP_A:
+	case SD_TURING_CHANNEL_GPFIFO_A:
+		/* A group under a device; a channel under a device or in a group. */
+		if (!parent || (parent->cls != SD_NV01_DEVICE_0 &&
+				(r->cls == SD_KEPLER_CHANNEL_GROUP_A ||
+				 parent->cls != SD_KEPLER_CHANNEL_GROUP_A)))
+			return SD_NV_ERR_INVALID_OBJECT_PARENT;
+		gpu = parent->gpu;
+		m = sd_zalloc(sizeof(*m));
+		if (!m)
+			return SD_NV_ERR_NO_MEMORY;
+		m->internal = 1;
+		m->bytes = r->cls == SD_KEPLER_CHANNEL_GROUP_A ? SD_GROUP_HELD : SD_CHANNEL_HELD;
+		break;
 	default: /* SD_NV01_MEMORY_LOCAL_USER, sized and checked by check_memory */
 		if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0))
 			return SD_NV_ERR_INVALID_OBJECT_PARENT;
 		gpu = parent->gpu;
-		if (r->p.mem.size > n->total[gpu] - n->used[gpu])
-			return SD_NV_ERR_NO_MEMORY;
 		m = sd_zalloc(sizeof(*m));
 		if (!m)
 			return SD_NV_ERR_NO_MEMORY;
-		m->refs = 1;
-		m->gpu = gpu;
 		m->bytes = r->p.mem.size;
 		m->page = page_size(&r->p.mem, &field);
 		break;
+	}
+	if (m) {
+		if (m->bytes > n->total[gpu] - n->used[gpu]) {
+			sd_free(m);
+			return SD_NV_ERR_NO_MEMORY;
+		}
+		m->refs = 1;
+		m->gpu = gpu;
 	}
 	o = new_obj(c, parent, h, r->cls, gpu);
 	if (!o) {
@@ -492,6 +518,12 @@ static enum sd_rc rm_alloc(struct sd_file *f, const struct sd_env *env, void *ar
 		break;
 	case SD_NV01_MEMORY_LOCAL_USER:
 		psize = f->node->memparams_size;
+		break;
+	case SD_KEPLER_CHANNEL_GROUP_A:
+		psize = sizeof(struct sd_channel_group_alloc);
+		break;
+	case SD_TURING_CHANNEL_GPFIFO_A:
+		psize = sizeof(struct sd_channel_alloc_head);
 		break;
 	default:
 		*status = SD_NV_ERR_INVALID_CLASS;
@@ -570,7 +602,9 @@ static enum sd_rc rm_free(struct sd_file *f, const struct sd_env *env, void *arg
 /*
  * NV_ESC_RM_DUP_OBJECT: a new handle in the caller's client on the memory another handle
  * names (serverCopyResource, clientCopyResource, memCopyConstruct), checked in RM's
- * order. Only memory can be copied (resCanCopy: devices and subdevices cannot). Across
+ * order. Only memory and channel groups can be copied (resCanCopy: devices, subdevices
+ * and channels cannot; kchangrpapiCanCopy): a group's duplicate keeps the group's memory
+ * after the group's own handle and its channels are freed. Across
  * clients RM's default share policy, RS_SHARE_TYPE_PID, lets a process duplicate only
  * from its own clients; the policies a client can add with NV0000_CTRL_CMD_CLIENT_SHARE_OBJECT
  * are not served here. Under the node's lock.
@@ -588,7 +622,8 @@ static sd_u32 dup_object(struct sd_file *f, struct sd_nvos55 *p)
 	so = find_obj(src, p->hObjectSrc);
 	if (!so && p->hObjectSrc != src->handle)
 		return SD_NV_ERR_OBJECT_NOT_FOUND;
-	if (!so || !so->mem)
+	/* resCanCopy: memory and channel groups, not channels. */
+	if (!so || !so->mem || so->cls == SD_TURING_CHANNEL_GPFIFO_A)
 		return SD_NV_ERR_INVALID_ARGUMENT;
 	st = take_obj_handle(n, c, &h);
 	if (st != SD_NV_OK)
@@ -598,8 +633,8 @@ static sd_u32 dup_object(struct sd_file *f, struct sd_nvos55 *p)
 		return SD_NV_ERR_OBJECT_NOT_FOUND;
 	if (src != c && src->pid != c->pid)
 		return SD_NV_ERR_INSUFFICIENT_PERMISSIONS;
-	/* Under a device or subdevice only, the same kind as the source's. */
-	if (!parent || parent->mem ||
+	/* Under a device or subdevice only, the same kind as the source's (a group's: a device). */
+	if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0) ||
 	    (parent->cls == SD_NV20_SUBDEVICE_0) != (so->parent->cls == SD_NV20_SUBDEVICE_0))
 		return SD_NV_ERR_INVALID_OBJECT_PARENT;
 	if (!name_mem(c, parent, h, so))
@@ -631,7 +666,7 @@ static sd_u32 dmabuf_verify(const struct sd_client *src, sd_u32 hMemory, sd_u32 
 
 	if (!o)
 		return hMemory == src->handle ? SD_NV_ERR_INVALID_OBJECT : SD_NV_ERR_OBJECT_NOT_FOUND;
-	if (!o->mem)
+	if (!is_vidmem(o))
 		return SD_NV_ERR_INVALID_OBJECT;
 	if (o->mem->gpu != gpu)
 		return SD_NV_ERR_INVALID_OBJECT_PARENT;
@@ -788,7 +823,7 @@ static sd_u32 uvm_dup(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u32 hClie
 	so = find_obj(src, hMemory);
 	if (!so && hMemory != src->handle)
 		return SD_NV_ERR_OBJECT_NOT_FOUND;
-	if (!so || !so->mem)
+	if (!so || !is_vidmem(so))
 		return SD_NV_ERR_INVALID_OBJECT_HANDLE;
 	c = uvm_session(n, gpu);
 	if (!c)
@@ -1079,6 +1114,23 @@ static sd_u32 surface_info(const struct sd_obj *o, struct sd_nvos54 *c)
 	return SD_NV_OK;
 }
 
+/* NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO (cliresCtrlCmdClientGetHandleInfo): the class only. */
+static sd_u32 handle_info(const struct sd_client *c, struct sd_nvos54 *ctl)
+{
+	struct sd_nv0000_get_handle_info *p = (void *)(unsigned long)ctl->params;
+	const struct sd_obj *o;
+
+	if (!p || ctl->paramsSize != sizeof(*p))
+		return SD_NV_ERR_INVALID_PARAM_STRUCT;
+	o = find_obj(c, p->hObject);
+	if (!o)
+		return SD_NV_ERR_OBJECT_NOT_FOUND;
+	if (p->index != SD_GET_HANDLE_INFO_INDEX_CLASSID)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	p->data = o->cls;
+	return SD_NV_OK;
+}
+
 void sd_kernel_op(struct sd_node *n, const struct sd_env *env, struct sd_rmapi_ops *ops)
 {
 	struct sd_client *c;
@@ -1096,6 +1148,9 @@ void sd_kernel_op(struct sd_node *n, const struct sd_env *env, struct sd_rmapi_o
 		o = c ? find_obj(c, ops->params.control.hObject) : 0;
 		if (!c)
 			ops->params.control.status = SD_NV_ERR_INVALID_CLIENT;
+		else if (ops->params.control.hObject == c->handle &&
+			 ops->params.control.cmd == SD_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO)
+			ops->params.control.status = handle_info(c, &ops->params.control);
 		else if (!o)
 			ops->params.control.status = SD_NV_ERR_OBJECT_NOT_FOUND;
 		else if (ops->params.control.cmd != SD_NV0041_CTRL_CMD_GET_SURFACE_INFO)

@@ -83,10 +83,23 @@ struct sd_mem {
 	/*
 	 * The object its bytes are listed under per process: the one that allocated it,
 	 * then, once that is freed, one still naming it. Each memory is listed once, so
-	 * the processes' figures add up to the GPU's.
+	 * the processes' figures add up to the GPU's, less the driver's own.
 	 */
 	const struct sd_obj *listed;
+	/*
+	 * The driver's own memory for a channel group or channel, named by it (and a group's
+	 * duplicates): in the GPU's used figure, in no process's, and no memory object.
+	 */
+	int internal;
 };
+
+/*
+ * What the driver holds for itself per channel group and per channel (*ours*: GR context
+ * buffers, instance block and RAMFC on a real GPU, sizes the driver reports nowhere):
+ * an internal sd_mem of the object's.
+ */
+#define SD_GROUP_HELD	(2ULL << 20)
+#define SD_CHANNEL_HELD	(64ULL << 10)
 
 struct sd_obj {
 	struct sd_obj *next;	/* the client's objects */

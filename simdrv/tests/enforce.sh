@@ -13,7 +13,9 @@
 # attaches at once; a hot update by hand keeps a silent holder's charge, and one by
 # upgrade.sh --hot lets no allocation of a program pressing on its budget through
 # uncharged (535); unloading the driver detaches. Then: an unknown version leaves
-# enforcement off and says so; enforce=2 is refused. run.sh fails on any kernel warning.
+# enforcement off and says so; enforce=2 is refused. Channel groups and channels are
+# counted per container and GPU and capped (max_channels). run.sh fails on any kernel
+# warning.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source simdrv/tests/load.sh
@@ -252,6 +254,61 @@ for ver in 535.261.03 550.163.01; do
 		fail "after the kill -9 storm: $(meminfo), driver $(used)"
 	ok "$ver: kill -9 of eight allocating processes leaves 0 charged"
 
+	# Channels (docs/kmod.md, "Channels"): each channel group and channel makes the driver
+	# hold memory that no process's figure shows (the stand-in: 2 MiB a group, 64 KiB a
+	# channel). With no cap, a container at its 256 MiB budget makes 40 pairs of a group
+	# and a channel more, and the GPU holds 256 MiB + 40 x 2.0625 MiB for it. With
+	# max_channels=16: 8 pairs (16 objects), then the driver's NV_ERR_NO_FREE_FIFOS
+	# (0x4f); a group's free gives its channel back too (a pair again); the container's
+	# duplicate of a group is refused (0x1b: it would keep the group past its count); a
+	# device's free gives back all (8 pairs again under another). A second container
+	# has a count of its own, the host is not capped (its duplicate is made), and the
+	# processes' end gives everything back. The charge (meminfo) is memory only.
+	pair=$((2 * MiB + 64 * 1024))
+	[ "$(sed -n 's/^channel cap: //p' $P/enforcement)" = 256 ] || fail "default cap: $(cat $P/enforcement)"
+	echo 0 >/sys/module/cgpu_km/parameters/max_channels
+	start ch1 cg channels 40 256
+	grep -qx "channels: 40 pairs, then status 0x0, GPU 0 holds $((256 * MiB + 40 * pair))" "$W/ch1" &&
+		grep -qx "dup group: status 0x1b" "$W/ch1" || fail "no cap: $(cat "$W/ch1")"
+	[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$(cat "$W/ch1.pid")" $((256 * MiB)))" ] ||
+		fail "channels charged: $(meminfo)"
+	kill_it ch1
+	[ "$(used)" = 0 ] || fail "after the uncapped channels, the driver holds $(used)"
+	ok "$ver: max_channels=0: a container at its budget holds 40 channel groups and channels more, $((40 * pair)) bytes the GPU holds past its budget"
+	echo 16 >/sys/module/cgpu_km/parameters/max_channels
+	for bad in 16385 -1 abc ""; do
+		! echo "$bad" >/sys/module/cgpu_km/parameters/max_channels 2>/dev/null || fail "max_channels=$bad taken"
+	done
+	[ "$(cat /sys/module/cgpu_km/parameters/max_channels)" = 16 ] || fail "a bad value changed the cap"
+	grep -q "max_channels=16385 is not a count of 0..16384" <<<"$(dmesg)" || fail "no word of the bad cap"
+	refused0=$(sed -n 's/^channels refused: //p' $P/enforcement)
+	echo "add 0 $ID2 memsize=$((128 * MiB))" >$P/inst_ctl
+	echo "bind 0 $ID2 $INIT2" >$P/inst_ctl
+	start ch2 cg channels 40 256
+	start ch3 cg2 channels 40 0
+	start ch4 host channels 40 0
+	grep -qx "channels: 8 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 8 * pair))" "$W/ch2" &&
+		grep -qx "refill: 1 pair, status 0x0" "$W/ch2" &&
+		grep -qx "dup group: status 0x1b" "$W/ch2" &&
+		grep -qx "again: 8 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 8 * pair))" "$W/ch2" ||
+		fail "max_channels=16: $(cat "$W/ch2")"
+	grep -q "^again: 8 pairs, then status 0x4f" "$W/ch3" || fail "second container: $(cat "$W/ch3")"
+	grep -q "^again: 40 pairs, then status 0x0" "$W/ch4" && grep -qx "dup group: status 0x0" "$W/ch4" ||
+		fail "host: $(cat "$W/ch4")"
+	[ "$(used)" = $((256 * MiB + 56 * pair)) ] || fail "three holding channels: the driver holds $(used)"
+	[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$(cat "$W/ch2.pid")" $((256 * MiB)))" ] ||
+		fail "channels charged: $(meminfo)"
+	refused=$(($(sed -n 's/^channels refused: //p' $P/enforcement) - refused0))
+	[ "$refused" = 4 ] || fail "channels refused: $refused, want 4"
+	kill_it ch2; kill_it ch3; kill_it ch4
+	[ "$(used)" = 0 ] || fail "after the capped channels, the driver holds $(used)"
+	start ch5 cg channels 40 0
+	grep -q "^channels: 8 pairs, then status 0x4f" "$W/ch5" || fail "after the end of a holder: $(cat "$W/ch5")"
+	kill_it ch5
+	echo "del 0 $ID2" >$P/inst_ctl
+	echo 256 >/sys/module/cgpu_km/parameters/max_channels
+	ok "$ver: max_channels=16: 8 pairs and NV_ERR_NO_FREE_FIFOS, given back by a group's free, a device's and the process's end; a second container counted apart; the host uncapped; a container's duplicate of a group refused"
+
 	# A duplicate keeps video memory in the driver after the original is freed. A
 	# container's duplicate of its own memory is followed: charged once, while any of its
 	# handles lives. Any other video memory is refused in a container before the driver
@@ -402,7 +459,7 @@ for ver in 535.261.03 550.163.01; do
 	echo 1 >$P/upgrade
 	rmmod cgpu_km
 	[ ! -d /sys/module/cgpu_km ]
-	dmesg | grep -q "leaked" && fail "leak at unload"
+	! grep -q "leaked" <<<"$(dmesg)" || fail "leak at unload"
 	kill_it c3
 	[ "$(used)" = 0 ] || fail "after the holder died the driver holds $(used)"
 	ok "$ver: rmmod cgpu_km while attached and holding"
@@ -417,7 +474,7 @@ for ver in 535.261.03 550.163.01; do
 		insmod "$KO" enforce=1 nv_version=$ver ngpus=2
 		[ "$(state)" = "enforcement: off (driver $ver: cannot attach: -16)" ] ||
 			fail "attach with rm_ioctl taken: $(state)"
-		dmesg | grep -q "enforcement is OFF: cannot attach to driver $ver" || fail "no log of the failed attach"
+		grep -q "enforcement is OFF: cannot attach to driver $ver" <<<"$(dmesg)" || fail "no log of the failed attach"
 		container
 		start c7 cg loop 64
 		grep -qx "loop: 16 x 64 MiB, then status 0x51" "$W/c7" && [ "$(meminfo)" = "Free: $((256 * MiB))" ] ||
@@ -522,7 +579,11 @@ for ver in 535.261.03 550.163.01; do
 		echo 1 >"$CG2/cgroup.freeze"
 		mkdir -p /var/lib/cgpu
 		cp "$KO" /var/lib/cgpu/cgpu_km.ko
+		echo 48 >/sys/module/cgpu_km/parameters/max_channels
 		./upgrade.sh --hot --ko "$NEXT_KO" >"$W/up" 2>&1 || fail "upgrade.sh --hot: $(cat "$W/up")"
+		[ "$(cat /sys/module/cgpu_km/parameters/max_channels)" = 48 ] ||
+			fail "upgrade.sh did not carry max_channels: $(cat /sys/module/cgpu_km/parameters/max_channels)"
+		echo 256 >/sys/module/cgpu_km/parameters/max_channels
 		grep -q "froze      1 container cgroup(s)" "$W/up" && grep -q "thawed     1 container cgroup(s)" "$W/up" ||
 			fail "upgrade.sh froze no container: $(cat "$W/up")"
 		[ "$(cat $P/version)" = "$(modinfo -F version "$NEXT_KO")" ] || fail "after upgrade.sh: version $(cat $P/version)"
@@ -537,7 +598,7 @@ for ver in 535.261.03 550.163.01; do
 		kill_it p1
 		echo 0 >"$CG2/cgroup.freeze"
 		echo "del 0 $ID2" >$P/inst_ctl
-		ok "$ver: upgrade.sh --hot under a program pressing on its budget: its cgroup frozen for the switch, not a byte uncharged; a paused container stays paused"
+		ok "$ver: upgrade.sh --hot under a program pressing on its budget: its cgroup frozen for the switch, not a byte uncharged; a paused container stays paused; max_channels carried"
 	fi
 	simdrv_unload
 	[ "$(state)" = "enforcement: off (driver unloaded)" ] || fail "after the driver's unload: $(state)"
@@ -579,7 +640,7 @@ for i in 1 2 3; do
 done
 [ "$(used)" = 0 ] || fail "after the churners the driver holds $(used)"
 simdrv_unload
-dmesg | grep -q "leaked" && fail "leak at unload"
+! grep -q "leaked" <<<"$(dmesg)" || fail "leak at unload"
 ok "5 loads and unloads of cgpu_km under three allocating processes"
 fi
 
@@ -588,7 +649,7 @@ fi
 simdrv_load gpus=2 mem_mib=1024 version=550.163.01
 insmod "$KO" enforce=1 nv_version=999.1 ngpus=2
 [ "$(state)" = "enforcement: off (driver 999.1 unknown)" ] || fail "unknown: $(state)"
-dmesg | grep -q "enforcement is OFF: NVIDIA driver 999.1 is not in the layout table" || fail "no log line"
+grep -q "enforcement is OFF: NVIDIA driver 999.1 is not in the layout table" <<<"$(dmesg)" || fail "no log line"
 container
 q=$("$KT" ops -c "$CG" open attach query 0)
 grep -q "^query OK gpu=0 .*uuid=0*$" <<<"$q" || fail "query while not enforcing: $q"

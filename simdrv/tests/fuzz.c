@@ -145,7 +145,9 @@ static void one_call(struct sd_file *f, struct input *in)
 	case 0: case 1: case 2: /* RM_ALLOC */
 		nr = SD_ESC_RM_ALLOC;
 		k = byte(in);
-		cls = k < 250 ? classes[k % 6] : u32(in);
+		/* 250 and 251: the channel classes (joined later: older seeds keep their meaning but for those two). */
+		cls = k < 250 ? classes[k % 6] : k == 250 ? SD_KEPLER_CHANNEL_GROUP_A :
+		      k == 251 ? SD_TURING_CHANNEL_GPFIFO_A : u32(in);
 		memset(&p, 0, sizeof(p));
 		p.hRoot = handle(in);
 		p.hObjectParent = handle(in);

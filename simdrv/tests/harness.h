@@ -203,26 +203,36 @@ static void add_bytes(void *sum, sd_u32 pid, sd_u64 bytes)
  * list of each GPU. */
 static void check_ledger(const struct sd_node *n)
 {
-	sd_u64 sum[SD_MAX_GPUS] = {0};
+	sd_u64 sum[SD_MAX_GPUS] = {0}, held[SD_MAX_GPUS] = {0};
 	const struct sd_client *c;
 	const struct sd_obj *o;
 	sd_u32 i;
 
-	/* Each memory once: under the object it is listed under, which names it. */
+	/*
+	 * Each memory once: under the object it is listed under, which names it; what the
+	 * channels hold is in the GPU's figure, in no process's.
+	 */
 	for (c = n->clients; c; c = c->next)
 		for (o = c->objs; o; o = o->next) {
 			REQUIRE(o->gpu < n->ngpus);
+			/* A channel's or group's own memory, and only theirs, of its size. */
+			REQUIRE((o->mem && o->mem->internal) ==
+				(o->cls == SD_KEPLER_CHANNEL_GROUP_A || o->cls == SD_TURING_CHANNEL_GPFIFO_A));
 			if (!o->mem)
 				continue;
+			REQUIRE(!o->mem->internal || o->mem->bytes ==
+				(o->cls == SD_KEPLER_CHANNEL_GROUP_A ? SD_GROUP_HELD : SD_CHANNEL_HELD));
 			REQUIRE(o->mem->refs >= 1 && o->mem->gpu < n->ngpus && o->mem->listed);
 			if (o->mem->listed == o)
 				sum[o->mem->gpu] += o->mem->bytes;
+			if (o->mem->listed == o && o->mem->internal)
+				held[o->mem->gpu] += o->mem->bytes;
 		}
 	for (i = 0; i < SD_MAX_GPUS; i++) {
 		sd_u64 listed = 0;
 
 		sd_gpu_clients(n, i, add_bytes, &listed);
-		REQUIRE(listed == n->used[i]);
+		REQUIRE(listed + held[i] == n->used[i]);
 		REQUIRE(sum[i] == n->used[i]);
 		REQUIRE(n->used[i] <= n->total[i]);
 	}

@@ -439,6 +439,69 @@ static void dups(unsigned long long mib)
 	held_until_killed();
 }
 
+/*
+ * Pairs of a channel group under device dev and a channel in it (handles base, base+1, ...,
+ * the four forms in turn) until max pairs or a refusal: the pairs made, *st the refusal.
+ */
+static unsigned int channel_pairs(unsigned int c, unsigned int dev, unsigned int base,
+				  unsigned int max, unsigned int *st)
+{
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	struct sd_channel_alloc_head ch = { 0 };
+	unsigned int n, h;
+
+	*st = SD_NV_OK;
+	for (n = 0; n < max; n++) {
+		h = base + 2 * n;
+		*st = alloc(n % 4, c, dev, &h, SD_KEPLER_CHANNEL_GROUP_A, &g);
+		if (*st != SD_NV_OK)
+			break;
+		h = base + 2 * n + 1;
+		*st = alloc((n + 1) % 4, c, base + 2 * n, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch);
+		if (*st != SD_NV_OK)
+			break;
+	}
+	return n;
+}
+
+/*
+ * Channels on GPU 0 after FILL MiB of video memory: pairs of a group and a channel in it
+ * under a second device until MAX pairs or a refusal; the last group's free (its channel
+ * with it) and a pair again; a duplicate of a group; the device's free (all its groups and
+ * channels) and pairs again under a third. Says what each step got and what the GPU holds.
+ */
+static void channels(unsigned int max, unsigned long long fill)
+{
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = fill * MiB };
+	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	unsigned int c, h, n, st, st2, r;
+	char a[32];
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	if (fill) {
+		h = 0x2000;
+		CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	}
+	h = 0x1100;
+	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	n = channel_pairs(c, 0x1100, 0x4000, max, &st);
+	printf("channels: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
+	if (n) {
+		CHECK(rmfree(c, 0x4000 + 2 * (n - 1)) == SD_NV_OK);
+		r = channel_pairs(c, 0x1100, 0x4000 + 2 * (n - 1), 1, &st2);
+		printf("refill: %u pair, status 0x%x\n", r, st2);
+	}
+	printf("dup group: %s\n", rm_dup(c, 0x1100, 0x3fff, c, 0x4000, a, sizeof(a)));
+	CHECK(rmfree(c, 0x1100) == SD_NV_OK);
+	h = 0x1200;
+	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	n = channel_pairs(c, 0x1200, 0x8000, max, &st);
+	printf("again: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
+	held_until_killed();
+}
+
 static void dupof(unsigned int csrc, unsigned int src)
 {
 	unsigned int c;
@@ -1284,6 +1347,8 @@ int main(int argc, char **argv)
 		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if (argc == 4 && !strcmp(argv[1], "uvmkeep"))
 		uvmkeep(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+	else if (argc == 4 && !strcmp(argv[1], "channels"))
+		channels(strtoul(argv[2], NULL, 10), strtoull(argv[3], NULL, 10));
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
 		uncharged();
 	else if (argc == 2 && !strcmp(argv[1], "uvm"))
@@ -1293,7 +1358,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N | rawalloc uvmlater MIB GO OUT | rawalloc uncharged\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N | rawalloc uvmlater MIB GO OUT | rawalloc uncharged | rawalloc channels MAX FILL\n");
 		return 2;
 	}
 	return 0;

@@ -192,6 +192,147 @@ static void test_alloc_tree(void)
 	REQUIRE(node.clients == NULL);
 }
 
+/* The kernel client's class query (GET_HANDLE_INFO on the client): status, *cls. */
+static sd_u32 kop_class(sd_u32 client, sd_u32 obj, sd_u32 index, sd_u64 *cls)
+{
+	struct sd_nv0000_get_handle_info hi = { .hObject = obj, .index = index };
+	struct sd_rmapi_ops ops = { .op = SD_NV04_CONTROL };
+
+	ops.params.control = (struct sd_nvos54){ .hClient = client, .hObject = client,
+		.cmd = SD_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO,
+		.params = (sd_u64)(unsigned long)&hi, .paramsSize = sizeof(hi) };
+	sd_kernel_op(&node, &henv, &ops);
+	*cls = hi.data;
+	return ops.params.control.status;
+}
+
+/*
+ * Channel groups and channels: the driver memory each holds is in the GPU's used figure
+ * and in no process's; their parents; a group's free takes its channels, and a device's
+ * free both; a GPU without room refuses; parameters as RM reads them.
+ */
+static void test_channels(void)
+{
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	struct sd_channel_alloc_head ch = { 0 };
+	struct sd_memory_alloc m = vidmem(2 * MiB);
+	struct sd_file ctl;
+	sd_u64 room;
+	sd_u32 h, c;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	gpu_open_mask = 1u << 2;
+	c = setup(&ctl, 0xc1e00010, 2);
+	h = 0x3000;
+	REQUIRE(alloc(&ctl, 0, c, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_OK);
+	REQUIRE(node.used[2] == SD_GROUP_HELD);
+	h = 0x3001;	/* in the group */
+	REQUIRE(alloc(&ctl, 1, c, 0x3000, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch, sizeof(ch)) == SD_NV_OK);
+	h = 0x3002;	/* under the device, in no group */
+	REQUIRE(alloc(&ctl, 0, c, 0x1000, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch, sizeof(ch)) == SD_NV_OK);
+	REQUIRE(node.used[2] == SD_GROUP_HELD + 2 * SD_CHANNEL_HELD);
+	h = 0x2000;
+	REQUIRE(alloc(&ctl, 0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	/* The process's figure is its memory alone (check_ledger checks the rest). */
+	{
+		sd_u64 listed = 0;
+
+		sd_gpu_clients(&node, 2, add_bytes, &listed);
+		REQUIRE(listed == 2 * MiB);
+	}
+	/* The kernel client asks an object's class by its handle. */
+	{
+		sd_u64 cls = 0;
+
+		REQUIRE(kop_class(c, 0x3000, SD_GET_HANDLE_INFO_INDEX_CLASSID, &cls) == SD_NV_OK &&
+			cls == SD_KEPLER_CHANNEL_GROUP_A);
+		REQUIRE(kop_class(c, 0x3001, SD_GET_HANDLE_INFO_INDEX_CLASSID, &cls) == SD_NV_OK &&
+			cls == SD_TURING_CHANNEL_GPFIFO_A);
+		REQUIRE(kop_class(c, 0x2000, SD_GET_HANDLE_INFO_INDEX_CLASSID, &cls) == SD_NV_OK &&
+			cls == SD_NV01_MEMORY_LOCAL_USER);
+		REQUIRE(kop_class(c, 0x7777, SD_GET_HANDLE_INFO_INDEX_CLASSID, &cls) == SD_NV_ERR_OBJECT_NOT_FOUND);
+		REQUIRE(kop_class(c, 0x3000, 1, &cls) == SD_NV_ERR_INVALID_ARGUMENT);
+		REQUIRE(kop_class(0x5555, 0x3000, SD_GET_HANDLE_INFO_INDEX_CLASSID, &cls) == SD_NV_ERR_INVALID_CLIENT);
+	}
+	/*
+	 * A group can be duplicated, under a device, and its duplicate keeps the group's
+	 * memory once the group's own handle and its channel are freed; a channel cannot.
+	 */
+	{
+		struct sd_nvos55 d = { .hClient = c, .hParent = 0x1001, .hObject = 0x3021,
+			.hClientSrc = c, .hObjectSrc = 0x3000 };
+		struct sd_channel_group_alloc g2 = g;
+
+		REQUIRE(ioc(&ctl, SD_ESC_RM_DUP_OBJECT, sizeof(d), &d) == SD_OK);
+		REQUIRE(d.status == SD_NV_ERR_INVALID_OBJECT_PARENT);
+		d.hParent = 0x1000;
+		d.hObjectSrc = 0x3001;
+		REQUIRE(ioc(&ctl, SD_ESC_RM_DUP_OBJECT, sizeof(d), &d) == SD_OK);
+		REQUIRE(d.status == SD_NV_ERR_INVALID_ARGUMENT);
+		h = 0x3030;
+		REQUIRE(alloc(&ctl, 0, c, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g2, sizeof(g2)) == SD_NV_OK);
+		h = 0x3031;
+		REQUIRE(alloc(&ctl, 0, c, 0x3030, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch, sizeof(ch)) == SD_NV_OK);
+		d.hObjectSrc = 0x3030;
+		REQUIRE(ioc(&ctl, SD_ESC_RM_DUP_OBJECT, sizeof(d), &d) == SD_OK);
+		REQUIRE(d.status == SD_NV_OK);
+		REQUIRE(rmfree(&ctl, c, 0x3030) == SD_NV_OK);
+		REQUIRE(rmfree(&ctl, c, 0x3031) == SD_NV_ERR_OBJECT_NOT_FOUND);
+		REQUIRE(node.used[2] == 2 * SD_GROUP_HELD + 2 * SD_CHANNEL_HELD + 2 * MiB);
+		REQUIRE(rmfree(&ctl, c, 0x3021) == SD_NV_OK);
+		REQUIRE(node.used[2] == SD_GROUP_HELD + 2 * SD_CHANNEL_HELD + 2 * MiB);
+	}
+	/* Parents: a group under a device only; a channel under a device or a group. */
+	h = 0x3010;
+	REQUIRE(alloc(&ctl, 0, c, 0x1001, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	REQUIRE(alloc(&ctl, 0, c, 0x3000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	REQUIRE(alloc(&ctl, 0, c, c, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	REQUIRE(alloc(&ctl, 0, c, 0x1001, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch, sizeof(ch)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	REQUIRE(alloc(&ctl, 0, c, 0x3001, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch, sizeof(ch)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	/* Memory is no child of a group, nor a duplicate under one. */
+	REQUIRE(alloc(&ctl, 0, c, 0x3000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	{
+		struct sd_nvos55 d = { .hClient = c, .hParent = 0x3000, .hObject = 0x3020,
+			.hClientSrc = c, .hObjectSrc = 0x2000 };
+
+		REQUIRE(ioc(&ctl, SD_ESC_RM_DUP_OBJECT, sizeof(d), &d) == SD_OK);
+		REQUIRE(d.status == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	}
+	/* The parameters are required, RM's size read. */
+	REQUIRE(alloc(&ctl, 0, c, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, NULL, 0) == SD_NV_ERR_INVALID_ARGUMENT);
+	REQUIRE(alloc(&ctl, 1, c, 0x1000, &h, SD_TURING_CHANNEL_GPFIFO_A, NULL, 0) == SD_NV_ERR_INVALID_ARGUMENT);
+	REQUIRE(node.used[2] == SD_GROUP_HELD + 2 * SD_CHANNEL_HELD + 2 * MiB);
+	/* The group's free takes its channel; the other channel stays. */
+	REQUIRE(rmfree(&ctl, c, 0x3000) == SD_NV_OK);
+	REQUIRE(rmfree(&ctl, c, 0x3001) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	REQUIRE(node.used[2] == SD_CHANNEL_HELD + 2 * MiB);
+	/* A GPU without room for a group's memory refuses it; a channel's fits. */
+	room = node.total[2] - node.used[2];
+	REQUIRE(room % (2 * MiB) >= SD_CHANNEL_HELD);
+	m = vidmem(room / (2 * MiB) * (2 * MiB));
+	h = 0x2001;
+	REQUIRE(alloc(&ctl, 0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
+	h = 0x3000;
+	REQUIRE(alloc(&ctl, 0, c, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_ERR_NO_MEMORY);
+	REQUIRE(alloc(&ctl, 0, c, 0x1000, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch, sizeof(ch)) == SD_NV_OK);
+	REQUIRE(rmfree(&ctl, c, 0x3000) == SD_NV_OK && rmfree(&ctl, c, 0x2001) == SD_NV_OK);
+	REQUIRE(alloc(&ctl, 0, c, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_OK);
+	/* The device's free takes all. */
+	REQUIRE(rmfree(&ctl, c, 0x1000) == SD_NV_OK && node.used[2] == 0);
+	h = 0x1000;
+	{
+		struct sd_nv0080_alloc d = { .deviceId = 2 };
+
+		REQUIRE(alloc(&ctl, 0, c, c, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	}
+	h = 0x3000;
+	REQUIRE(alloc(&ctl, 0, c, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_OK);
+	/* And the file's end, the client's. */
+	sd_file_release(&ctl);
+	REQUIRE(node.used[2] == 0 && node.clients == NULL);
+	gpu_open_mask = 0;
+}
+
 struct listed {
 	int n;
 	sd_u32 pid[4];
@@ -942,6 +1083,7 @@ int main(void)
 	test_register_fd();
 	test_dmabuf();
 	test_vaspace();
+	test_channels();
 	REQUIRE(live_allocs == 0);
 	printf("simdrv unit: all passed\n");
 	return 0;
