@@ -9,7 +9,8 @@ export PATH=$PATH:/usr/local/go/bin
 
 usage() {
 	cat >&2 <<EOT
-usage: install.sh [--restart-docker] [--prebuilt] [--built KO] [--enforce] [--sim-gpus N] [--sim-mem-mib MIB]
+usage: install.sh [--restart-docker] [--prebuilt] [--built KO] [--enforce [--max-channels N]]
+                  [--sim-gpus N] [--sim-mem-mib MIB]
        install.sh --uninstall [--restart-docker]
   As root: builds and installs docker cgpu, cgpu-runtime and libcgpu, builds cgpu_km through
   DKMS and loads it (now and at every boot) with the node's GPU count, and adds the cgpu
@@ -23,6 +24,8 @@ usage: install.sh [--restart-docker] [--prebuilt] [--built KO] [--enforce] [--si
                      kmod/ for the running kernel, instead of compiling the same sources
   --enforce          load cgpu_km with enforce=1: budgets charged at the NVIDIA driver's
                      ioctl entry (docs/kmod.md; off by default); says whether it is on
+  --max-channels N   with --enforce: channel groups and channels a limited container may
+                     hold per GPU, 0..16384 (0: no cap; default 256), now and at boot
   --sim-gpus N       simulated GPUs on a node without NVIDIA GPU (1..16, default 4);
                      refused on a node with NVIDIA's driver
   --sim-mem-mib MIB  memory of each simulated GPU (default 15109, a Tesla T4's)
@@ -31,7 +34,7 @@ EOT
 	exit 2
 }
 
-action=install restart=0 prebuilt=0 built= enforce=0 sim_gpus=4 sim_mem=15109 sim_asked=
+action=install restart=0 prebuilt=0 built= enforce=0 max_channels= sim_gpus=4 sim_mem=15109 sim_asked=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--uninstall) action=uninstall; shift ;;
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--prebuilt) prebuilt=1; shift ;;
 	--built) built=${2-}; shift 2 || usage ;;
 	--enforce) enforce=1; shift ;;
+	--max-channels) max_channels=${2-}; shift 2 || usage ;;
 	--sim-gpus) sim_gpus=${2-} sim_asked=$1; shift 2 || usage ;;
 	--sim-mem-mib) sim_mem=${2-} sim_asked=$1; shift 2 || usage ;;
 	*) usage ;;
@@ -48,6 +52,11 @@ done
 	{ echo "$me: --sim-gpus $sim_gpus: want 1..16" >&2; exit 2; }
 [[ "$sim_mem" =~ ^[1-9][0-9]{0,6}$ ]] || { echo "$me: --sim-mem-mib $sim_mem: want a number of MiB" >&2; exit 2; }
 [ -z "$built" ] && [ "$enforce" = 0 ] || [ "$action" = install ] || usage
+if [ -n "$max_channels" ]; then
+	[ "$enforce" = 1 ] || { echo "$me: --max-channels needs --enforce (it caps what enforce=1 counts)" >&2; exit 2; }
+	[[ "$max_channels" =~ ^(0|[1-9][0-9]{0,4})$ ]] && [ "$max_channels" -le 16384 ] ||
+		{ echo "$me: --max-channels $max_channels: want 0..16384 (0: no cap)" >&2; exit 2; }
+fi
 if [ -n "$built" ]; then
 	[ -f "$built" ] || { echo "$me: --built $built: no such file" >&2; exit 1; }
 	built=$(cd "$(dirname "$built")" && pwd)/$(basename "$built")
@@ -141,6 +150,20 @@ preflight() {
 loaded_opts() {
 	local e=/sys/module/$MOD/parameters/enforce
 	echo "ngpus=$(cat /sys/module/$MOD/parameters/ngpus)$([ ! -f $e ] || [ "$(cat $e)" = 0 ] || echo " enforce=1")"
+}
+
+# --max-channels on a loaded cgpu_km: a run-time setting, no reload (a fresh load takes
+# it from the boot options).
+set_max_channels() {
+	local p=/sys/module/$MOD/parameters/max_channels
+	[ -n "$max_channels" ] || return 0
+	[ -f $p ] || fail "the loaded cgpu_km has no max_channels parameter"
+	if [ "$(cat $p)" = "$max_channels" ]; then
+		say "  unchanged  max_channels=$max_channels"
+	else
+		echo "$max_channels" >$p || fail "cannot set max_channels=$max_channels"
+		say "  set        max_channels=$max_channels"
+	fi
 }
 
 # With --enforce: whether cgpu_km enforces at the NVIDIA driver's boundary, and if not, why.
@@ -324,8 +347,9 @@ install_module() {
 }
 
 boot_config() {
-	say "loading cgpu_km at boot with $modopts:"
-	echo "options $MOD $modopts" >"$work/modprobe.conf"
+	local opts="$modopts${max_channels:+ max_channels=$max_channels}"
+	say "loading cgpu_km at boot with $opts:"
+	echo "options $MOD $opts" >"$work/modprobe.conf"
 	put "$work/modprobe.conf" "$MODPROBE_CONF" 644
 	echo "$MOD" >"$work/modules-load.conf"
 	put "$work/modules-load.conf" "$MODLOAD_CONF" 644
@@ -340,6 +364,7 @@ load_module() {
 			say "  unchanged  cgpu_km $(cat $PROC/version) is loaded with $modopts"
 			[ "$(cat /sys/module/$MOD/srcversion)" = "$(modinfo -F srcversion $MOD)" ] ||
 				say "  note: the loaded cgpu_km is not the one DKMS installed; upgrade.sh replaces it"
+			set_max_channels
 			say_enforcement
 			return
 		fi

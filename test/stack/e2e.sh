@@ -261,11 +261,29 @@ section "two GPUs: the stand-in's nodes in containers, raw allocations through t
 # As on a node whose stand-in is nvidia alone (installed before nvidia-uvm was a module
 # of its own): the reload takes what is loaded and loads both.
 is "nvidia_uvm unloaded by hand" rmmod nvidia_uvm
+# A bad channel cap is refused before anything changes.
+./install.sh --prebuilt --sim-gpus 2 --enforce --max-channels 16385 >"$W/out" 2>&1
+eq "install.sh --max-channels 16385: exit status, and why" "$? $(cat "$W/out")" \
+	"2 install.sh: --max-channels 16385: want 0..16384 (0: no cap)"
+./install.sh --prebuilt --sim-gpus 2 --max-channels 64 >"$W/out" 2>&1
+eq "install.sh --max-channels without --enforce" "$? $(cat "$W/out")" \
+	"2 install.sh: --max-channels needs --enforce (it caps what enforce=1 counts)"
+eq "nothing changed" "$(cat /etc/modprobe.d/cgpu_km.conf) $(cat /sys/module/cgpu_km/parameters/max_channels)" \
+	"options cgpu_km ngpus=1 enforce=1 256"
 s=$(date +%s)
-./install.sh --prebuilt --sim-gpus 2 --enforce >"$W/out" 2>&1
+./install.sh --prebuilt --sim-gpus 2 --enforce --max-channels 64 >"$W/out" 2>&1
 rc=$?
-grep -E 'stand-in|nvidia|enforc|FAILED' "$W/out" | sed 's/^/  | /'
-eq "install.sh --sim-gpus 2 --enforce ($(($(date +%s) - s))s)" "$rc" 0
+grep -E 'stand-in|nvidia|enforc|channels|FAILED' "$W/out" | sed 's/^/  | /'
+eq "install.sh --sim-gpus 2 --enforce --max-channels 64 ($(($(date +%s) - s))s)" "$rc" 0
+eq "the cap, now and at boot" "$(cat /sys/module/cgpu_km/parameters/max_channels) / $(cat /etc/modprobe.d/cgpu_km.conf)" \
+	"64 / options cgpu_km ngpus=2 enforce=1 max_channels=64"
+eq "and in the enforcement file" "$(sed -n 's/^channel cap: //p' $P/enforcement)" 64
+# The same node again with another cap: set on the loaded module, no reload.
+./install.sh --prebuilt --sim-gpus 2 --enforce --max-channels 32 >"$W/out" 2>&1
+eq "install.sh --max-channels 32 on the loaded module: exit status, what it did" \
+	"$? $(grep -c 'loaded     cgpu_km' "$W/out") $(grep -c 'set        max_channels=32' "$W/out")" "0 0 1"
+eq "the new cap, now and at boot" "$(cat /sys/module/cgpu_km/parameters/max_channels) / $(cat /etc/modprobe.d/cgpu_km.conf)" \
+	"32 / options cgpu_km ngpus=2 enforce=1 max_channels=32"
 eq "the stand-in reloaded" "$(cat /sys/module/nvidia/parameters/gpus) / $(cat /etc/modprobe.d/cgpu-sim.conf)" "2 / options nvidia gpus=2 mem_mib=15109"
 is "with nvidia_uvm loaded again" test -e /sys/module/nvidia/holders/nvidia_uvm
 eq "its nodes" "$(nodes)" "$(uvm)$GPU0$GPU1$CTL"
