@@ -266,13 +266,40 @@ struct nva_nv0041_get_surface_info {
 	u64 surfaceInfoList;
 };
 
-/* NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO on a client: the class of one of its objects. */
+/* NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO on a client: the class or parent of one of its objects. */
 #define NVA_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO	0xd02
+#define NVA_GET_HANDLE_INFO_INDEX_PARENT		1
 #define NVA_GET_HANDLE_INFO_INDEX_CLASSID		2
 struct nva_nv0000_get_handle_info {
 	u32 hObject;
 	u32 index;
 	u64 data;
+};
+
+/*
+ * Which GPU a device or subdevice is on, by handle: a device's subdevice 0, a
+ * subdevice's GPU id, and that id's device instance (on a client), the number
+ * NV0080_ALLOC_PARAMETERS.deviceId names.
+ */
+#define NVA_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE	0x800293
+struct nva_nv0080_find_subdevice {
+	u32 subDeviceInst;
+	u32 hSubDevice;
+};
+#define NVA_NV2080_CTRL_CMD_GPU_GET_ID			0x20800142
+struct nva_nv2080_get_id {
+	u32 gpuId;
+};
+#define NVA_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2		0x205
+struct nva_nv0000_get_id_info_v2 {
+	u32 gpuId;
+	u32 gpuFlags;
+	u32 deviceInstance;
+	u32 subDeviceInstance;
+	u32 sliStatus;
+	u32 boardId;
+	u32 gpuInstance;
+	s32 numaId;
 };
 
 static_assert(sizeof(struct nva_nvos21) == 32);

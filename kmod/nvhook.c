@@ -675,9 +675,22 @@ static void nvh_op_end(struct nvh_file *rec)
  * one after the other on one stack the same way, and a stack of its own for each
  * question would be an allocation on every limited allocation.
  *
- * nvh_rm_surface: the driver's own figure for memory object (client, handle), its
- * bytes and whether in video memory.
+ * nvh_rm_control: one control on object of client, its parameters here: 0, or -EIO when
+ * the driver refused it.
  */
+static int nvh_rm_control(void *sp, u32 client, u32 object, u32 cmd, void *params, u32 size)
+{
+	struct nva_rmapi_ops ops = { .op = NVA_NV04_CONTROL };
+
+	ops.params.control = (struct nva_nvos54){
+		.hClient = client, .hObject = object, .cmd = cmd,
+		.params = (u64)(unsigned long)params, .paramsSize = size,
+	};
+	nvh.rm.op(sp, &ops);
+	return ops.params.control.status == NVA_NV_OK ? 0 : -EIO;
+}
+
+/* The driver's own figure for memory object (client, handle): its bytes, whether in video memory. */
 static int nvh_rm_surface(void *sp, u32 client, u32 handle, u64 *bytes, bool *vidmem)
 {
 	struct nva_nv0041_surface_info list[2] = {
@@ -688,36 +701,63 @@ static int nvh_rm_surface(void *sp, u32 client, u32 handle, u64 *bytes, bool *vi
 		.surfaceInfoListSize = ARRAY_SIZE(list),
 		.surfaceInfoList = (u64)(unsigned long)list,
 	};
-	struct nva_rmapi_ops ops = { .op = NVA_NV04_CONTROL };
 
-	ops.params.control = (struct nva_nvos54){
-		.hClient = client, .hObject = handle, .cmd = NVA_NV0041_CTRL_CMD_GET_SURFACE_INFO,
-		.params = (u64)(unsigned long)&gp, .paramsSize = sizeof(gp),
-	};
-	nvh.rm.op(sp, &ops);
-	if (ops.params.control.status != NVA_NV_OK)
+	if (nvh_rm_control(sp, client, handle, NVA_NV0041_CTRL_CMD_GET_SURFACE_INFO, &gp, sizeof(gp)))
 		return -EIO;
 	*bytes = (u64)list[0].data * NVA_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE;
 	*vidmem = list[1].data == NVA_ADDR_SPACE_TYPE_VIDMEM;
 	return 0;
 }
 
-/* The driver's own word on the class of object (client, handle), by its handle. */
+/* The driver's own word on object (client, handle): its class or its parent (index). */
+static int nvh_rm_handle_info(void *sp, u32 client, u32 handle, u32 index, u32 *out)
+{
+	struct nva_nv0000_get_handle_info hi = { .hObject = handle, .index = index };
+
+	if (nvh_rm_control(sp, client, client, NVA_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO,
+			   &hi, sizeof(hi)))
+		return -EIO;
+	*out = (u32)hi.data;
+	return 0;
+}
+
 static int nvh_rm_class(void *sp, u32 client, u32 handle, u32 *cls)
 {
-	struct nva_nv0000_get_handle_info hi = {
-		.hObject = handle, .index = NVA_GET_HANDLE_INFO_INDEX_CLASSID,
-	};
-	struct nva_rmapi_ops ops = { .op = NVA_NV04_CONTROL };
+	return nvh_rm_handle_info(sp, client, handle, NVA_GET_HANDLE_INFO_INDEX_CLASSID, cls);
+}
 
-	ops.params.control = (struct nva_nvos54){
-		.hClient = client, .hObject = client, .cmd = NVA_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO,
-		.params = (u64)(unsigned long)&hi, .paramsSize = sizeof(hi),
-	};
-	nvh.rm.op(sp, &ops);
-	if (ops.params.control.status != NVA_NV_OK)
+/*
+ * Which GPU device or subdevice (client, handle) is on, as the driver knows it: the
+ * subdevice's GPU id (a device's subdevice 0, which the driver finds), and that id's
+ * device instance, the number NV0080_ALLOC_PARAMETERS.deviceId names and cgpu_km's GPUs
+ * are numbered by. *cls and *parent: the object's class and parent. -ENOENT for a
+ * device with no subdevice yet, -EINVAL for another class, -EIO where the driver would
+ * not say.
+ */
+static int nvh_rm_gpu_of(void *sp, u32 client, u32 handle, u32 *cls, u32 *parent, u32 *gpu)
+{
+	struct nva_nv0080_find_subdevice fs = { .subDeviceInst = 0 };
+	struct nva_nv0000_get_id_info_v2 ii = {};
+	struct nva_nv2080_get_id id = {};
+	u32 sub = handle;
+
+	if (nvh_rm_class(sp, client, handle, cls) ||
+	    nvh_rm_handle_info(sp, client, handle, NVA_GET_HANDLE_INFO_INDEX_PARENT, parent))
 		return -EIO;
-	*cls = (u32)hi.data;
+	if (*cls != NVA_NV01_DEVICE_0 && *cls != NVA_NV20_SUBDEVICE_0)
+		return -EINVAL;
+	if (*cls == NVA_NV01_DEVICE_0) {
+		if (nvh_rm_control(sp, client, handle, NVA_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE,
+				   &fs, sizeof(fs)))
+			return -ENOENT;
+		sub = fs.hSubDevice;
+	}
+	if (nvh_rm_control(sp, client, sub, NVA_NV2080_CTRL_CMD_GPU_GET_ID, &id, sizeof(id)))
+		return -EIO;
+	ii.gpuId = id.gpuId;
+	if (nvh_rm_control(sp, client, client, NVA_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &ii, sizeof(ii)))
+		return -EIO;
+	*gpu = ii.deviceInstance;
 	return 0;
 }
 
@@ -834,6 +874,87 @@ static void nvh_record(struct nvh_file *rec, struct nvh_obj *o)
 }
 
 /*
+ * Records o (its place taken) as the object RM_ALLOC c made: kind, on gpu; a memory
+ * line's slot and bytes, a channel's slot.
+ */
+static void nvh_record_made(const struct nvh_call *c, struct nvh_file *rec, struct nvh_obj *o,
+			    enum nvh_kind kind, u32 gpu, struct cgpu_slot *slot, u64 bytes)
+{
+	struct nva_nvos21 *p = c->data;
+
+	o->client = p->hRoot;
+	o->handle = p->hObjectNew;
+	o->parent = p->hObjectParent;
+	o->gpu = gpu;
+	o->kind = kind;
+	o->rec = kind == NVH_MEMORY ? rec : NULL;
+	o->slot = slot;
+	o->bytes = bytes;
+	mutex_lock(&rec->lock);
+	nvh_record(rec, o);
+	mutex_unlock(&rec->lock);
+}
+
+/*
+ * Lines for device or subdevice (client, handle), which the driver has and cgpu_km did
+ * not see made (made before cgpu_km attached, or before a hot update, whose records are
+ * not carried), so that a process running since goes on allocating under it: its GPU is
+ * the driver's own answer, asked by handle (nvh_rm_gpu_of). Asked only once the driver
+ * has taken the handle as the parent of a new object of the caller's: its client is then
+ * the caller's, and what cgpu_km asks of a client the caller named is never told back
+ * but by RM's own answers. A subdevice's device is recorded with it (a device is a child
+ * of its client), so that the device's free drops both. A device with no subdevice, whose
+ * GPU the driver cannot say, is recorded on no GPU: what is made under it is refused
+ * before the driver runs, and only its first allocation takes nvh_alloc_late's way. The
+ * GPU, or NVH_GPU_NONE.
+ */
+static u32 nvh_adopt(const struct nvh_call *c, struct nvh_file *rec, u32 client, u32 handle)
+{
+	struct nvh_obj *dev, *sub = NULL;
+	u32 cls, parent, gpu, hdev;
+	int err;
+
+	err = nvh_rm_gpu_of(c->sp, client, handle, &cls, &parent, &gpu);
+	if (err == -ENOENT)
+		gpu = NVH_GPU_NONE;
+	else if (err)
+		return NVH_GPU_NONE;
+	hdev = cls == NVA_NV01_DEVICE_0 ? handle : parent;
+	dev = cgpu_zalloc(sizeof(*dev));
+	if (cls == NVA_NV20_SUBDEVICE_0)
+		sub = cgpu_zalloc(sizeof(*sub));
+	mutex_lock(&rec->lock);
+	if (dev && !nvh_lines(rec, client, hdev) && nvh_take_place_locked(rec)) {
+		*dev = (struct nvh_obj){ .client = client, .handle = hdev, .parent = client,
+					 .gpu = gpu, .kind = NVH_DEVICE };
+		nvh_record(rec, dev);
+		dev = NULL;
+	} else if (gpu != NVH_GPU_NONE) {
+		/* Recorded on no GPU while it had no subdevice: its subdevice says it now. */
+		struct nvh_obj *d = nvh_parent(rec, client, hdev);
+
+		if (d && d->kind == NVH_DEVICE && d->gpu == NVH_GPU_NONE)
+			d->gpu = gpu;
+	}
+	if (sub && !nvh_lines(rec, client, handle) && nvh_take_place_locked(rec)) {
+		*sub = (struct nvh_obj){ .client = client, .handle = handle, .parent = hdev,
+					 .gpu = gpu, .kind = NVH_SUBDEVICE };
+		nvh_record(rec, sub);
+		sub = NULL;
+	}
+	mutex_unlock(&rec->lock);
+	cgpu_free(dev);
+	cgpu_free(sub);
+	if (gpu == NVH_GPU_NONE)
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: device 0x%x of client 0x%x, made before cgpu_km attached, has no subdevice: on no GPU, nothing under it stands\n",
+				    task_tgid_nr(current), hdev, client);
+	else
+		pr_info_ratelimited("cgpu_km: enforce: pid %d: device 0x%x of client 0x%x, made before cgpu_km attached, is on GPU %u (the driver says): followed from here on\n",
+				    task_tgid_nr(current), hdev, client, gpu);
+	return gpu;
+}
+
+/*
  * NV01_DEVICE_0 and NV20_SUBDEVICE_0: which GPU the objects under them are on. A device
  * is made for NV0080_ALLOC_PARAMETERS.deviceId (its first field, in the caller's memory,
  * read once before the call); a subdevice is on its parent device's GPU. One not tracked
@@ -845,19 +966,38 @@ static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 	struct nva_nvos21 *p = c->data;
 	u32 gpu = NVH_GPU_NONE, st;
 	struct nvh_obj *o, *par;
+	bool late = false;
 
 	if (p->hClass == NVA_NV01_DEVICE_0) {
-		if (p->pAllocParms && get_user(gpu, (u32 __user *)u64_to_user_ptr(p->pAllocParms)))
-			gpu = NVH_GPU_NONE;
+		/*
+		 * A device whose GPU cannot be read is not made in a container: no line would
+		 * name it, and what is made under it would take nvh_alloc_late's way each time.
+		 */
+		if (!p->pAllocParms || get_user(gpu, (u32 __user *)u64_to_user_ptr(p->pAllocParms))) {
+			/* A log line of its own (nvh_refuse's is shared, and its rate spent sooner). */
+			pr_warn_ratelimited("cgpu_km: enforce: pid %d: device %s (its GPU unknown) refused in a container\n",
+					    task_tgid_nr(current), p->pAllocParms ? "whose parameters cannot be read" :
+					    "without parameters");
+			return nvh_answer(nvh_alloc_status(c), p->pAllocParms ? NVA_ERR_INVALID_ADDRESS :
+					  NVA_ERR_INVALID_ARGUMENT);
+		}
 	} else {
 		mutex_lock(&rec->lock);
 		par = nvh_parent(rec, p->hRoot, p->hObjectParent);
 		if (par && par->kind == NVH_DEVICE)
 			gpu = par->gpu;
+		/* Not seen made, or recorded on no GPU (nvh_adopt): its subdevice will say. */
+		late = par ? par->kind == NVH_DEVICE && gpu == NVH_GPU_NONE :
+			!nvh_lines(rec, p->hRoot, p->hObjectParent);
 		mutex_unlock(&rec->lock);
 	}
-	if (gpu == NVH_GPU_NONE)
-		return nvh_orig(c);
+	if (gpu == NVH_GPU_NONE) {
+		st = nvh_orig(c);
+		/* A subdevice of a device made before cgpu_km attached: both followed from here. */
+		if (late && st == NVA_NV_OK && *nvh_alloc_status(c) == NVA_NV_OK)
+			nvh_adopt(c, rec, p->hRoot, p->hObjectNew);
+		return st;
+	}
 	o = cgpu_zalloc(sizeof(*o));
 	if (!o || !nvh_take_place(rec)) {
 		if (o)
@@ -870,31 +1010,88 @@ static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 		cgpu_free(o);
 		return st;
 	}
-	o->client = p->hRoot;
-	o->handle = p->hObjectNew;
-	o->parent = p->hObjectParent;
-	o->gpu = gpu;
-	o->kind = p->hClass == NVA_NV01_DEVICE_0 ? NVH_DEVICE : NVH_SUBDEVICE;
-	mutex_lock(&rec->lock);
-	nvh_record(rec, o);
-	mutex_unlock(&rec->lock);
+	nvh_record_made(c, rec, o, p->hClass == NVA_NV01_DEVICE_0 ? NVH_DEVICE : NVH_SUBDEVICE,
+			gpu, NULL, 0);
 	return st;
 }
 
 /*
  * An allocation the driver made that cannot stand (over the budget once its true size is
- * known, or of a size the driver would not tell): freed in the driver at once, and the
- * caller told NV_ERR_NO_MEMORY, as if the driver had refused it.
+ * known, of a size the driver would not tell, past the channel cap, under a parent on no
+ * GPU the container has): freed in the driver at once, and the caller told code
+ * (NV_ERR_NO_MEMORY, or NV_ERR_NO_FREE_FIFOS for a channel), as if the driver had
+ * refused it.
  */
-static u32 nvh_take_back(const struct nvh_call *c, const char *why, u64 bytes)
+static u32 nvh_take_back(const struct nvh_call *c, u32 code, const char *why, u64 bytes)
 {
 	struct nva_nvos21 *p = c->data;
 	u32 st = nvh_rm_free_obj(c->sp, p->hRoot, p->hObjectParent, p->hObjectNew);
 
-	pr_warn_ratelimited("cgpu_km: enforce: pid %d: video memory object 0x%x (%llu bytes) %s: freed (driver status 0x%x), NV_ERR_NO_MEMORY\n",
-			    task_tgid_nr(current), p->hObjectNew, bytes, why, st);
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: object 0x%x of class 0x%x (%llu bytes) %s: freed (driver status 0x%x), status 0x%x\n",
+			    task_tgid_nr(current), p->hObjectNew, p->hClass, bytes, why, st, code);
 	atomic64_inc(&nvh.taken_back);
-	return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
+	return nvh_answer(nvh_alloc_status(c), code);
+}
+
+/*
+ * A limited allocation (memory or channel) under a parent cgpu_km did not see made: the
+ * driver runs first (its answer is RM's own for a client or parent that is not the
+ * caller's), then the parent it took gets its lines and GPU from the driver
+ * (nvh_adopt), and the new object is charged or counted there after the fact: freed and
+ * refused past the budget or the cap, or on no GPU the container has. What follows under
+ * that parent takes the usual way. Only a process that ran through a hot update or from
+ * before cgpu_km attached comes here, so the memory it asks for may be held a moment
+ * before it is found past the budget and freed.
+ */
+static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
+{
+	struct nva_nvos21 *p = c->data;
+	bool memory = p->hClass == NVA_NV01_MEMORY_LOCAL_USER, vidmem;
+	u32 code = memory ? NVA_ERR_NO_MEMORY : NVA_ERR_NO_FREE_FIFOS;
+	unsigned int max = READ_ONCE(max_channels);
+	struct cgpu_slot *slot = NULL;
+	u64 got = 0, used, memsize;
+	struct nvh_obj *o;
+	u32 gpu, st;
+
+	o = cgpu_zalloc(sizeof(*o));
+	if (!o || !nvh_take_place(rec)) {
+		cgpu_free(o);
+		return nvh_answer(nvh_alloc_status(c), code);
+	}
+	st = nvh_orig(c);
+	if (st != NVA_NV_OK || *nvh_alloc_status(c) != NVA_NV_OK)
+		goto undo;
+	gpu = nvh_adopt(c, rec, p->hRoot, p->hObjectParent);
+	if (gpu != NVH_GPU_NONE)
+		slot = cgpu_slot_of(rec->att, gpu);
+	if (!slot) {
+		st = nvh_take_back(c, code, "under a parent on no GPU the container has a budget on", 0);
+		goto undo;
+	}
+	if (memory) {
+		if (nvh_rm_surface(c->sp, p->hRoot, p->hObjectNew, &got, &vidmem)) {
+			st = nvh_take_back(c, code, "of a size the driver would not tell", 0);
+			goto undo;
+		}
+		if (!vidmem)
+			got = 0;
+		if (got && cgpu_ledger_charge(slot, got, &used, &memsize)) {
+			st = nvh_take_back(c, code, "over the budget once the driver had made it", got);
+			goto undo;
+		}
+	} else if (cgpu_ledger_chan_take(slot->inst, max)) {
+		atomic64_inc(&nvh.channels_refused);
+		st = nvh_take_back(c, code, "past max_channels", 0);
+		goto undo;
+	}
+	nvh_record_made(c, rec, o, memory ? NVH_MEMORY : NVH_CHANNEL, gpu, slot, got);
+	return st;
+
+undo:
+	nvh_give_place(rec);
+	cgpu_free(o);
+	return st;
 }
 
 /*
@@ -912,7 +1109,7 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 	struct cgpu_slot *slot = NULL;
 	u32 gpu = NVH_GPU_NONE, st;
 	struct nvh_obj *o, *par;
-	bool vidmem, placed;
+	bool vidmem, placed, late;
 
 	/* The size asked, once; answered as the driver answers parameters it cannot read. */
 	if (!p->pAllocParms)
@@ -935,13 +1132,18 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 		gpu = par->gpu;
 		slot = cgpu_slot_of(rec->att, gpu);
 	}
+	late = !par && !nvh_lines(rec, p->hRoot, p->hObjectParent);
 	placed = slot && nvh_take_place_locked(rec);
 	mutex_unlock(&rec->lock);
-	if (!slot)	/* none known, or no budget there for this container */
+	if (late) {
+		cgpu_free(o);
+		return nvh_alloc_late(c, rec);
+	}
+	if (!slot)	/* no budget there for this container, or a parent of two lines */
 		pr_warn_ratelimited("cgpu_km: enforce: pid %d: video memory under %s (parent 0x%x) refused\n",
 				    task_tgid_nr(current),
 				    gpu != NVH_GPU_NONE ? "a GPU the container has no budget on" :
-				    "a device cgpu_km did not see made",
+				    "a parent whose GPU is not known",
 				    p->hObjectParent);
 	if (!placed) {
 		cgpu_free(o);
@@ -959,28 +1161,18 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 
 	/* What the driver holds for the new object, by its handle from the kernel copy. */
 	if (nvh_rm_surface(c->sp, p->hRoot, p->hObjectNew, &got, &vidmem)) {
-		st = nvh_take_back(c, "of a size the driver would not tell", want);
+		st = nvh_take_back(c, NVA_ERR_NO_MEMORY, "of a size the driver would not tell", want);
 		goto undo;
 	}
 	if (!vidmem)
 		got = 0;
 	if (got > est && cgpu_ledger_charge(slot, got - est, &used, &memsize)) {
-		st = nvh_take_back(c, "over the budget once the driver had made it", got);
+		st = nvh_take_back(c, NVA_ERR_NO_MEMORY, "over the budget once the driver had made it", got);
 		goto undo;
 	}
 	if (got < est)
 		cgpu_ledger_uncharge(slot, est - got, &used, &memsize);
-	o->client = p->hRoot;
-	o->handle = p->hObjectNew;
-	o->parent = p->hObjectParent;
-	o->gpu = gpu;
-	o->kind = NVH_MEMORY;
-	o->rec = rec;
-	o->slot = slot;
-	o->bytes = got;
-	mutex_lock(&rec->lock);
-	nvh_record(rec, o);
-	mutex_unlock(&rec->lock);
+	nvh_record_made(c, rec, o, NVH_MEMORY, gpu, slot, got);
 	return st;
 
 undo:
@@ -1032,7 +1224,7 @@ static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
 	struct cgpu_slot *slot = NULL;
 	struct nvh_obj *o, *par;
 	u32 gpu = NVH_GPU_NONE, st;
-	bool placed;
+	bool placed, late;
 
 	o = cgpu_zalloc(sizeof(*o));
 	if (!o)
@@ -1043,13 +1235,18 @@ static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
 		gpu = par->gpu;
 		slot = cgpu_slot_of(rec->att, gpu);
 	}
+	late = !par && !nvh_lines(rec, p->hRoot, p->hObjectParent);
 	placed = slot && nvh_take_place_locked(rec);
 	mutex_unlock(&rec->lock);
+	if (late) {
+		cgpu_free(o);
+		return nvh_alloc_late(c, rec);
+	}
 	if (!placed) {
 		cgpu_free(o);
 		if (!slot)
 			return nvh_refuse(nvh_alloc_status(c), NVA_ERR_NO_FREE_FIFOS,
-					  "channel under a parent cgpu_km did not see made, or on a GPU the container has no budget on, class",
+					  "channel under a parent whose GPU is not known, or on a GPU the container has no budget on, class",
 					  p->hClass);
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
@@ -1068,15 +1265,7 @@ static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
 		cgpu_free(o);
 		return st;
 	}
-	o->client = p->hRoot;
-	o->handle = p->hObjectNew;
-	o->parent = p->hObjectParent;
-	o->gpu = gpu;
-	o->kind = NVH_CHANNEL;
-	o->slot = slot;
-	mutex_lock(&rec->lock);
-	nvh_record(rec, o);
-	mutex_unlock(&rec->lock);
+	nvh_record_made(c, rec, o, NVH_CHANNEL, gpu, slot, 0);
 	return st;
 }
 

@@ -412,6 +412,33 @@ SURFACE_INFO(NVA, nva);
 	     offsetof(NV0000_CTRL_CLIENT_GET_HANDLE_INFO_PARAMS, data.iResult))
 HANDLE_INFO(SD, sd);
 HANDLE_INFO(NVA, nva);
+/* A device's GPU, by handle, in both copies. */
+#include "ctrl/ctrl0080/ctrl0080gpu.h"
+#include "ctrl/ctrl2080/ctrl2080gpu.h"
+#include "ctrl/ctrl0000/ctrl0000gpu.h"
+#define GPU_OF(PRE, pre) \
+	SAME(PRE##_GET_HANDLE_INFO_INDEX_PARENT, NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO_INDEX_PARENT); \
+	SAME(offsetof(struct pre##_nv0000_get_handle_info, data), \
+	     offsetof(NV0000_CTRL_CLIENT_GET_HANDLE_INFO_PARAMS, data.hResult)); \
+	SAME(PRE##_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE, NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE); \
+	SAME_SIZE(pre##_nv0080_find_subdevice, NV0080_CTRL_GPU_FIND_SUBDEVICE_HANDLE_PARAM); \
+	SAME_FIELD(pre##_nv0080_find_subdevice, NV0080_CTRL_GPU_FIND_SUBDEVICE_HANDLE_PARAM, subDeviceInst); \
+	SAME_FIELD(pre##_nv0080_find_subdevice, NV0080_CTRL_GPU_FIND_SUBDEVICE_HANDLE_PARAM, hSubDevice); \
+	SAME(PRE##_NV2080_CTRL_CMD_GPU_GET_ID, NV2080_CTRL_CMD_GPU_GET_ID); \
+	SAME_SIZE(pre##_nv2080_get_id, NV2080_CTRL_GPU_GET_ID_PARAMS); \
+	SAME_FIELD(pre##_nv2080_get_id, NV2080_CTRL_GPU_GET_ID_PARAMS, gpuId); \
+	SAME(PRE##_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2); \
+	SAME_SIZE(pre##_nv0000_get_id_info_v2, NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS); \
+	SAME_FIELD(pre##_nv0000_get_id_info_v2, NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS, gpuId); \
+	SAME_FIELD(pre##_nv0000_get_id_info_v2, NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS, gpuFlags); \
+	SAME_FIELD(pre##_nv0000_get_id_info_v2, NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS, deviceInstance); \
+	SAME_FIELD(pre##_nv0000_get_id_info_v2, NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS, subDeviceInstance); \
+	SAME_FIELD(pre##_nv0000_get_id_info_v2, NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS, sliStatus); \
+	SAME_FIELD(pre##_nv0000_get_id_info_v2, NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS, boardId); \
+	SAME_FIELD(pre##_nv0000_get_id_info_v2, NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS, gpuInstance); \
+	SAME_FIELD(pre##_nv0000_get_id_info_v2, NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS, numaId)
+GPU_OF(SD, sd);
+GPU_OF(NVA, nva);
 SAME(NVA_NV01_FREE, NV01_FREE);
 SAME(NVA_NV04_CONTROL, NV04_CONTROL);
 SAME_SIZE(nva_rmapi_ops, nvidia_kernel_rmapi_ops_t);

@@ -511,8 +511,35 @@ struct sd_nv0041_get_surface_info {
 	sd_u64 surfaceInfoList;
 };
 
-/* NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO on a client (ctrl0000client.h): an object's class. */
+/*
+ * Which GPU a device or subdevice is on, asked by handle: a device's subdevice
+ * (ctrl0080gpu.h), a subdevice's GPU id (ctrl2080gpu.h), and that id's device instance
+ * (ctrl0000gpu.h, on a client), the number NV0080_ALLOC_PARAMETERS.deviceId names.
+ */
+#define SD_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE	0x800293
+struct sd_nv0080_find_subdevice {
+	sd_u32 subDeviceInst;
+	sd_u32 hSubDevice;
+};
+#define SD_NV2080_CTRL_CMD_GPU_GET_ID			0x20800142
+struct sd_nv2080_get_id {
+	sd_u32 gpuId;
+};
+#define SD_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2		0x205
+struct sd_nv0000_get_id_info_v2 {
+	sd_u32 gpuId;
+	sd_u32 gpuFlags;
+	sd_u32 deviceInstance;
+	sd_u32 subDeviceInstance;
+	sd_u32 sliStatus;
+	sd_u32 boardId;
+	sd_u32 gpuInstance;
+	sd_s32 numaId;
+};
+
+/* NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO on a client (ctrl0000client.h): an object's class or parent. */
 #define SD_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO	0xd02
+#define SD_GET_HANDLE_INFO_INDEX_PARENT		1
 #define SD_GET_HANDLE_INFO_INDEX_CLASSID		2
 struct sd_nv0000_get_handle_info {
 	sd_u32 hObject;

@@ -1085,16 +1085,25 @@ enum sd_rc sd_entry(struct sd_file *f, const struct sd_env *env, sd_u32 nr, sd_u
 	return rc;
 }
 
+/*
+ * A control's parameters in kernel memory, of the command's own size: NULL if they are
+ * not (RM's NV_ERR_INVALID_PARAM_STRUCT).
+ */
+static void *ctl_params(const struct sd_nvos54 *ctl, sd_u32 size)
+{
+	return ctl->params && ctl->paramsSize == size ? (void *)(unsigned long)ctl->params : 0;
+}
+
 /* NV0041_CTRL_CMD_GET_SURFACE_INFO (memCtrlCmdGetSurfaceInfoLvm): stops at the first bad index. */
 static sd_u32 surface_info(const struct sd_obj *o, struct sd_nvos54 *c)
 {
-	struct sd_nv0041_get_surface_info *p = (void *)(unsigned long)c->params;
+	struct sd_nv0041_get_surface_info *p = ctl_params(c, sizeof(*p));
 	struct sd_nv0041_surface_info *list;
 	sd_u32 i;
 
 	if (o->cls != SD_NV01_MEMORY_LOCAL_USER)
 		return SD_NV_ERR_NOT_SUPPORTED;
-	if (!p || c->paramsSize != sizeof(*p))
+	if (!p)
 		return SD_NV_ERR_INVALID_PARAM_STRUCT;
 	list = (void *)(unsigned long)p->surfaceInfoList;
 	if (!p->surfaceInfoListSize || !list)
@@ -1114,27 +1123,111 @@ static sd_u32 surface_info(const struct sd_obj *o, struct sd_nvos54 *c)
 	return SD_NV_OK;
 }
 
-/* NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO (cliresCtrlCmdClientGetHandleInfo): the class only. */
+/*
+ * NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO (cliresCtrlCmdClientGetHandleInfo): an object's
+ * class or parent (0 for a child of the client itself).
+ */
 static sd_u32 handle_info(const struct sd_client *c, struct sd_nvos54 *ctl)
 {
-	struct sd_nv0000_get_handle_info *p = (void *)(unsigned long)ctl->params;
+	struct sd_nv0000_get_handle_info *p = ctl_params(ctl, sizeof(*p));
 	const struct sd_obj *o;
 
-	if (!p || ctl->paramsSize != sizeof(*p))
+	if (!p)
 		return SD_NV_ERR_INVALID_PARAM_STRUCT;
 	o = find_obj(c, p->hObject);
 	if (!o)
 		return SD_NV_ERR_OBJECT_NOT_FOUND;
-	if (p->index != SD_GET_HANDLE_INFO_INDEX_CLASSID)
+	if (p->index == SD_GET_HANDLE_INFO_INDEX_CLASSID)
+		p->data = o->cls;
+	else if (p->index == SD_GET_HANDLE_INFO_INDEX_PARENT)
+		p->data = o->parent ? o->parent->handle : c->handle;
+	else
 		return SD_NV_ERR_INVALID_ARGUMENT;
-	p->data = o->cls;
 	return SD_NV_OK;
+}
+
+/* NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2: the GPU of an id; another id is NV_ERR_INVALID_ARGUMENT. */
+static sd_u32 id_info(const struct sd_node *n, struct sd_nvos54 *ctl)
+{
+	struct sd_nv0000_get_id_info_v2 *p = ctl_params(ctl, sizeof(*p));
+	sd_u32 gpu;
+
+	if (!p)
+		return SD_NV_ERR_INVALID_PARAM_STRUCT;
+	for (gpu = 0; gpu < n->ngpus && sd_gpu_id(gpu) != p->gpuId; gpu++)
+		;
+	if (gpu == n->ngpus)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	p->gpuFlags = 0;
+	p->deviceInstance = gpu;
+	p->subDeviceInstance = 0;
+	p->sliStatus = 0;
+	p->boardId = 0;
+	p->gpuInstance = gpu;
+	p->numaId = -1;		/* NV0000_CTRL_NO_NUMA_NODE */
+	return SD_NV_OK;
+}
+
+/* NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE (subdeviceGetByInstance): the device's subdevice. */
+static sd_u32 find_subdevice(const struct sd_client *c, const struct sd_obj *dev,
+			     struct sd_nvos54 *ctl)
+{
+	struct sd_nv0080_find_subdevice *p = ctl_params(ctl, sizeof(*p));
+	const struct sd_obj *o;
+
+	if (!p)
+		return SD_NV_ERR_INVALID_PARAM_STRUCT;
+	for (o = c->objs; o; o = o->next)
+		if (o->cls == SD_NV20_SUBDEVICE_0 && o->parent == dev && p->subDeviceInst == 0) {
+			p->hSubDevice = o->handle;
+			return SD_NV_OK;
+		}
+	return SD_NV_ERR_OBJECT_NOT_FOUND;
+}
+
+/* NV2080_CTRL_CMD_GPU_GET_ID: the subdevice's GPU's id. */
+static sd_u32 gpu_id(const struct sd_obj *sub, struct sd_nvos54 *ctl)
+{
+	struct sd_nv2080_get_id *p = ctl_params(ctl, sizeof(*p));
+
+	if (!p)
+		return SD_NV_ERR_INVALID_PARAM_STRUCT;
+	p->gpuId = sd_gpu_id(sub->gpu);
+	return SD_NV_OK;
+}
+
+/*
+ * The controls the kernel client may issue here: on a client, GET_HANDLE_INFO and
+ * GET_ID_INFO_V2; on an object, the one its class has among GET_SURFACE_INFO (memory),
+ * FIND_SUBDEVICE_HANDLE (a device) and GET_ID (a subdevice). Any other: RM's answer for a
+ * command the object's class does not export, NV_ERR_NOT_SUPPORTED.
+ */
+static sd_u32 kernel_control(const struct sd_node *n, const struct sd_client *c, struct sd_nvos54 *ctl)
+{
+	const struct sd_obj *o;
+
+	if (ctl->hObject == c->handle) {
+		if (ctl->cmd == SD_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO)
+			return handle_info(c, ctl);
+		if (ctl->cmd == SD_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2)
+			return id_info(n, ctl);
+		return SD_NV_ERR_NOT_SUPPORTED;
+	}
+	o = find_obj(c, ctl->hObject);
+	if (!o)
+		return SD_NV_ERR_OBJECT_NOT_FOUND;
+	if (ctl->cmd == SD_NV0041_CTRL_CMD_GET_SURFACE_INFO)
+		return surface_info(o, ctl);
+	if (ctl->cmd == SD_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE && o->cls == SD_NV01_DEVICE_0)
+		return find_subdevice(c, o, ctl);
+	if (ctl->cmd == SD_NV2080_CTRL_CMD_GPU_GET_ID && o->cls == SD_NV20_SUBDEVICE_0)
+		return gpu_id(o, ctl);
+	return SD_NV_ERR_NOT_SUPPORTED;
 }
 
 void sd_kernel_op(struct sd_node *n, const struct sd_env *env, struct sd_rmapi_ops *ops)
 {
 	struct sd_client *c;
-	struct sd_obj *o;
 
 	env->lock(env->ctx);
 	switch (ops->op) {
@@ -1145,18 +1238,8 @@ void sd_kernel_op(struct sd_node *n, const struct sd_env *env, struct sd_rmapi_o
 		break;
 	case SD_NV04_CONTROL:
 		c = find_client(n, ops->params.control.hClient);
-		o = c ? find_obj(c, ops->params.control.hObject) : 0;
-		if (!c)
-			ops->params.control.status = SD_NV_ERR_INVALID_CLIENT;
-		else if (ops->params.control.hObject == c->handle &&
-			 ops->params.control.cmd == SD_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO)
-			ops->params.control.status = handle_info(c, &ops->params.control);
-		else if (!o)
-			ops->params.control.status = SD_NV_ERR_OBJECT_NOT_FOUND;
-		else if (ops->params.control.cmd != SD_NV0041_CTRL_CMD_GET_SURFACE_INFO)
-			ops->params.control.status = SD_NV_ERR_NOT_SUPPORTED;
-		else
-			ops->params.control.status = surface_info(o, &ops->params.control);
+		ops->params.control.status = c ? kernel_control(n, c, &ops->params.control) :
+			SD_NV_ERR_INVALID_CLIENT;
 		break;
 	}
 	env->unlock(env->ctx);

@@ -394,15 +394,22 @@ for ver in 535.261.03 550.163.01; do
 	start u1 cg uncharged
 	grep -qx "class 0x42: 0x56 0x56, class 0xc2: 0x56 0x56, class 0xf8: 0x56 0x56, alloc: status 0x56 status 0x56, info: errno 22 errno 22" "$W/u1" ||
 		fail "container uncharged: $(cat "$W/u1")"
+	# A device whose GPU cannot be read is refused in a container before the driver
+	# runs (the stand-in answers the host the same, without the log line).
+	grep -qx "device without parameters: 0x1f, unreadable: 0x1e" "$W/u1" &&
+		grep -q "device without parameters (its GPU unknown) refused in a container" <<<"$(dmesg)" &&
+		grep -q "device whose parameters cannot be read (its GPU unknown) refused in a container" <<<"$(dmesg)" ||
+		fail "container device without parameters: $(cat "$W/u1")"
 	grep -qx "alloc memory 0x40: status 0x56, 0x3e: errno 22, alloc object 0x40: status 0x56, import: status 0x1b status 0x1b export: status 0x1b status 0x1b" "$W/u1" ||
 		fail "container's deprecated calls, imports and exports: $(cat "$W/u1")"
 	start u2 host uncharged
+	grep -qx "device without parameters: 0x1f, unreadable: 0x1e" "$W/u2" || fail "host device without parameters: $(cat "$W/u2")"
 	grep -qx "class 0x42: 0x22 0x22, class 0xc2: 0x22 0x22, class 0xf8: 0x22 0x22, alloc: errno 22 errno 22, info: errno 22 errno 22" "$W/u2" ||
 		fail "host uncharged: $(cat "$W/u2")"
 	grep -qx "alloc memory 0x40: errno 22, 0x3e: errno 22, alloc object 0x40: errno 22, import: errno 22 errno 22 export: errno 22 errno 22" "$W/u2" ||
 		fail "host's deprecated calls, imports and exports: $(cat "$W/u2")"
 	kill_it u1; kill_it u2
-	ok "$ver: uncharged memory classes, the heap interface's and the deprecated calls' allocations, imports and exports refused in a container, passed on for the host"
+	ok "$ver: uncharged memory classes, the heap interface's and the deprecated calls' allocations, imports and exports, a device whose GPU cannot be read, refused in a container, passed on for the host"
 
 	# Exports to a dma-buf (NV_ESC_EXPORT_TO_DMABUF_FD, which nvidia_ioctl serves without
 	# rm_ioctl): the dma-buf keeps the memory, in a client of the driver's own, after
@@ -497,19 +504,31 @@ for ver in 535.261.03 550.163.01; do
 	# container process whose files were opened before (so recorded at no open) maps
 	# memory after: followed, as a process running through a hot update is. Its memory
 	# made before cgpu_km loaded, which no record names, may not be mapped (the mapping
-	# would hold it past any charge): refused, 0x1b.
+	# would hold it past any charge): refused, 0x1b. It goes on allocating under the
+	# devices it made before, whose GPU cgpu_km asks of the driver: 32 MiB under GPU 0's
+	# subdevice and 32 under GPU 1's device, each charged to that GPU; 128 MiB more on
+	# GPU 1 is past its 128 MiB budget (made by the driver, freed, 0x51); a channel group
+	# is counted; under a device with no subdevice, whose GPU the driver cannot say,
+	# nothing stands (0x51: made, freed; then refused before the driver runs) until a
+	# subdevice under it says (32 MiB more on GPU 1).
 	rm -f "$W/c6.go" "$W/c6.out"
 	start c6 cg uvmlater 64 "$W/c6.go" "$W/c6.out"
 	insmod "$KO" enforce=1 nv_version=$ver ngpus=2
 	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "loaded after the driver: $(state)"
 	container
+	tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
 	touch "$W/c6.go"
 	for _ in $(seq 100); do grep -qx done "$W/c6.out" 2>/dev/null && break; sleep 0.1; done
 	grep -qx "old map 0x1b" "$W/c6.out" && grep -qx "alloc 0 map 0 free 0" "$W/c6.out" &&
-		[ "$(meminfo | head -1)" = "Free: $((192 * MiB))" ] && [ "$(used)" = $((128 * MiB)) ] ||
-		fail "a mapping by a process older than cgpu_km: $(cat "$W/c6.out" 2>&1), $(meminfo), the driver holds $(used)"
+		grep -qx "late 0 0 0x51 0 0x51 0x51 0 0" "$W/c6.out" &&
+		[ "$(meminfo | head -1)" = "Free: $((160 * MiB))" ] && [ "$(used)" = $((160 * MiB + 2 * MiB)) ] &&
+		[ "$(meminfo 1 | head -1)" = "Free: $((64 * MiB))" ] && [ "$(used 1)" = $((64 * MiB)) ] ||
+		fail "a process older than cgpu_km: $(cat "$W/c6.out" 2>&1), GPU 0 $(meminfo), the driver holds $(used); GPU 1 $(meminfo 1), the driver holds $(used 1)"
+	[ $(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0)) = 2 ] || fail "taken back: $(cat $P/enforcement)"
 	kill_it c6
-	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] || fail "after c6: $(meminfo), $(used)"
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] && [ "$(used 1)" = 0 ] &&
+		[ "$(meminfo 1)" = "Free: $((128 * MiB))" ] || fail "after c6: $(meminfo), $(used); $(meminfo 1), $(used 1)"
+	ok "$ver: a process older than cgpu_km goes on allocating under its devices, charged to the GPU the driver says, refused past the budget, its channels counted; a device whose GPU the driver cannot say holds nothing"
 	start c4 cg loop 64
 	grep -qx "loop: 4 x 64 MiB, then status 0x51" "$W/c4" || fail "loop 64: $(cat "$W/c4")"
 	kill_it c4

@@ -252,24 +252,51 @@ static void one_call(struct sd_file *f, struct input *in)
 	}
 }
 
-/* A kernel client's free or surface query, on whatever handles (rm_kernel_rmapi_op). */
+/*
+ * A kernel client's free or control, on whatever handles (rm_kernel_rmapi_op): the
+ * surface query, or (joined later: older seeds whose command byte is a multiple of 4 and
+ * has bit 2 set changed meaning) the class, parent and GPU queries.
+ */
 static void kernel_op(struct sd_node *node, struct input *in)
 {
+	static const sd_u32 cmds[] = { SD_NV0000_CTRL_CMD_CLIENT_GET_HANDLE_INFO,
+		SD_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, SD_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE,
+		SD_NV2080_CTRL_CMD_GPU_GET_ID };
+	static const sd_u32 sizes[] = { sizeof(struct sd_nv0000_get_handle_info),
+		sizeof(struct sd_nv0000_get_id_info_v2), sizeof(struct sd_nv0080_find_subdevice),
+		sizeof(struct sd_nv2080_get_id) };
 	struct sd_nv0041_surface_info list[3];
-	struct sd_nv0041_get_surface_info gp = { .surfaceInfoListSize = byte(in) % 4,
-		.surfaceInfoList = (sd_u64)(unsigned long)list };
+	union {
+		struct sd_nv0041_get_surface_info gp;
+		sd_u32 w[8];
+	} u = { .gp = { .surfaceInfoListSize = byte(in) % 4,
+			.surfaceInfoList = (sd_u64)(unsigned long)list } };
 	struct sd_rmapi_ops ops = { .op = byte(in) % 2 ? SD_NV01_FREE : SD_NV04_CONTROL };
+	sd_u32 cmd, size;
 	int k;
 
 	for (k = 0; k < 3; k++)
 		list[k] = (struct sd_nv0041_surface_info){ .index = byte(in) % 11 };
-	if (ops.op == SD_NV01_FREE)
+	if (ops.op == SD_NV01_FREE) {
 		ops.params.free = (struct sd_nvos00){ .hRoot = handle(in), .hObjectOld = handle(in) };
-	else
-		ops.params.control = (struct sd_nvos54){ .hClient = handle(in), .hObject = handle(in),
-			.cmd = byte(in) % 4 ? SD_NV0041_CTRL_CMD_GET_SURFACE_INFO : u32(in),
-			.params = (sd_u64)(unsigned long)&gp,
-			.paramsSize = byte(in) % 4 ? sizeof(gp) : byte(in) };
+	} else {
+		ops.params.control = (struct sd_nvos54){ .hClient = handle(in), .hObject = handle(in) };
+		k = byte(in);
+		cmd = SD_NV0041_CTRL_CMD_GET_SURFACE_INFO;
+		size = sizeof(u.gp);
+		if (k % 4 == 0 && k & 4) {
+			cmd = cmds[(k >> 3) % 4];
+			size = sizes[(k >> 3) % 4];
+			/* A handle, a GPU id or a subdevice instance first; an index second. */
+			u.w[0] = byte(in) % 2 ? handle(in) : sd_gpu_id(byte(in) % 5);
+			u.w[1] = byte(in) % 4;
+		} else if (k % 4 == 0) {
+			cmd = u32(in);
+		}
+		ops.params.control.cmd = cmd;
+		ops.params.control.params = (sd_u64)(unsigned long)&u;
+		ops.params.control.paramsSize = byte(in) % 4 ? size : byte(in) % sizeof(u);
+	}
 	sd_kernel_op(node, &henv, &ops);
 }
 

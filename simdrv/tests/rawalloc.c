@@ -400,6 +400,11 @@ static void uncharged(void)
 	open_gpu(0);
 	start();
 	c = client_on_gpu(0);
+	h = 0x1100;
+	i = alloc(0, c, c, &h, SD_NV01_DEVICE_0, NULL);
+	h = 0x1100;
+	printf("device without parameters: 0x%x, unreadable: 0x%x\n", i,
+	       alloc(1, c, c, &h, SD_NV01_DEVICE_0, (void *)8));
 	for (i = 0; i < sizeof(cls) / sizeof(cls[0]); i++) {
 		unsigned int s0, s3;
 
@@ -1088,17 +1093,25 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 {
 	const unsigned long long va = 0x7c0000000000ULL, len = mib * MiB;
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = len };
-	unsigned int old, c, h = 0x2001, ost, ast, mst = ~0u, fst = ~0u;
+	struct sd_nv0080_alloc d1 = { .deviceId = 1 };
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	struct sd_nv2080_alloc s1 = { 0 };
+	unsigned int old, old1, c, h = 0x2001, ost, ast, mst = ~0u, fst = ~0u, late[8];
 	int fd;
 	FILE *f;
 
 	start();
 	open_gpu(0);
+	open_gpu(1);
 	fd = uvm_space();
 	uvm_range(fd, va, len);
 	uvm_range(fd, va + len, len);
 	old = client_on_gpu(0);
 	CHECK(alloc(0, old, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	/* On GPU 1 too, and a device there with no subdevice. */
+	old1 = client_on_gpu(1);
+	h = 0x1100;
+	CHECK(alloc(0, old1, old1, &h, SD_NV01_DEVICE_0, &d1) == SD_NV_OK);
 	printf("held\n");
 	fflush(stdout);
 	while (access(go, F_OK))
@@ -1112,9 +1125,38 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 		mst = uvm_map(fd, va, len, c, 0x2000);
 		fst = rmfree(c, 0x2000);
 	}
+	/*
+	 * Under the devices made before: 32 MiB under GPU 0's subdevice, 32 MiB under GPU 1's
+	 * device, 128 MiB more there, a channel group on GPU 0, 32 MiB under the device with
+	 * no subdevice, twice; then a subdevice under that one, and 32 MiB under it again.
+	 */
+	m.size = 32 * MiB;
+	h = 0x2100;
+	late[0] = alloc(1, old, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	m.size = 32 * MiB;
+	h = 0x2100;
+	late[1] = alloc(2, old1, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	m.size = 128 * MiB;
+	h = 0x2101;
+	late[2] = alloc(3, old1, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	h = 0x4000;
+	late[3] = alloc(0, old, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g);
+	m.size = 32 * MiB;
+	h = 0x2102;
+	late[4] = alloc(0, old1, 0x1100, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	m.size = 32 * MiB;
+	h = 0x2102;
+	late[5] = alloc(1, old1, 0x1100, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	h = 0x1101;
+	late[6] = alloc(0, old1, 0x1100, &h, SD_NV20_SUBDEVICE_0, &s1);
+	m.size = 32 * MiB;
+	h = 0x2102;
+	late[7] = alloc(2, old1, 0x1100, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
 	f = fopen(out, "w");
 	CHECK(f != NULL);
-	fprintf(f, "old map %#x\nalloc %#x map %#x free %#x\ndone\n", ost, ast, mst, fst);
+	fprintf(f, "old map %#x\nalloc %#x map %#x free %#x\nlate %#x %#x %#x %#x %#x %#x %#x %#x\ndone\n",
+		ost, ast, mst, fst, late[0], late[1], late[2], late[3], late[4], late[5], late[6],
+		late[7]);
 	fclose(f);
 	for (;;)
 		pause();

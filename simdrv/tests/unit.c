@@ -206,6 +206,63 @@ static sd_u32 kop_class(sd_u32 client, sd_u32 obj, sd_u32 index, sd_u64 *cls)
 	return ops.params.control.status;
 }
 
+/* One control of the kernel client, its parameters p of size: the status. */
+static sd_u32 kop(sd_u32 client, sd_u32 obj, sd_u32 cmd, void *p, sd_u32 size)
+{
+	struct sd_rmapi_ops ops = { .op = SD_NV04_CONTROL };
+
+	ops.params.control = (struct sd_nvos54){ .hClient = client, .hObject = obj, .cmd = cmd,
+		.params = (sd_u64)(unsigned long)p, .paramsSize = size };
+	sd_kernel_op(&node, &henv, &ops);
+	return ops.params.control.status;
+}
+
+/*
+ * Which GPU a device is on, asked by handle as cgpu_km asks it: its subdevice, the
+ * subdevice's GPU id, that id's device instance; each control on its class only.
+ */
+static void test_gpu_of(void)
+{
+	struct sd_nv0080_find_subdevice fs = { .subDeviceInst = 0 };
+	struct sd_nv2080_get_id id = { 0 };
+	struct sd_nv0000_get_id_info_v2 ii = { 0 };
+	struct sd_nv0080_alloc d = { .deviceId = 3 };
+	struct sd_file ctl;
+	sd_u32 c, h;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	gpu_open_mask = 1u << 3;
+	c = setup(&ctl, 0xc1e00020, 3);
+	REQUIRE(kop(c, 0x1000, SD_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE, &fs, sizeof(fs)) == SD_NV_OK &&
+		fs.hSubDevice == 0x1001);
+	REQUIRE(kop(c, 0x1001, SD_NV2080_CTRL_CMD_GPU_GET_ID, &id, sizeof(id)) == SD_NV_OK &&
+		id.gpuId == sd_gpu_id(3));
+	ii.gpuId = id.gpuId;
+	REQUIRE(kop(c, c, SD_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &ii, sizeof(ii)) == SD_NV_OK &&
+		ii.deviceInstance == 3 && ii.subDeviceInstance == 0 && ii.numaId == -1);
+	/* Another subdevice instance, a device without one, an unknown id. */
+	fs.subDeviceInst = 1;
+	REQUIRE(kop(c, 0x1000, SD_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE, &fs, sizeof(fs)) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	h = 0x1100;
+	REQUIRE(alloc(&ctl, 0, c, c, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	fs.subDeviceInst = 0;
+	REQUIRE(kop(c, 0x1100, SD_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE, &fs, sizeof(fs)) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	ii.gpuId = 0x1234;
+	REQUIRE(kop(c, c, SD_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &ii, sizeof(ii)) == SD_NV_ERR_INVALID_ARGUMENT);
+	/* Each on its own class; parameters of another size; a handle not there. */
+	REQUIRE(kop(c, 0x1001, SD_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE, &fs, sizeof(fs)) == SD_NV_ERR_NOT_SUPPORTED);
+	REQUIRE(kop(c, 0x1000, SD_NV2080_CTRL_CMD_GPU_GET_ID, &id, sizeof(id)) == SD_NV_ERR_NOT_SUPPORTED);
+	REQUIRE(kop(c, 0x1000, SD_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &ii, sizeof(ii)) == SD_NV_ERR_NOT_SUPPORTED);
+	REQUIRE(kop(c, c, SD_NV2080_CTRL_CMD_GPU_GET_ID, &id, sizeof(id)) == SD_NV_ERR_NOT_SUPPORTED);
+	REQUIRE(kop(c, 0x1001, SD_NV2080_CTRL_CMD_GPU_GET_ID, &id, sizeof(id) + 4) == SD_NV_ERR_INVALID_PARAM_STRUCT);
+	REQUIRE(kop(c, c, SD_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, NULL, sizeof(ii)) == SD_NV_ERR_INVALID_PARAM_STRUCT);
+	REQUIRE(kop(c, 0x7777, SD_NV2080_CTRL_CMD_GPU_GET_ID, &id, sizeof(id)) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	REQUIRE(kop(0x5555, 0x5555, SD_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &ii, sizeof(ii)) == SD_NV_ERR_INVALID_CLIENT);
+	sd_file_release(&ctl);
+	REQUIRE(node.clients == NULL);
+	gpu_open_mask = 0;
+}
+
 /*
  * Channel groups and channels: the driver memory each holds is in the GPU's used figure
  * and in no process's; their parents; a group's free takes its channels, and a device's
@@ -251,7 +308,9 @@ static void test_channels(void)
 		REQUIRE(kop_class(c, 0x2000, SD_GET_HANDLE_INFO_INDEX_CLASSID, &cls) == SD_NV_OK &&
 			cls == SD_NV01_MEMORY_LOCAL_USER);
 		REQUIRE(kop_class(c, 0x7777, SD_GET_HANDLE_INFO_INDEX_CLASSID, &cls) == SD_NV_ERR_OBJECT_NOT_FOUND);
-		REQUIRE(kop_class(c, 0x3000, 1, &cls) == SD_NV_ERR_INVALID_ARGUMENT);
+		REQUIRE(kop_class(c, 0x3000, SD_GET_HANDLE_INFO_INDEX_PARENT, &cls) == SD_NV_OK && cls == 0x1000);
+		REQUIRE(kop_class(c, 0x1000, SD_GET_HANDLE_INFO_INDEX_PARENT, &cls) == SD_NV_OK && cls == c);
+		REQUIRE(kop_class(c, 0x3000, 3, &cls) == SD_NV_ERR_INVALID_ARGUMENT);
 		REQUIRE(kop_class(0x5555, 0x3000, SD_GET_HANDLE_INFO_INDEX_CLASSID, &cls) == SD_NV_ERR_INVALID_CLIENT);
 	}
 	/*
@@ -1084,6 +1143,7 @@ int main(void)
 	test_dmabuf();
 	test_vaspace();
 	test_channels();
+	test_gpu_of();
 	REQUIRE(live_allocs == 0);
 	printf("simdrv unit: all passed\n");
 	return 0;

@@ -12,5 +12,6 @@ typedef uint16_t u16;
 typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int16_t s16;
+typedef int32_t s32;
 #define static_assert(e, ...) _Static_assert(e, #e)
 #endif
