@@ -1034,6 +1034,32 @@ static u32 nvh_take_back(const struct nvh_call *c, u32 code, const char *why, u6
 }
 
 /*
+ * Where an allocation under (client, parent) of rec goes, in one look under rec->lock:
+ * the parent's GPU and the container's slot there (a memory's parent must be a device or
+ * subdevice, a channel's a device or group), a place taken in rec's table if there is a
+ * slot (*placed), and *late when the parent is none cgpu_km saw made (nvh_alloc_late).
+ * The parent may go once unlocked (a free on another thread): its GPU is kept.
+ */
+static struct cgpu_slot *nvh_place(struct nvh_file *rec, u32 client, u32 parent, bool memory,
+				   u32 *gpu, bool *placed, bool *late)
+{
+	struct cgpu_slot *slot = NULL;
+	struct nvh_obj *par;
+
+	*gpu = NVH_GPU_NONE;
+	mutex_lock(&rec->lock);
+	par = nvh_parent(rec, client, parent);
+	if (par && (memory ? nvh_gpu_line(par) : par->kind != NVH_SUBDEVICE)) {
+		*gpu = par->gpu;
+		slot = cgpu_slot_of(rec->att, *gpu);
+	}
+	*late = !par && !nvh_lines(rec, client, parent);
+	*placed = slot && nvh_take_place_locked(rec);
+	mutex_unlock(&rec->lock);
+	return slot;
+}
+
+/*
  * A limited allocation (memory or channel) under a parent cgpu_km did not see made: the
  * driver runs first (its answer is RM's own for a client or parent that is not the
  * caller's), then the parent it took gets its lines and GPU from the driver
@@ -1106,10 +1132,10 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 {
 	struct nva_nvos21 *p = c->data;
 	u64 want, est, got, used, memsize;
-	struct cgpu_slot *slot = NULL;
-	u32 gpu = NVH_GPU_NONE, st;
-	struct nvh_obj *o, *par;
+	struct cgpu_slot *slot;
+	struct nvh_obj *o;
 	bool vidmem, placed, late;
+	u32 gpu, st;
 
 	/* The size asked, once; answered as the driver answers parameters it cannot read. */
 	if (!p->pAllocParms)
@@ -1124,17 +1150,7 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 	o = cgpu_zalloc(sizeof(*o));
 	if (!o)
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
-	/* The GPU it goes on, and a place in the table, in one look. */
-	mutex_lock(&rec->lock);
-	/* The parent may go once unlocked (a free on another thread): its GPU is kept. */
-	par = nvh_parent(rec, p->hRoot, p->hObjectParent);
-	if (par && nvh_gpu_line(par)) {
-		gpu = par->gpu;
-		slot = cgpu_slot_of(rec->att, gpu);
-	}
-	late = !par && !nvh_lines(rec, p->hRoot, p->hObjectParent);
-	placed = slot && nvh_take_place_locked(rec);
-	mutex_unlock(&rec->lock);
+	slot = nvh_place(rec, p->hRoot, p->hObjectParent, true, &gpu, &placed, &late);
 	if (late) {
 		cgpu_free(o);
 		return nvh_alloc_late(c, rec);
@@ -1214,30 +1230,22 @@ static __always_inline bool nvh_class_read(u32 cls)
  * (NV_ERR_NO_FREE_FIFOS), given back if the driver refuses and when it is freed (itself,
  * a parent, the client, the file). Counted, not charged: the memory the driver holds for
  * each (GR context buffers, instance blocks) it reports nowhere, and a size would be a
- * guess. One under a parent not tracked is refused, as memory is: never counted on a
- * guessed GPU.
+ * guess. One under a parent cgpu_km did not see made takes nvh_alloc_late's way, as
+ * memory does: never counted on a guessed GPU.
  */
 static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
 {
 	struct nva_nvos21 *p = c->data;
 	unsigned int max = READ_ONCE(max_channels);
-	struct cgpu_slot *slot = NULL;
-	struct nvh_obj *o, *par;
-	u32 gpu = NVH_GPU_NONE, st;
+	struct cgpu_slot *slot;
 	bool placed, late;
+	struct nvh_obj *o;
+	u32 gpu, st;
 
 	o = cgpu_zalloc(sizeof(*o));
 	if (!o)
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
-	mutex_lock(&rec->lock);
-	par = nvh_parent(rec, p->hRoot, p->hObjectParent);
-	if (par && par->kind != NVH_SUBDEVICE) {
-		gpu = par->gpu;
-		slot = cgpu_slot_of(rec->att, gpu);
-	}
-	late = !par && !nvh_lines(rec, p->hRoot, p->hObjectParent);
-	placed = slot && nvh_take_place_locked(rec);
-	mutex_unlock(&rec->lock);
+	slot = nvh_place(rec, p->hRoot, p->hObjectParent, false, &gpu, &placed, &late);
 	if (late) {
 		cgpu_free(o);
 		return nvh_alloc_late(c, rec);

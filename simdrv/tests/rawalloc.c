@@ -1096,7 +1096,7 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	struct sd_nv0080_alloc d1 = { .deviceId = 1 };
 	struct sd_channel_group_alloc g = { .engineType = 1 };
 	struct sd_nv2080_alloc s1 = { 0 };
-	unsigned int old, old1, c, h = 0x2001, ost, ast, mst = ~0u, fst = ~0u, late[8];
+	unsigned int old, old1, c, h = 0x2001, ost, ast, mst = ~0u, fst = ~0u, late[8], i;
 	int fd;
 	FILE *f;
 
@@ -1130,33 +1130,32 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	 * device, 128 MiB more there, a channel group on GPU 0, 32 MiB under the device with
 	 * no subdevice, twice; then a subdevice under that one, and 32 MiB under it again.
 	 */
-	m.size = 32 * MiB;
-	h = 0x2100;
-	late[0] = alloc(1, old, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
-	m.size = 32 * MiB;
-	h = 0x2100;
-	late[1] = alloc(2, old1, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
-	m.size = 128 * MiB;
-	h = 0x2101;
-	late[2] = alloc(3, old1, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
-	h = 0x4000;
-	late[3] = alloc(0, old, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g);
-	m.size = 32 * MiB;
-	h = 0x2102;
-	late[4] = alloc(0, old1, 0x1100, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
-	m.size = 32 * MiB;
-	h = 0x2102;
-	late[5] = alloc(1, old1, 0x1100, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
-	h = 0x1101;
-	late[6] = alloc(0, old1, 0x1100, &h, SD_NV20_SUBDEVICE_0, &s1);
-	m.size = 32 * MiB;
-	h = 0x2102;
-	late[7] = alloc(2, old1, 0x1100, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	const struct {
+		unsigned int client, parent, handle, cls, mib;
+	} later[8] = {
+		{ old, 0x1001, 0x2100, SD_NV01_MEMORY_LOCAL_USER, 32 },
+		{ old1, 0x1000, 0x2100, SD_NV01_MEMORY_LOCAL_USER, 32 },
+		{ old1, 0x1000, 0x2101, SD_NV01_MEMORY_LOCAL_USER, 128 },
+		{ old, 0x1000, 0x4000, SD_KEPLER_CHANNEL_GROUP_A, 0 },
+		{ old1, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
+		{ old1, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
+		{ old1, 0x1100, 0x1101, SD_NV20_SUBDEVICE_0, 0 },
+		{ old1, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
+	};
+	for (i = 0; i < 8; i++) {
+		void *params = later[i].cls == SD_KEPLER_CHANNEL_GROUP_A ? (void *)&g :
+			later[i].cls == SD_NV20_SUBDEVICE_0 ? (void *)&s1 : (void *)&m;
+
+		m.size = later[i].mib * MiB;
+		h = later[i].handle;
+		late[i] = alloc(i % 4, later[i].client, later[i].parent, &h, later[i].cls, params);
+	}
 	f = fopen(out, "w");
 	CHECK(f != NULL);
-	fprintf(f, "old map %#x\nalloc %#x map %#x free %#x\nlate %#x %#x %#x %#x %#x %#x %#x %#x\ndone\n",
-		ost, ast, mst, fst, late[0], late[1], late[2], late[3], late[4], late[5], late[6],
-		late[7]);
+	fprintf(f, "old map %#x\nalloc %#x map %#x free %#x\nlate", ost, ast, mst, fst);
+	for (i = 0; i < 8; i++)
+		fprintf(f, " %#x", late[i]);
+	fprintf(f, "\ndone\n");
 	fclose(f);
 	for (;;)
 		pause();
