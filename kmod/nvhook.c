@@ -1574,19 +1574,16 @@ static u32 nvh_rm_dup(const struct nvh_call *c)
 		return nvh_orig(c);
 	if (!nvh_rm_surface(c->sp, p->hClientSrc, p->hObjectSrc, &bytes, &vidmem) && vidmem)
 		return nvh_dup_own(c);
-	/*
-	 * A duplicate of a channel group (or of a context share in one) keeps the group in
-	 * the driver once its own handle is freed and its count given back (max_channels).
-	 */
-	if (!nvh_rm_class(c->sp, p->hClientSrc, p->hObjectSrc, &cls) &&
-	    (cls == NVA_KEPLER_CHANNEL_GROUP_A || cls == NVA_FERMI_CONTEXT_SHARE_A))
-		return nvh_refuse(&p->status, NVA_ERR_INSUFFICIENT_PERMISSIONS,
-				  "duplicating a channel group or context share, class", cls);
 	rec = nvh_file_of_call(c->nvfp);
 	if (rec)
 		nvh_op_begin(rec);
 	st = nvh_orig(c);
-	/* What was made is asked again: the source's handle may name another object by now. */
+	/*
+	 * What was made is asked of the driver, by its handle: the source's may name another
+	 * object by now. A duplicate of a channel group (or of a context share in one) would
+	 * keep the group in the driver once its own handle is freed and its count given back
+	 * (max_channels).
+	 */
 	why = NULL;
 	if (st != NVA_NV_OK || p->status != NVA_NV_OK)
 		;

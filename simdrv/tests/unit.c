@@ -341,6 +341,18 @@ static void test_channels(void)
 		REQUIRE(rmfree(&ctl, c, 0x3021) == SD_NV_OK);
 		REQUIRE(node.used[2] == SD_GROUP_HELD + 2 * SD_CHANNEL_HELD + 2 * MiB);
 	}
+	/* A group's memory is the driver's own: no dma-buf or nvidia-uvm duplicate of it. */
+	{
+		struct sd_export_dmabuf e = { .fd = -1, .hClient = c, .totalObjects = 1,
+			.numObjects = 1, .totalSize = SD_GROUP_HELD, .handles = { 0x3000 },
+			.sizes = { SD_GROUP_HELD } };
+		struct sd_dup_info info;
+		sd_u32 hold, hdup;
+
+		REQUIRE(sd_dmabuf_dup(&node, 2, &henv, &e, &hold) == SD_NV_ERR_INVALID_OBJECT);
+		REQUIRE(sd_uvm_dup(&node, &henv, 2, c, 0x3000, &hdup, &info) ==
+			SD_NV_ERR_INVALID_OBJECT_HANDLE);
+	}
 	/* Parents: a group under a device only; a channel under a device or a group. */
 	h = 0x3010;
 	REQUIRE(alloc(&ctl, 0, c, 0x1001, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
