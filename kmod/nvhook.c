@@ -896,19 +896,22 @@ static void nvh_record_made(const struct nvh_call *c, struct nvh_file *rec, stru
 }
 
 /*
- * Lines for device or subdevice (client, handle), which the driver has and cgpu_km did
- * not see made (made before cgpu_km attached, or before a hot update, whose records are
- * not carried), so that a process running since goes on allocating under it: its GPU is
- * the driver's own answer, asked by handle (nvh_rm_gpu_of). Asked only once the driver
- * has taken the handle as the parent of a new object of the caller's: its client is then
- * the caller's, and what cgpu_km asks of a client the caller named is never told back
- * but by RM's own answers. A subdevice's device is recorded with it (a device is a child
- * of its client), so that the device's free drops both. A device with no subdevice, whose
- * GPU the driver cannot say, is recorded on no GPU: what is made under it is refused
- * before the driver runs, and only its first allocation takes nvh_alloc_late's way. The
- * GPU, or NVH_GPU_NONE.
+ * Lines for device or subdevice (client, handle), whose GPU is the driver's own answer,
+ * asked by handle (nvh_rm_gpu_of): a subdevice just made under a device cgpu_km saw
+ * made, which is on no GPU until then (nvh_alloc_parent); or a device or subdevice the
+ * driver has and cgpu_km did not see made (old: made before cgpu_km attached, or before
+ * a hot update, whose records are not carried), so that a process running since goes on
+ * allocating under it. Asked only once the driver has taken the handle as the parent of
+ * a new object of the caller's, or made it: its client is then the caller's, and what
+ * cgpu_km asks of a client the caller named is never told back but by RM's own answers.
+ * A subdevice's device is recorded with it (a device is a child of its client), so that
+ * the device's free drops both; a device recorded on no GPU takes the subdevice's. An old
+ * device with no subdevice, whose GPU the driver cannot say, is recorded on no GPU: what
+ * is made under it is refused before the driver runs, and only its first allocation
+ * takes nvh_alloc_late's way. The GPU, or NVH_GPU_NONE.
  */
-static u32 nvh_adopt(const struct nvh_call *c, struct nvh_file *rec, u32 client, u32 handle)
+static u32 nvh_adopt(const struct nvh_call *c, struct nvh_file *rec, u32 client, u32 handle,
+		     bool old)
 {
 	struct nvh_obj *dev, *sub = NULL;
 	u32 cls, parent, gpu, hdev;
@@ -945,6 +948,8 @@ static u32 nvh_adopt(const struct nvh_call *c, struct nvh_file *rec, u32 client,
 	mutex_unlock(&rec->lock);
 	cgpu_free(dev);
 	cgpu_free(sub);
+	if (!old)
+		return gpu;
 	if (gpu == NVH_GPU_NONE)
 		pr_warn_ratelimited("cgpu_km: enforce: pid %d: device 0x%x of client 0x%x, made before cgpu_km attached, has no subdevice: on no GPU, nothing under it stands\n",
 				    task_tgid_nr(current), hdev, client);
@@ -956,47 +961,36 @@ static u32 nvh_adopt(const struct nvh_call *c, struct nvh_file *rec, u32 client,
 
 /*
  * NV01_DEVICE_0 and NV20_SUBDEVICE_0: which GPU the objects under them are on. A device
- * is made for NV0080_ALLOC_PARAMETERS.deviceId (its first field, in the caller's memory,
- * read once before the call); a subdevice is on its parent device's GPU. One not tracked
- * (made before cgpu_km attached, or its parameters unreadable) is not recorded, and
- * memory under it is refused below: never charged to a guessed GPU.
+ * is recorded on no GPU: NV0080_ALLOC_PARAMETERS.deviceId is the caller's memory, which
+ * the driver copies after any look of ours, so a second thread could make it name
+ * another GPU than the one read. Its first subdevice says, once the driver has made it,
+ * which GPU the driver put the device on (nvh_adopt), and until then nothing is made
+ * under the device (video memory, channels). A subdevice is on its device's GPU. One
+ * not tracked (made before cgpu_km attached) is not recorded, and what is made under it
+ * takes nvh_alloc_late's way: never charged to a guessed GPU.
  */
 static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 {
 	struct nva_nvos21 *p = c->data;
 	u32 gpu = NVH_GPU_NONE, st;
-	struct nvh_obj *o, *par;
+	struct nvh_obj *o, *par = NULL;
 	bool late = false;
 
-	if (p->hClass == NVA_NV01_DEVICE_0) {
-		/*
-		 * A device whose GPU cannot be read is not made in a container: no line would
-		 * name it, and what is made under it would take nvh_alloc_late's way each time.
-		 */
-		if (!p->pAllocParms || get_user(gpu, (u32 __user *)u64_to_user_ptr(p->pAllocParms))) {
-			/* A log line of its own (nvh_refuse's is shared, and its rate spent sooner). */
-			pr_warn_ratelimited("cgpu_km: enforce: pid %d: device %s (its GPU unknown) refused in a container\n",
-					    task_tgid_nr(current), p->pAllocParms ? "whose parameters cannot be read" :
-					    "without parameters");
-			return nvh_answer(nvh_alloc_status(c), p->pAllocParms ? NVA_ERR_INVALID_ADDRESS :
-					  NVA_ERR_INVALID_ARGUMENT);
-		}
-	} else {
+	if (p->hClass == NVA_NV20_SUBDEVICE_0) {
 		mutex_lock(&rec->lock);
 		par = nvh_parent(rec, p->hRoot, p->hObjectParent);
 		if (par && par->kind == NVH_DEVICE)
 			gpu = par->gpu;
-		/* Not seen made, or recorded on no GPU (nvh_adopt): its subdevice will say. */
+		/* Not seen made, or on no GPU yet (its first subdevice, or an old one's). */
 		late = par ? par->kind == NVH_DEVICE && gpu == NVH_GPU_NONE :
 			!nvh_lines(rec, p->hRoot, p->hObjectParent);
 		mutex_unlock(&rec->lock);
-	}
-	if (gpu == NVH_GPU_NONE) {
-		st = nvh_orig(c);
-		/* A subdevice of a device made before cgpu_km attached: both followed from here. */
-		if (late && st == NVA_NV_OK && *nvh_alloc_status(c) == NVA_NV_OK)
-			nvh_adopt(c, rec, p->hRoot, p->hObjectNew);
-		return st;
+		if (gpu == NVH_GPU_NONE) {
+			st = nvh_orig(c);
+			if (late && st == NVA_NV_OK && *nvh_alloc_status(c) == NVA_NV_OK)
+				nvh_adopt(c, rec, p->hRoot, p->hObjectNew, !par);
+			return st;
+		}
 	}
 	o = cgpu_zalloc(sizeof(*o));
 	if (!o || !nvh_take_place(rec)) {
@@ -1088,7 +1082,7 @@ static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
 	st = nvh_orig(c);
 	if (st != NVA_NV_OK || *nvh_alloc_status(c) != NVA_NV_OK)
 		goto undo;
-	gpu = nvh_adopt(c, rec, p->hRoot, p->hObjectParent);
+	gpu = nvh_adopt(c, rec, p->hRoot, p->hObjectParent, true);
 	if (gpu != NVH_GPU_NONE)
 		slot = cgpu_slot_of(rec->att, gpu);
 	if (!slot) {

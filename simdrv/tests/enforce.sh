@@ -181,6 +181,28 @@ for ver in 535.261.03 550.163.01; do
 	done
 	[ "$tb" -gt 0 ] || fail "race: in five rounds nothing was found past the budget after the fact ($(cat "$W/r1"))"
 	ok "$ver: size rewritten during the call: $(grep ^race "$W/r1"); $tb freed after the fact, all charged (round $round)"
+
+	# The GPU a device is on is NV0080_ALLOC_PARAMETERS.deviceId, which the driver copies
+	# after cgpu_km's look. A second thread flips it between 0 and 1 while 24 devices are
+	# made, each with a subdevice and 32 MiB kept under the device. A device is on no GPU
+	# until its subdevice is made and the driver says which, so each 32 MiB is charged
+	# where the driver put it: as many fit on each GPU as its budget holds (8 on GPU 0, 4
+	# on GPU 1), never more, all charged. Before a device's subdevice, nothing is made
+	# under it (NV_ERR_NO_MEMORY, and NV_ERR_NO_FREE_FIFOS for a channel group).
+	start r1 cg devrace 24 $P/0/$SID/meminfo $P/1/$SID/meminfo
+	grep -qx "devrace: before a subdevice: memory 0x51, group 0x4f; after: memory 0x0" "$W/r1" ||
+		fail "devrace: under a device before its subdevice: $(cat "$W/r1")"
+	read -r m0 m1 ref u0 u1 f0 f1 < <(sed -n 's/^devrace: 24 devices; memory made \([0-9]*\) on GPU 0, \([0-9]*\) on GPU 1, \([0-9]*\) refused; the driver holds \([0-9]*\) and \([0-9]*\); GPU 0 Free: \([0-9]*\), GPU 1 Free: \([0-9]*\)$/\1 \2 \3 \4 \5 \6 \7/p' "$W/r1") &&
+		read -r on0 on1 < <(sed -n 's/^devrace: devices on GPU 0: \([0-9]*\), on GPU 1: \([0-9]*\)$/\1 \2/p' "$W/r1") ||
+		fail "devrace: $(cat "$W/r1")"
+	[ "$on0" -gt 0 ] && [ "$on1" -gt 0 ] || fail "devrace: no rewrite moved a device ($(grep ^devrace "$W/r1"))"
+	[ "$m0" = $((on0 < 8 ? on0 : 8)) ] && [ "$m1" = $((on1 < 4 ? on1 : 4)) ] && [ $((m0 + m1 + ref)) = 24 ] &&
+		[ "$u0" = $((m0 * 32 * MiB)) ] && [ "$u1" = $((m1 * 32 * MiB)) ] &&
+		[ "$f0" = $(((256 - 32 * m0) * MiB)) ] && [ "$f1" = $(((128 - 32 * m1) * MiB)) ] ||
+		fail "devrace: $(grep ^devrace "$W/r1")"
+	kill_it r1
+	[ "$(used 0)" = 0 ] && [ "$(used 1)" = 0 ] || fail "after devrace: the driver holds $(used 0) and $(used 1)"
+	ok "$ver: deviceId rewritten during the call: $(grep '^devrace: [0-9]' "$W/r1"), $on0 and $on1 devices on GPUs 0 and 1, each charged where the driver put it"
 	ok "$ver: SIGKILL returns the charge"
 
 	# On GPU 1 the container's budget there: 4 x 32 MiB; GPU 0's ledger untouched.
@@ -394,11 +416,9 @@ for ver in 535.261.03 550.163.01; do
 	start u1 cg uncharged
 	grep -qx "class 0x42: 0x56 0x56, class 0xc2: 0x56 0x56, class 0xf8: 0x56 0x56, alloc: status 0x56 status 0x56, info: errno 22 errno 22" "$W/u1" ||
 		fail "container uncharged: $(cat "$W/u1")"
-	# A device whose GPU cannot be read is refused in a container before the driver
-	# runs (the stand-in answers the host the same, without the log line).
-	grep -qx "device without parameters: 0x1f, unreadable: 0x1e" "$W/u1" &&
-		grep -q "device without parameters (its GPU unknown) refused in a container" <<<"$(dmesg)" &&
-		grep -q "device whose parameters cannot be read (its GPU unknown) refused in a container" <<<"$(dmesg)" ||
+	# A device whose parameters cannot be read gets the driver's answer (cgpu_km reads
+	# none: its subdevice says which GPU), as the host does.
+	grep -qx "device without parameters: 0x1f, unreadable: 0x1e" "$W/u1" ||
 		fail "container device without parameters: $(cat "$W/u1")"
 	grep -qx "alloc memory 0x40: status 0x56, 0x3e: errno 22, alloc object 0x40: status 0x56, import: status 0x1b status 0x1b export: status 0x1b status 0x1b" "$W/u1" ||
 		fail "container's deprecated calls, imports and exports: $(cat "$W/u1")"

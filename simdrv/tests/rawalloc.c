@@ -43,6 +43,15 @@
  *                        cgpu_km looked); prints "race: M made, R refused, at most X
  *                        MiB held" (the driver's figure after each one made), "held",
  *                        waits
+ *   rawalloc devrace N MEMINFO0 MEMINFO1  (cgpu_km enforce=1) N devices made while a
+ *                        second thread rewrites their deviceId (0 and 1) without
+ *                        pause, each with a subdevice and 32 MiB kept under it; prints
+ *                        "devrace: N devices; memory made M0 on GPU 0, M1 on GPU 1, R
+ *                        refused; the driver holds U0 and U1; GPU 0 <MEMINFO0's first
+ *                        line>, GPU 1 <MEMINFO1's>", then, the memory freed, "devrace:
+ *                        devices on GPU 0: A, on GPU 1: B" (below), "held", waits;
+ *                        first, memory and a channel group under a device before its
+ *                        subdevice is made ("devrace: before a subdevice: ...")
  *   rawalloc register    NV_ESC_REGISTER_FD of a GPU node's file and of a second
  *                        control file to the first (below)
  *   rawalloc dupfollow   (cgpu_km enforce=1) duplicates of a container's own memory,
@@ -479,6 +488,7 @@ static void channels(unsigned int max, unsigned long long fill)
 {
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = fill * MiB };
 	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	struct sd_nv2080_alloc s = { 0 };
 	unsigned int c, h, n, st, st2, r;
 	char a[32];
 
@@ -491,6 +501,8 @@ static void channels(unsigned int max, unsigned long long fill)
 	}
 	h = 0x1100;
 	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	h = 0x1101;
+	CHECK(alloc(0, c, 0x1100, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
 	n = channel_pairs(c, 0x1100, 0x4000, max, &st);
 	printf("channels: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
 	if (n) {
@@ -502,6 +514,8 @@ static void channels(unsigned int max, unsigned long long fill)
 	CHECK(rmfree(c, 0x1100) == SD_NV_OK);
 	h = 0x1200;
 	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	h = 0x1201;
+	CHECK(alloc(0, c, 0x1200, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
 	n = channel_pairs(c, 0x1200, 0x8000, max, &st);
 	printf("again: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
 	held_until_killed();
@@ -646,6 +660,122 @@ static void race(unsigned long long fill, unsigned long long big, int n)
 	CHECK(used(0) == before);
 	printf("race: %d made, %d refused, at most %llu MiB held\n", made, refused,
 	       (most > before ? most : before) / MiB);
+	printf("held\n");
+	fflush(stdout);
+	pause();
+}
+
+static struct sd_nv0080_alloc *dev_raced;
+static volatile int dev_rewriting;
+
+static void *dev_rewriter(void *arg)
+{
+	(void)arg;
+	pin(1);
+	dev_rewriting = 1;
+	while (!race_done) {
+		__atomic_store_n(&dev_raced->deviceId, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&dev_raced->deviceId, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* The first line of file, for a line of output. */
+static const char *first_line(const char *file, char *buf, size_t len)
+{
+	FILE *f = fopen(file, "r");
+
+	CHECK(f && fgets(buf, (int)len, f));
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+	return buf;
+}
+
+/*
+ * devrace N MEMINFO0 MEMINFO1: the GPU a device is on is its deviceId, which the driver
+ * copies from the caller's memory after cgpu_km's look. N devices are made while the
+ * rewriter flips it between 0 and 1; each gets a subdevice and, under the device, 32 MiB
+ * that it keeps: whichever GPU the driver put the device on, the memory must be charged
+ * there, so the driver never holds more on a GPU than the container's budget on it.
+ * Where each 32 MiB landed is the driver's own figure (its used memory); then, with the
+ * memory freed, where each device went (2 MiB under its subdevice, freed at once).
+ */
+static void devrace(int n, const char *mi0, const char *mi1)
+{
+	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	struct sd_nv2080_alloc s = { 0 };
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = 32 * MiB };
+	unsigned int c, h, st, on[2] = { 0, 0 }, made[2] = { 0, 0 }, refused = 0;
+	unsigned long long u0, u1;
+	char f0[96], f1[96];
+	unsigned char *kept;
+	pthread_t t;
+	int i;
+
+	start();
+	open_gpu(0);
+	open_gpu(1);
+	c = 0;
+	CHECK(alloc(0, 0, 0, &c, SD_NV01_ROOT, NULL) == SD_NV_OK && c != 0);
+	/* Under a device with no subdevice yet, nothing is made in a container. */
+	h = 0x4ff0;
+	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	h = 0x4ff2;
+	st = alloc(1, c, 0x4ff0, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	h = 0x4ff3;
+	printf("devrace: before a subdevice: memory 0x%x, group 0x%x", st,
+	       alloc(0, c, 0x4ff0, &h, SD_KEPLER_CHANNEL_GROUP_A, &g));
+	h = 0x4ff1;
+	CHECK(alloc(0, c, 0x4ff0, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
+	h = 0x4ff2;
+	printf("; after: memory 0x%x\n", alloc(1, c, 0x4ff0, &h, SD_NV01_MEMORY_LOCAL_USER, &m));
+	CHECK(rmfree(c, 0x4ff0) == SD_NV_OK);
+	kept = calloc(n, 1);
+	dev_raced = calloc(1, 4096);
+	CHECK(kept && dev_raced);
+	pin(0);
+	CHECK(pthread_create(&t, NULL, dev_rewriter, NULL) == 0);
+	/* A thread can take a while to start under emulation: every device is raced. */
+	while (!dev_rewriting)
+		sched_yield();
+	for (i = 0; i < n; i++) {
+		u0 = used(0);
+		u1 = used(1);
+		h = 0x5000 + 0x10 * i;
+		CHECK(alloc(i % 4, c, c, &h, SD_NV01_DEVICE_0, dev_raced) == SD_NV_OK);
+		h = 0x5001 + 0x10 * i;
+		CHECK(alloc(i % 4, c, 0x5000 + 0x10 * i, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
+		h = 0x5002 + 0x10 * i;
+		st = alloc(i % 4, c, 0x5000 + 0x10 * i, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		if (st == SD_NV_OK) {
+			CHECK(used(0) - u0 + used(1) - u1 == 32 * MiB);
+			made[used(1) > u1]++;
+			kept[i] = 1;
+		} else {
+			CHECK(st == SD_NV_ERR_NO_MEMORY);
+			CHECK(used(0) == u0 && used(1) == u1);
+			refused++;
+		}
+	}
+	race_done = 1;
+	CHECK(pthread_join(t, NULL) == 0);
+	printf("devrace: %d devices; memory made %u on GPU 0, %u on GPU 1, %u refused; the driver holds %llu and %llu; GPU 0 %s, GPU 1 %s\n",
+	       n, made[0], made[1], refused, used(0), used(1),
+	       first_line(mi0, f0, sizeof(f0)), first_line(mi1, f1, sizeof(f1)));
+	m.size = 2 * MiB;
+	for (i = 0; i < n; i++) {
+		if (kept[i])
+			CHECK(rmfree(c, 0x5002 + 0x10 * i) == SD_NV_OK);
+	}
+	for (i = 0; i < n; i++) {
+		u1 = used(1);
+		h = 0x5003 + 0x10 * i;
+		CHECK(alloc(0, c, 0x5001 + 0x10 * i, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+		on[used(1) > u1]++;
+		CHECK(rmfree(c, h) == SD_NV_OK);
+	}
+	printf("devrace: devices on GPU 0: %u, on GPU 1: %u\n", on[0], on[1]);
 	printf("held\n");
 	fflush(stdout);
 	pause();
@@ -1372,6 +1502,8 @@ int main(int argc, char **argv)
 		loop(strtoull(argv[2], NULL, 10), argc == 4 ? atoi(argv[3]) : 0);
 	else if (argc == 5 && !strcmp(argv[1], "race"))
 		race(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), atoi(argv[4]));
+	else if (argc == 5 && !strcmp(argv[1], "devrace"))
+		devrace(atoi(argv[2]), argv[3], argv[4]);
 	else if (argc == 2 && !strcmp(argv[1], "register"))
 		registers();
 	else if (argc == 2 && !strcmp(argv[1], "dupfollow"))
