@@ -290,6 +290,13 @@ int cgpu_inst_ctl(const char *buf, size_t len)
  * Binds att to the caller's container: every instance of it whose cgroup holds the
  * caller, in GPU order. ENOENT: the caller is in no container; EMFILE: one of them has
  * CGPU_INST_FILES_MAX files attached already.
+ *
+ * The file takes back the process's reservation of a hot update unless it leaves it
+ * (nvhook.c's holders), or cgpu_km charges at the NVIDIA driver: then the reservation
+ * is driver memory that the process's driver files hold, which this file's release
+ * does not free, so it stays the process's until the process holds no driver file
+ * (upgrade.c's reclaim). Taken by a file the tenant opens and closes at will, it went
+ * with that file while the driver still held the memory.
  */
 int cgpu_attach(struct cgpu_attachment *att)
 {
@@ -297,6 +304,7 @@ int cgpu_attach(struct cgpu_attachment *att)
 	const struct cgpu_inst *me;
 	pid_t pid = task_tgid_nr(current);
 	u64 start = current->group_leader->start_time;
+	bool take = !att->leaves_reservation && !READ_ONCE(cgpu.holds_driver_memory);
 	unsigned int i;
 	int err = 0;
 
@@ -323,7 +331,7 @@ int cgpu_attach(struct cgpu_attachment *att)
 		if (!inst || !cgpu_bind_contains(&inst->bind, current))
 			continue;
 		s->inst = inst;
-		err = cgpu_ledger_link(s, pid, start, &spare[i], !att->leaves_reservation);
+		err = cgpu_ledger_link(s, pid, start, &spare[i], take);
 		if (!err) {
 			kref_get(&inst->ref);
 			att->n++;

@@ -556,15 +556,14 @@ for ver in 535.261.03 550.163.01; do
 
 	# A hot update, by hand as upgrade.sh makes it, while two static programs in the
 	# container hold driver memory and make no more calls: u5 through nvidia-uvm's
-	# mappings alone (its RM files closed), c5 through its RM file. Their charges go
+	# mappings alone (its RM files closed), c5 through its RM file (until told to go on). Their charges go
 	# over as reservations, which the new module keeps past reclaim_s while each
 	# process holds a file of the driver or of nvidia-uvm (neither attaches again), and
 	# releases once it died.
 	start u5 cg uvmkeep 64 2
 	grep -qx "uvmkeep: 2 mapped, only /dev/nvidia-uvm open" "$W/u5" || fail "uvmkeep: $(cat "$W/u5")"
 	upid=$(cat "$W/u5.pid")
-	start c5 cg loop 64
-	grep -qx "loop: 2 x 64 MiB, then status 0x51" "$W/c5" || fail "loop 64 beside uvmkeep: $(cat "$W/c5")"
+	start c5 cg reopen 128 "$W/c5.go" "$W/c5.out"
 	pid=$(cat "$W/c5.pid")
 	# The frozen module lists the bound cgroups, once each, escaped: the container's
 	# (on both GPUs: container above) and one named with a space.
@@ -589,6 +588,14 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(meminfo | sort)" = "$(printf 'Free: 0\nPID: %s Mem: %s\nPID: %s Mem: %s' "$pid" $((128 * MiB)) "$upid" $((128 * MiB)) | sort)" ] &&
 		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 2 ] && [ "$(used)" = $((256 * MiB)) ] ||
 		fail "3 reclaim_s after the hot update, the holders' reservations: $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
+	# c5 then opens a second /dev/nvidiactl, closes it, and asks for 128 MiB again: the
+	# file's record in the new module does not take c5's reservation (its close would
+	# have given back what c5 still holds through its first file), so it is refused.
+	touch "$W/c5.go"
+	for _ in $(seq 100); do grep -qx done "$W/c5.out" 2>/dev/null && break; sleep 0.1; done
+	grep -qx "reopen: again 0x51, the driver holds $((256 * MiB))" "$W/c5.out" &&
+		[ "$(meminfo | sort)" = "$(printf 'Free: 0\nPID: %s Mem: %s\nPID: %s Mem: %s' "$pid" $((128 * MiB)) "$upid" $((128 * MiB)) | sort)" ] ||
+		fail "a holder's file opened and closed after the hot update: $(cat "$W/c5.out" 2>&1), $(meminfo), the driver holds $(used)"
 	kill_it c5
 	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && break; sleep 0.1; done
 	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$upid" $((128 * MiB)))" ] &&
@@ -601,7 +608,7 @@ for ver in 535.261.03 550.163.01; do
 	kill $odd
 	wait $odd 2>/dev/null || true
 	rmdir "/sys/fs/cgroup/cgpu odd"
-	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, and lose them when they die; the frozen module lists the bound cgroups once each, escaped"
+	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, and lose them when they die; a file opened and closed after it does not take them; the frozen module lists the bound cgroups once each, escaped"
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its

@@ -52,6 +52,10 @@
  *                        devices on GPU 0: A, on GPU 1: B" (below), "held", waits;
  *                        first, memory and a channel group under a device before its
  *                        subdevice is made ("devrace: before a subdevice: ...")
+ *   rawalloc reopen MIB GO OUT  (cgpu_km enforce=1) MIB MiB on GPU 0, "held"; once GO
+ *                        exists, a second /dev/nvidiactl opened and closed and MIB MiB
+ *                        asked again: "reopen: again 0xS, the driver holds B" and
+ *                        "done" in OUT (below)
  *   rawalloc register    NV_ESC_REGISTER_FD of a GPU node's file and of a second
  *                        control file to the first (below)
  *   rawalloc dupfollow   (cgpu_km enforce=1) duplicates of a container's own memory,
@@ -1291,6 +1295,42 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 		pause();
 }
 
+/*
+ * reopen MIB GO OUT: (cgpu_km enforce=1) MIB MiB on GPU 0, then "held"; once GO exists
+ * (after a hot update), a second /dev/nvidiactl opened and closed, and MIB MiB asked
+ * again under the first: "reopen: again 0xS, the driver holds B" and "done" in OUT.
+ * What the process held before the update is charged until the driver lets go of it,
+ * not until some file of the process that cgpu_km saw opened after it closes.
+ */
+static void reopen(unsigned long long mib, const char *go, const char *out)
+{
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
+	unsigned int c, h = 0x2000, st;
+	FILE *f;
+	int fd;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	printf("held\n");
+	fflush(stdout);
+	while (access(go, F_OK))
+		usleep(10000);
+	fd = open("/dev/nvidiactl", O_RDWR);
+	CHECK(fd >= 0);
+	close(fd);
+	h = 0x2001;
+	m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
+	st = alloc(1, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	f = fopen(out, "w");
+	CHECK(f != NULL);
+	fprintf(f, "reopen: again %#x, the driver holds %llu\ndone\n", st, used(0));
+	fclose(f);
+	for (;;)
+		pause();
+}
+
 static void uvm(void)
 {
 	struct sd_uvm_initialize p = { .flags = 0 };
@@ -1514,6 +1554,8 @@ int main(int argc, char **argv)
 		uvmchurn(atol(argv[2]), argv[3]);
 	else if (argc == 4 && !strcmp(argv[1], "dmabuf"))
 		dmabufs(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+	else if (argc == 5 && !strcmp(argv[1], "reopen"))
+		reopen(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
 	else if (argc == 5 && !strcmp(argv[1], "uvmlater"))
 		uvmlater(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmhold"))
