@@ -247,7 +247,8 @@ struct cgpu_km {
 	struct cgpu_bound_set __rcu *bound;	/* reg_lock to publish */
 	bool driver_charged;			/* nvhook.c's lock: enforce=1 attached */
 	/* Set by nvhook.c while attached: whether process (pid, start) holds a file of the
-	 * NVIDIA driver, so may hold driver memory charged before a hot update. */
+	 * NVIDIA driver, so may hold driver memory charged before a hot update, or one it
+	 * held at an earlier call is still open; each call remembers its RM files. */
 	bool (*holds_driver_memory)(pid_t pid, u64 start);
 	wait_queue_head_t upd_wq;		/* poll() on /dev/cgpu: the freeze */
 	struct delayed_work reclaim;		/* releases reservations not taken back */
@@ -379,6 +380,7 @@ int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst, bool (*keep)(pid_t pid, u64 start),
 				 unsigned int *kept);
 void cgpu_ledger_reserved(struct cgpu_inst *inst, unsigned int *n, u64 *bytes);
+void cgpu_ledger_look(struct cgpu_inst *inst, bool (*look)(pid_t pid, u64 start));
 int cgpu_ledger_chan_take(struct cgpu_inst *inst, unsigned int max);
 void cgpu_ledger_chan_give(struct cgpu_inst *inst);
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst);

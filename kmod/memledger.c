@@ -255,6 +255,18 @@ int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 	return err;
 }
 
+/* Calls look for the process of every reservation on inst (nvhook.c remembers its files). */
+void cgpu_ledger_look(struct cgpu_inst *inst, bool (*look)(pid_t pid, u64 start))
+{
+	struct cgpu_proc *p;
+
+	mutex_lock(&inst->lock);
+	list_for_each_entry(p, &inst->procs, link)
+		if (p->reserved)
+			look(p->pid, p->start);
+	mutex_unlock(&inst->lock);
+}
+
 /*
  * Releases every reservation (their processes did not come back) but those of the
  * processes keep (NULL: none) says still hold what was charged, which are counted in

@@ -39,12 +39,15 @@
  * nvh.mem_lock (memory shared by duplicates) -> inst->lock (the ledger), any of them
  * skipped; nvh.clients_lock (which file holds a client's lines) under any of them, with
  * none taken inside it. nvh.holds_lock (nvidia-uvm's mappings) -> a holder's rec->lock
- * -> nvh.mem_lock, never with files_lock. cgpu.reg_lock (attach to a container) is taken with none of them held. No
+ * -> nvh.mem_lock, never with files_lock. nvh.carried_lock (the files carrying a hot
+ * update's reservations) under inst->lock (upgrade.c's looks) or alone, none inside.
+ * cgpu.reg_lock (attach to a container) is taken with none of them held. No
  * lock is held across a call into the driver (rm_ioctl, or the kernel client's
  * operations, which take the driver's own locks).
  */
 #include <linux/delay.h>
 #include <linux/fdtable.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/ftrace.h>
 #include <linux/hashtable.h>
@@ -228,6 +231,18 @@ struct nvh_hold {
 	struct nvh_holder *holder;
 };
 
+/*
+ * A driver file a process held while it had a hot update's reservation (nvh_carry): the
+ * reservation stays while the file is open, whichever process holds it then (a child
+ * that inherited it), and the entry goes at the file's release. nvh.carried_lock.
+ */
+struct nvh_carried {
+	struct hlist_node node;		/* nvh.carried, by key */
+	const void *key;		/* the file's private data */
+	pid_t pid;
+	u64 start;
+};
+
 static struct {
 	struct mutex lock;		/* attach, detach, state */
 	bool attached;
@@ -251,6 +266,9 @@ static struct {
 	DECLARE_HASHTABLE(holds, NVH_HOLD_BITS);
 	atomic_t nholds;		/* read by nvh_ftrace: the free is redirected only if any */
 	atomic64_t mapped;		/* nvidia-uvm's mappings followed */
+	struct mutex carried_lock;	/* carried, carrying; under inst->lock or alone, nothing inside */
+	DECLARE_HASHTABLE(carried, NVH_FILE_BITS);
+	bool carrying;			/* attached: entries may be added (until nvh_forget_files) */
 	struct proc_dir_entry *proc;
 } nvh = {
 	.lock = __MUTEX_INITIALIZER(nvh.lock),
@@ -258,6 +276,7 @@ static struct {
 	.mem_lock = __MUTEX_INITIALIZER(nvh.mem_lock),
 	.clients_lock = __MUTEX_INITIALIZER(nvh.clients_lock),
 	.holds_lock = __MUTEX_INITIALIZER(nvh.holds_lock),
+	.carried_lock = __MUTEX_INITIALIZER(nvh.carried_lock),
 };
 
 static struct srcu_struct nvh_srcu;
@@ -2080,6 +2099,145 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 }
 
 /*
+ * A file of the NVIDIA driver (/dev/nvidiactl, /dev/nvidiaN: its clients and what they
+ * made) or of nvidia-uvm (/dev/nvidia-uvm: a va_space, whose mappings keep RM's
+ * duplicates of memory past every handle of the process's), by the module that owns
+ * its operations (both set .owner, 535's and 550's nv.c and uvm.c; the stand-in serves
+ * nvidia-uvm's files from its one module, docs/sim.md). A module's name is the host's
+ * to choose, never a container's. The file holds its module, so the name is there to
+ * read. Also the driver's other files (/dev/nvidia-caps, nvidia-uvm-tools): too much.
+ */
+static int nvh_driver_file(const void *unused, struct file *f, unsigned int fd)
+{
+	const struct module *m = f->f_op ? f->f_op->owner : NULL;
+
+	return m && (!strcmp(m->name, "nvidia") || !strcmp(m->name, "nvidia_uvm"));
+}
+
+/* One look at a process's files (nvh_scan_fd): some RM files, referenced, and more to come. */
+#define NVH_SCAN_FILES	8
+struct nvh_scan {
+	struct file *f[NVH_SCAN_FILES];
+	unsigned int n, next;
+	bool driver;			/* a file of the driver or of nvidia-uvm seen */
+};
+
+/* For iterate_fd, under the table's spinlock: a reference on each RM file, 8 at a time. */
+static int nvh_scan_fd(const void *arg, struct file *f, unsigned int fd)
+{
+	struct nvh_scan *sc = (struct nvh_scan *)arg;
+
+	if (!nvh_driver_file(NULL, f, fd))
+		return 0;
+	sc->driver = true;
+	/* Only a file whose release passes nvh_close_wrap: its entry goes there. */
+	if ((unsigned long)f->f_op->release != READ_ONCE(nvh.close.addr))
+		return 0;
+	if (sc->n == NVH_SCAN_FILES) {
+		sc->next = fd;
+		return 1;
+	}
+	sc->f[sc->n++] = get_file(f);
+	return 0;
+}
+
+static bool nvh_carried_by(pid_t pid, u64 start)
+{
+	struct nvh_carried *e;
+	int bkt;
+
+	lockdep_assert_held(&nvh.carried_lock);
+	hash_for_each(nvh.carried, bkt, e, node)
+		if (e->pid == pid && e->start == start)
+			return true;
+	return false;
+}
+
+/*
+ * Remembers the RM files process (pid, start) holds now as carrying its reservation,
+ * and says whether it holds a file of the NVIDIA driver or of nvidia-uvm. Each file is
+ * referenced from the look until its entry is in: one closed meanwhile is released by
+ * our fput, after the entry, so its release takes the entry away.
+ */
+static bool nvh_carry(pid_t pid, u64 start)
+{
+	struct nvh_scan sc = { .driver = false };
+	struct task_struct *t;
+	struct nvh_carried *e;
+	unsigned int i;
+	int more;
+
+	rcu_read_lock();
+	t = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_TGID);
+	if (t && t->start_time == start)
+		get_task_struct(t);
+	else
+		t = NULL;
+	rcu_read_unlock();
+	if (!t)
+		return false;
+	do {
+		sc.n = 0;
+		task_lock(t);
+		more = t->files ? iterate_fd(t->files, sc.next, nvh_scan_fd, &sc) : 0;
+		task_unlock(t);
+		mutex_lock(&nvh.carried_lock);
+		for (i = 0; i < sc.n; i++) {
+			const void *key = sc.f[i]->private_data;
+			bool known = false;
+
+			hash_for_each_possible(nvh.carried, e, node, (unsigned long)key)
+				known |= e->key == key && e->pid == pid && e->start == start;
+			e = known || !nvh.carrying ? NULL : cgpu_zalloc(sizeof(*e));
+			if (e) {
+				*e = (struct nvh_carried){ .key = key, .pid = pid, .start = start };
+				hash_add(nvh.carried, &e->node, (unsigned long)key);
+			}
+		}
+		mutex_unlock(&nvh.carried_lock);
+		for (i = 0; i < sc.n; i++)
+			fput(sc.f[i]);
+	} while (more);
+	put_task_struct(t);
+	return sc.driver;
+}
+
+/*
+ * Whether process (pid, start) may still hold driver memory a hot update's reservation
+ * counts (upgrade.c keeps the reservation while it does): it holds a file of the NVIDIA
+ * driver or of nvidia-uvm (the driver frees all a file made, and nvidia-uvm all a
+ * va_space mapped, when the file is released), or an RM file it held at an earlier look
+ * is still open in any process (one forked from it that outlived it). Each look
+ * remembers the RM files it finds (nvh_carry); only RM files, whose release is hooked.
+ */
+static bool nvh_holds_driver_memory(pid_t pid, u64 start)
+{
+	bool holds = nvh_carry(pid, start);
+
+	if (!holds) {
+		mutex_lock(&nvh.carried_lock);
+		holds = nvh_carried_by(pid, start);
+		mutex_unlock(&nvh.carried_lock);
+	}
+	return holds;
+}
+
+/* The file whose private data is key was released: it carries nothing any more. */
+static void nvh_uncarry(const void *key)
+{
+	struct hlist_node *tmp;
+	struct nvh_carried *e;
+
+	mutex_lock(&nvh.carried_lock);
+	hash_for_each_possible_safe(nvh.carried, e, tmp, node, (unsigned long)key)
+		if (e->key == key) {
+			hash_del(&e->node);
+			cgpu_free(e);
+		}
+	mutex_unlock(&nvh.carried_lock);
+}
+
+/*
  * The driver's open: a file of the control node (where RM's escapes go) opened by a
  * caller in a container gets its record now, so that every free on it passes
  * nvh_rm_free; a record cannot be had (a hot update frozen, too many files) leaves the
@@ -2110,57 +2268,21 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 {
 	int idx = srcu_read_lock(&nvh_srcu);
 	nvh_file_fn orig = (nvh_file_fn)READ_ONCE(nvh.close.addr);
+	const void *key = f->private_data;
 	struct nvh_file *rec;
 	int ret;
 
 	mutex_lock(&nvh.files_lock);
-	rec = nvh_file_find(f->private_data);
+	rec = nvh_file_find(key);
 	if (rec)
 		hash_del_rcu(&rec->node);
 	mutex_unlock(&nvh.files_lock);
 	ret = orig(inode, f);
 	if (rec)
 		nvh_file_free(rec);
+	nvh_uncarry(key);
 	srcu_read_unlock(&nvh_srcu, idx);
 	return ret;
-}
-
-/*
- * A file of the NVIDIA driver (/dev/nvidiactl, /dev/nvidiaN: its clients and what they
- * made) or of nvidia-uvm (/dev/nvidia-uvm: a va_space, whose mappings keep RM's
- * duplicates of memory past every handle of the process's), by the module that owns
- * its operations (both set .owner, 535's and 550's nv.c and uvm.c; the stand-in serves
- * nvidia-uvm's files from its one module, docs/sim.md). A module's name is the host's
- * to choose, never a container's. The file holds its module, so the name is there to
- * read. Also the driver's other files (/dev/nvidia-caps, nvidia-uvm-tools): too much.
- */
-static int nvh_driver_file(const void *unused, struct file *f, unsigned int fd)
-{
-	const struct module *m = f->f_op ? f->f_op->owner : NULL;
-
-	return m && (!strcmp(m->name, "nvidia") || !strcmp(m->name, "nvidia_uvm"));
-}
-
-/*
- * Whether process (pid, start) holds a file of the NVIDIA driver or of nvidia-uvm, the
- * ways it can hold driver memory: the driver frees all a file made, and nvidia-uvm all
- * a va_space mapped, when the file is released. (A hot update keeps such a process's
- * reservation: upgrade.c.)
- */
-static bool nvh_holds_driver_memory(pid_t pid, u64 start)
-{
-	struct task_struct *t;
-	bool holds = false;
-
-	rcu_read_lock();
-	t = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_TGID);
-	if (t && t->start_time == start) {
-		task_lock(t);
-		holds = t->files && iterate_fd(t->files, 0, nvh_driver_file, NULL);
-		task_unlock(t);
-	}
-	rcu_read_unlock();
-	return holds;
 }
 
 /* ---- attaching ---- */
@@ -2366,12 +2488,20 @@ static void nvh_hook_off(struct nvh_hook *h)
 static void nvh_forget_files(void)
 {
 	struct hlist_node *tmp;
+	struct nvh_carried *e;
 	struct nvh_holder *h;
 	struct nvh_hold *hold;
 	struct nvh_file *rec;
 	int bkt;
 
 	synchronize_srcu(&nvh_srcu);
+	mutex_lock(&nvh.carried_lock);
+	nvh.carrying = false;
+	hash_for_each_safe(nvh.carried, bkt, tmp, e, node) {
+		hash_del(&e->node);
+		cgpu_free(e);
+	}
+	mutex_unlock(&nvh.carried_lock);
 	mutex_lock(&nvh.files_lock);
 	hash_for_each_safe(nvh.files, bkt, tmp, rec, node) {
 		hash_del_rcu(&rec->node);
@@ -2522,6 +2652,9 @@ static void nvh_attach(void)
 		return;
 	}
 	nvh.attached = true;
+	mutex_lock(&nvh.carried_lock);
+	nvh.carrying = true;
+	mutex_unlock(&nvh.carried_lock);
 	WRITE_ONCE(cgpu.driver_charged, true);
 	WRITE_ONCE(cgpu.holds_driver_memory, nvh_holds_driver_memory);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
@@ -2600,6 +2733,7 @@ int cgpu_nvhook_init(void)
 	hash_init(nvh.clients);
 	hash_init(nvh.holders);
 	hash_init(nvh.holds);
+	hash_init(nvh.carried);
 	strscpy(nvh.state, "off (no nvidia driver loaded)", sizeof(nvh.state));
 	nvh.proc = proc_create_single("cgpu_km/enforcement", 0444, NULL, nvh_show);
 	if (!nvh.proc) {

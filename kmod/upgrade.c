@@ -16,8 +16,9 @@
  * to processes that died meanwhile, and are released; but under enforce=1 a process
  * that still holds a file of the NVIDIA driver or of nvidia-uvm may hold the driver
  * memory its reservation counts without ever attaching again (a static program that
- * allocates no more), so its reservation is kept, and looked at again every reclaim_s
- * until the process let go of the driver.
+ * allocates no more), or an RM file it held at the commit or at a later look is still
+ * open (in a child that inherited it), so its reservation is kept, and looked at again
+ * every reclaim_s until none is.
  */
 #include <linux/cgroup.h>
 #include <linux/jiffies.h>
@@ -128,7 +129,9 @@ static int cgpu_freeze(const char *to)
 /* Running again, on the old module or the new one: processes come back. */
 static int cgpu_resume(const char *what)
 {
-	unsigned int n = 0;
+	bool (*look)(pid_t pid, u64 start) = READ_ONCE(cgpu.holds_driver_memory);
+	struct cgpu_inst *inst;
+	unsigned int n = 0, i;
 	u64 bytes = 0;
 	int err;
 
@@ -143,6 +146,15 @@ static int cgpu_resume(const char *what)
 	err = cgpu_set_state(CGPU_RUNNING);
 	mutex_lock(&cgpu.reg_lock);
 	cgpu_count_reserved(&n, &bytes);
+	/*
+	 * Under enforce=1, the driver files each reservation's process holds now are
+	 * remembered at once: one that a child inherited keeps the reservation after the
+	 * process exits, until it is released (nvh_holds_driver_memory).
+	 */
+	if (look)
+		for (i = 0; i < cgpu.ngpus; i++)
+			list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
+				cgpu_ledger_look(inst, look);
 	mutex_unlock(&cgpu.reg_lock);
 	mod_delayed_work(system_wq, &cgpu.reclaim, (unsigned long)reclaim_s * HZ);
 	pr_info("cgpu_km %s: %s: %u instance(s); %u reservation(s) of %llu bytes wait up to %u s for their processes\n",

@@ -554,17 +554,25 @@ for ver in 535.261.03 550.163.01; do
 	kill_it c4
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after SIGKILL: $(meminfo)"
 
-	# A hot update, by hand as upgrade.sh makes it, while two static programs in the
+	# A hot update, by hand as upgrade.sh makes it, while three static programs in the
 	# container hold driver memory and make no more calls: u5 through nvidia-uvm's
-	# mappings alone (its RM files closed), c5 through its RM file (until told to go on). Their charges go
-	# over as reservations, which the new module keeps past reclaim_s while each
-	# process holds a file of the driver or of nvidia-uvm (neither attaches again), and
-	# releases once it died.
+	# mappings alone (its RM files closed), c5 through its RM file (until told to go
+	# on), f5 through its RM file and a child that inherited it (until its parent is
+	# told to exit). Their charges go over as reservations, which the new module keeps
+	# past reclaim_s while each process holds a file of the driver or of nvidia-uvm, or
+	# an RM file it held at the commit is still open (neither attaches again), and
+	# releases once none is.
 	start u5 cg uvmkeep 64 2
 	grep -qx "uvmkeep: 2 mapped, only /dev/nvidia-uvm open" "$W/u5" || fail "uvmkeep: $(cat "$W/u5")"
 	upid=$(cat "$W/u5.pid")
-	start c5 cg reopen 128 "$W/c5.go" "$W/c5.out"
+	rm -f "$W/c5.go" "$W/c5.out" "$W/f5.go"	# the last release's
+	start c5 cg reopen 64 "$W/c5.go" "$W/c5.out"
 	pid=$(cat "$W/c5.pid")
+	start f5 cg forkhold 64 "$W/f5.go"
+	fpid=$(cat "$W/f5.pid")
+	fchild=$(sed -n 's/^forkhold: child //p' "$W/f5")
+	holders=$(printf 'Free: 0\nPID: %s Mem: %s\nPID: %s Mem: %s\nPID: %s Mem: %s' "$pid" $((64 * MiB)) \
+		"$fpid" $((64 * MiB)) "$upid" $((128 * MiB)) | sort)
 	# The frozen module lists the bound cgroups, once each, escaped: the container's
 	# (on both GPUs: container above) and one named with a space.
 	mkdir -p "/sys/fs/cgroup/cgpu odd"
@@ -577,7 +585,8 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(sed -n 's/^container_cgroup: //p' $P/upgrade)" = "$(printf 'v2 /system.slice/docker-%s.scope\nv2 /cgpu\\040odd' $ID)" ] ||
 		fail "the frozen module's cgroups: $(grep ^container_cgroup $P/upgrade)"
 	sed -n '/^format /,$p' $P/upgrade >"$W/state"
-	grep -q "^charge 0 $SID $pid $((128 * MiB)) start=" "$W/state" &&
+	grep -q "^charge 0 $SID $pid $((64 * MiB)) start=" "$W/state" &&
+		grep -q "^charge 0 $SID $fpid $((64 * MiB)) start=" "$W/state" &&
 		grep -q "^charge 0 $SID $upid $((128 * MiB)) start=" "$W/state" || fail "hot update's state: $(cat "$W/state")"
 	rmmod cgpu_km
 	insmod "$KO" enforce=1 nv_version=$ver ngpus=2 reclaim_s=1 handover=1
@@ -585,17 +594,28 @@ for ver in 535.261.03 550.163.01; do
 	echo commit >$P/upgrade
 	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after the hot update: $(state)"
 	sleep 3
-	[ "$(meminfo | sort)" = "$(printf 'Free: 0\nPID: %s Mem: %s\nPID: %s Mem: %s' "$pid" $((128 * MiB)) "$upid" $((128 * MiB)) | sort)" ] &&
-		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 2 ] && [ "$(used)" = $((256 * MiB)) ] ||
+	[ "$(meminfo | sort)" = "$holders" ] &&
+		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 3 ] && [ "$(used)" = $((256 * MiB)) ] ||
 		fail "3 reclaim_s after the hot update, the holders' reservations: $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
-	# c5 then opens a second /dev/nvidiactl, closes it, and asks for 128 MiB again: the
+	# c5 then opens a second /dev/nvidiactl, closes it, and asks for 64 MiB again: the
 	# file's record in the new module does not take c5's reservation (its close would
 	# have given back what c5 still holds through its first file), so it is refused.
 	touch "$W/c5.go"
 	for _ in $(seq 100); do grep -qx done "$W/c5.out" 2>/dev/null && break; sleep 0.1; done
-	grep -qx "reopen: again 0x51, the driver holds $((256 * MiB))" "$W/c5.out" &&
-		[ "$(meminfo | sort)" = "$(printf 'Free: 0\nPID: %s Mem: %s\nPID: %s Mem: %s' "$pid" $((128 * MiB)) "$upid" $((128 * MiB)) | sort)" ] ||
+	grep -qx "reopen: again 0x51, the driver holds $((256 * MiB))" "$W/c5.out" && [ "$(meminfo | sort)" = "$holders" ] ||
 		fail "a holder's file opened and closed after the hot update: $(cat "$W/c5.out" 2>&1), $(meminfo), the driver holds $(used)"
+	# f5's parent exits; its child holds the memory through the file it inherited, so
+	# the parent's reservation stays past reclaim_s, and goes with the child.
+	touch "$W/f5.go"
+	wait "$fpid" 2>/dev/null || true
+	rm -f "$W/f5.fifo"
+	sleep 3
+	[ "$(meminfo | sort)" = "$holders" ] && [ "$(used)" = $((256 * MiB)) ] ||
+		fail "3 reclaim_s after f5's parent exited, its child holding the file: $(meminfo), the driver holds $(used)"
+	kill -KILL "$fchild"
+	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((64 * MiB))" ] && break; sleep 0.1; done
+	[ "$(meminfo | head -1)" = "Free: $((64 * MiB))" ] && [ "$(used)" = $((192 * MiB)) ] ||
+		fail "after f5's child died: $(meminfo), the driver holds $(used)"
 	kill_it c5
 	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && break; sleep 0.1; done
 	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$upid" $((128 * MiB)))" ] &&
@@ -608,7 +628,7 @@ for ver in 535.261.03 550.163.01; do
 	kill $odd
 	wait $odd 2>/dev/null || true
 	rmdir "/sys/fs/cgroup/cgpu odd"
-	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, and lose them when they die; a file opened and closed after it does not take them; the frozen module lists the bound cgroups once each, escaped"
+	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM file it inherited, and lose them when none does; a file opened and closed after it does not take them; the frozen module lists the bound cgroups once each, escaped"
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its

@@ -52,6 +52,9 @@
  *                        devices on GPU 0: A, on GPU 1: B" (below), "held", waits;
  *                        first, memory and a channel group under a device before its
  *                        subdevice is made ("devrace: before a subdevice: ...")
+ *   rawalloc forkhold MIB GO  (cgpu_km enforce=1) MIB MiB on GPU 0 and a child holding
+ *                        the driver's files: "forkhold: child C", "held"; the parent
+ *                        exits once GO exists (below)
  *   rawalloc reopen MIB GO OUT  (cgpu_km enforce=1) MIB MiB on GPU 0, "held"; once GO
  *                        exists, a second /dev/nvidiactl opened and closed and MIB MiB
  *                        asked again: "reopen: again 0xS, the driver holds B" and
@@ -1331,6 +1334,34 @@ static void reopen(unsigned long long mib, const char *go, const char *out)
 		pause();
 }
 
+/*
+ * forkhold MIB GO: (cgpu_km enforce=1) MIB MiB on GPU 0, then a child that inherits the
+ * driver's files and holds them: "forkhold: child C", "held"; once GO exists the parent
+ * exits, and the child goes on holding the memory through the files until killed.
+ */
+static void forkhold(unsigned long long mib, const char *go)
+{
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
+	unsigned int c, h = 0x2000;
+	pid_t child;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	printf("forkhold: child %d\nheld\n", (int)child);
+	fflush(stdout);
+	while (access(go, F_OK))
+		usleep(10000);
+	exit(0);
+}
+
 static void uvm(void)
 {
 	struct sd_uvm_initialize p = { .flags = 0 };
@@ -1554,6 +1585,8 @@ int main(int argc, char **argv)
 		uvmchurn(atol(argv[2]), argv[3]);
 	else if (argc == 4 && !strcmp(argv[1], "dmabuf"))
 		dmabufs(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+	else if (argc == 4 && !strcmp(argv[1], "forkhold"))
+		forkhold(strtoull(argv[2], NULL, 10), argv[3]);
 	else if (argc == 5 && !strcmp(argv[1], "reopen"))
 		reopen(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
 	else if (argc == 5 && !strcmp(argv[1], "uvmlater"))
