@@ -14,8 +14,10 @@
 # upgrade.sh --hot lets no allocation of a program pressing on its budget through
 # uncharged (535); unloading the driver detaches. Then: an unknown version leaves
 # enforcement off and says so; enforce=2 is refused. Channel groups and channels are
-# counted per container and GPU and capped (max_channels). run.sh fails on any kernel
-# warning.
+# counted per container and GPU and capped (max_channels). A device's GPU is the
+# driver's answer, not its deviceId (raced from a second thread). A hot update's
+# reservation is taken by no file the tenant can open and close, and lasts while a
+# child holds an RM file it inherited. run.sh fails on any kernel warning.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source simdrv/tests/load.sh
