@@ -942,7 +942,8 @@ static u32 nvh_adopt(const struct nvh_call *c, struct nvh_file *rec, u32 client,
 	else if (err)
 		return NVH_GPU_NONE;
 	hdev = cls == NVA_NV01_DEVICE_0 ? handle : parent;
-	dev = cgpu_zalloc(sizeof(*dev));
+	/* A device cgpu_km saw made has its line: only an old one may need one. */
+	dev = old ? cgpu_zalloc(sizeof(*dev)) : NULL;
 	if (cls == NVA_NV20_SUBDEVICE_0)
 		sub = cgpu_zalloc(sizeof(*sub));
 	mutex_lock(&rec->lock);

@@ -1113,16 +1113,10 @@ static void dmabufs(unsigned long long mib, int rounds)
 /* Prints "uvmhold: FILE: <its first line>" of path, if one is given. */
 static void say_first_line(const char *path)
 {
-	char line[256] = "";
-	FILE *f;
+	char line[256];
 
-	if (!path)
-		return;
-	f = fopen(path, "r");
-	CHECK(f && fgets(line, sizeof(line), f));
-	fclose(f);
-	line[strcspn(line, "\n")] = 0;
-	printf("uvmhold: FILE: %s\n", line);
+	if (path)
+		printf("uvmhold: FILE: %s\n", first_line(path, line, sizeof(line)));
 }
 
 /*
