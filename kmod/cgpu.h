@@ -50,11 +50,14 @@
  * module that refuses the state of every other format: the test's incompatible one.
  * Format 2 added `bind` lines and the processes' start times: a format 1 state has no
  * container bound, so this module does not read it (every container would be unlimited).
+ * Format 3 added `channels=` to `charge` lines (a process's channel groups and channels,
+ * which may then hold no bytes); a format 2 state has none, read as 0: what the old
+ * module counted is not known (docs/upgrade.md).
  */
 #ifndef CGPU_STATE_FORMAT
-#define CGPU_STATE_FORMAT 2
-#endif
-#ifndef CGPU_STATE_FORMAT_MIN
+#define CGPU_STATE_FORMAT 3
+#define CGPU_STATE_FORMAT_MIN 2
+#else
 #define CGPU_STATE_FORMAT_MIN CGPU_STATE_FORMAT
 #endif
 #define CGPU_ABI_MIN 1
@@ -162,6 +165,8 @@ struct cgpu_proc {
 	u64 start;		/* ns since boot; 0: imported without one (state format 1) */
 	u64 bytes;		/* its files' and its reservation's */
 	u64 reserved;		/* of bytes, held for it with no file */
+	unsigned int nchan;	/* its files' and its reservation's channels (inst->nchan) */
+	unsigned int reserved_chan;	/* of nchan, held for it with no file */
 	unsigned int nfiles;
 };
 
@@ -376,13 +381,13 @@ void cgpu_ledger_undo_charge(struct cgpu_slot *s, u64 bytes);
 void cgpu_ledger_transfer(struct cgpu_slot *s, struct cgpu_slot *t, u64 bytes);
 void cgpu_ledger_reserve(struct cgpu_slot *s);
 int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
-		       struct cgpu_proc **spare);
+		       unsigned int channels, struct cgpu_proc **spare);
 unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst, bool (*keep)(pid_t pid, u64 start),
 				 unsigned int *kept);
 void cgpu_ledger_reserved(struct cgpu_inst *inst, unsigned int *n, u64 *bytes);
 void cgpu_ledger_look(struct cgpu_inst *inst, bool (*look)(pid_t pid, u64 start));
-int cgpu_ledger_chan_take(struct cgpu_inst *inst, unsigned int max);
-void cgpu_ledger_chan_give(struct cgpu_inst *inst);
+int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max);
+void cgpu_ledger_chan_give(struct cgpu_slot *s);
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst);
 void cgpu_ledger_read(struct cgpu_inst *inst, u64 *used, u64 *memsize);
 int cgpu_ledger_set_memsize(struct cgpu_inst *inst, u64 memsize);

@@ -46,18 +46,31 @@ static struct cgpu_proc *cgpu_proc_new(struct cgpu_inst *inst, pid_t pid, u64 st
 	return p;
 }
 
-/* p's reservation is gone (taken back or released): counted out. */
+/* Whether a hot update holds something for p (bytes, channels or both). */
+static bool cgpu_proc_reserves(const struct cgpu_proc *p)
+{
+	return p->reserved || p->reserved_chan;
+}
+
+/*
+ * p's reservation is gone (taken back or released): counted out. Its channels are
+ * released either way: only enforcement counts them, and it takes no reservation back
+ * (cgpu_attach), so one taken back was never counted against a cap.
+ */
 static void cgpu_proc_unreserve(struct cgpu_inst *inst, struct cgpu_proc *p)
 {
 	inst->nreserved--;
 	inst->reserved -= p->reserved;
 	p->reserved = 0;
+	inst->nchan -= p->reserved_chan;
+	p->nchan -= p->reserved_chan;
+	p->reserved_chan = 0;
 }
 
 /* p has no file and no reservation left: unlinked, for the caller to free. */
 static struct cgpu_proc *cgpu_proc_drop(struct cgpu_inst *inst, struct cgpu_proc *p)
 {
-	if (p->nfiles || p->reserved)
+	if (p->nfiles || cgpu_proc_reserves(p))
 		return NULL;
 	list_del(&p->link);
 	hash_del(&p->hnode);
@@ -89,7 +102,7 @@ int cgpu_ledger_link(struct cgpu_slot *s, pid_t pid, u64 start, struct cgpu_proc
 	p->start = start;
 	s->proc = p;
 	s->bytes = take_reserved ? p->reserved : 0;
-	if (take_reserved && p->reserved)
+	if (take_reserved && cgpu_proc_reserves(p))
 		cgpu_proc_unreserve(inst, p);
 	p->nfiles++;
 	inst->nfiles++;
@@ -198,7 +211,7 @@ void cgpu_ledger_undo_charge(struct cgpu_slot *s, u64 bytes)
 	bytes = min(bytes, p->reserved);	/* all of it: it was moved, not spent */
 	p->reserved -= bytes;
 	inst->reserved -= bytes;
-	if (p->reserved == 0 && bytes)
+	if (bytes && !cgpu_proc_reserves(p))
 		inst->nreserved--;
 	p->bytes -= from_file + bytes;
 	inst->used -= from_file + bytes;
@@ -216,7 +229,7 @@ void cgpu_ledger_reserve(struct cgpu_slot *s)
 
 	mutex_lock(&inst->lock);
 	if (s->bytes) {
-		if (!p->reserved)
+		if (!cgpu_proc_reserves(p))
 			inst->nreserved++;
 		p->reserved += s->bytes;
 		inst->reserved += s->bytes;
@@ -226,30 +239,38 @@ void cgpu_ledger_reserve(struct cgpu_slot *s)
 }
 
 /*
- * A `charge` line of an import: bytes held by process (pid, start), a reservation until
- * it attaches. Merged into the process's reservation if it has one; else *spare is used
- * and set to NULL. ENOMEM past memsize, EMFILE past the cap; nothing changed then.
+ * A `charge` line of an import: bytes and channels held by process (pid, start), a
+ * reservation until it attaches. Merged into the process's reservation if it has one;
+ * else *spare is used and set to NULL. ENOMEM past memsize, EMFILE past the caps;
+ * nothing changed then. The channels are counted past max_channels if need be: the
+ * driver holds them (new ones are refused until enough go).
  */
 int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
-		       struct cgpu_proc **spare)
+		       unsigned int channels, struct cgpu_proc **spare)
 {
 	struct cgpu_proc *p;
-	int err;
+	int err = 0;
 
 	mutex_lock(&inst->lock);
-	err = cgpu_errno(cgpu_check_charge(inst->used, inst->memsize, bytes));
+	if (bytes)
+		err = cgpu_errno(cgpu_check_charge(inst->used, inst->memsize, bytes));
 	p = cgpu_proc_find(inst, pid, start);
-	if (!err && !p && inst->nprocs >= CGPU_INST_FILES_MAX)
+	if (!err && ((!p && inst->nprocs >= CGPU_INST_FILES_MAX) ||
+		     channels > CGPU_CHANNELS_MAX - min_t(unsigned int, inst->nchan,
+							  CGPU_CHANNELS_MAX)))
 		err = -EMFILE;
 	if (!err) {
 		if (!p)
 			p = cgpu_proc_new(inst, pid, start, spare);
-		if (!p->reserved)
+		if (!cgpu_proc_reserves(p))
 			inst->nreserved++;
 		p->reserved += bytes;
 		p->bytes += bytes;
 		inst->reserved += bytes;
 		inst->used += bytes;
+		p->reserved_chan += channels;
+		p->nchan += channels;
+		inst->nchan += channels;
 	}
 	mutex_unlock(&inst->lock);
 	return err;
@@ -262,7 +283,7 @@ void cgpu_ledger_look(struct cgpu_inst *inst, bool (*look)(pid_t pid, u64 start)
 
 	mutex_lock(&inst->lock);
 	list_for_each_entry(p, &inst->procs, link)
-		if (p->reserved)
+		if (cgpu_proc_reserves(p))
 			look(p->pid, p->start);
 	mutex_unlock(&inst->lock);
 }
@@ -281,7 +302,7 @@ unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst, bool (*keep)(pid_t pid,
 
 	mutex_lock(&inst->lock);
 	list_for_each_entry_safe(p, n, &inst->procs, link) {
-		if (!p->reserved)
+		if (!cgpu_proc_reserves(p))
 			continue;
 		if (keep && keep(p->pid, p->start)) {
 			(*kept)++;
@@ -309,28 +330,36 @@ void cgpu_ledger_reserved(struct cgpu_inst *inst, unsigned int *n, u64 *bytes)
 }
 
 /*
- * One more channel group or channel held at the driver for inst, unless it holds max
- * already (0: no cap): -ENOSPC. Counted apart from the bytes: the driver says nowhere
- * what memory it holds for them (nvhook.c), so they cannot be charged.
+ * One more channel group or channel held at the driver by s's file, unless its
+ * instance holds max already (0: no cap): -ENOSPC. Counted apart from the bytes: the
+ * driver says nowhere what memory it holds for them (nvhook.c), so they cannot be
+ * charged. Per process too, for a hot update's state.
  */
-int cgpu_ledger_chan_take(struct cgpu_inst *inst, unsigned int max)
+int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max)
 {
+	struct cgpu_inst *inst = s->inst;
 	int err = 0;
 
 	mutex_lock(&inst->lock);
-	if (max && inst->nchan >= max)
+	if (max && inst->nchan >= max) {
 		err = -ENOSPC;
-	else
+	} else {
 		inst->nchan++;
+		s->proc->nchan++;
+	}
 	mutex_unlock(&inst->lock);
 	return err;
 }
 
-void cgpu_ledger_chan_give(struct cgpu_inst *inst)
+void cgpu_ledger_chan_give(struct cgpu_slot *s)
 {
+	struct cgpu_inst *inst = s->inst;
+
 	mutex_lock(&inst->lock);
-	if (!WARN_ON_ONCE(!inst->nchan))
+	if (!WARN_ON_ONCE(!inst->nchan || !s->proc->nchan)) {
 		inst->nchan--;
+		s->proc->nchan--;
+	}
 	mutex_unlock(&inst->lock);
 }
 
@@ -367,19 +396,24 @@ void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst)
 	mutex_unlock(&inst->lock);
 }
 
-/* The hot update's "charge GPU ID PID BYTES start=NS", one per process holding memory. */
+/*
+ * The hot update's "charge GPU ID PID BYTES start=NS channels=N", one per process
+ * holding memory or channels (start= and channels= left out when 0).
+ */
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 {
 	struct cgpu_proc *p;
 
 	mutex_lock(&inst->lock);
 	list_for_each_entry(p, &inst->procs, link) {
-		if (!p->bytes)
+		if (!p->bytes && !p->nchan)
 			continue;
 		seq_printf(m, "charge %u %s %d %llu", inst->gpu->index, inst->id, p->pid,
 			   p->bytes);
 		if (p->start)
 			seq_printf(m, " start=%llu", p->start);
+		if (p->nchan)
+			seq_printf(m, " channels=%u", p->nchan);
 		seq_putc(m, '\n');
 	}
 	mutex_unlock(&inst->lock);

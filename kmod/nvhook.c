@@ -98,7 +98,6 @@ static const struct nvh_layout {
 #define NVH_UVM_TRIES		5	/* looks at a mapping's source before it is refused */
 
 #define NVH_PAGE	(2ULL << 20)	/* the charge is checked in 2 MiB pages */
-#define NVH_OBJS_MAX	16384		/* tracked objects per driver file */
 #define NVH_FILE_BITS	8
 #define NVH_HOLD_BITS	12		/* a hold per live allocation of every container process */
 
@@ -114,10 +113,10 @@ static int nvh_set_max_channels(const char *val, const struct kernel_param *kp)
 {
 	unsigned int v;
 
-	if (kstrtouint(val, 10, &v) || v > NVH_OBJS_MAX) {
+	if (kstrtouint(val, 10, &v) || v > CGPU_FILE_OBJS_MAX) {
 		/* As written, without sysfs's newline, and not all of a long one. */
 		pr_err("cgpu_km: max_channels=%.*s is not a count of 0..%u (0: no cap)\n",
-		       (int)min_t(size_t, strcspn(val, "\n"), 16), val, NVH_OBJS_MAX);
+		       (int)min_t(size_t, strcspn(val, "\n"), 16), val, CGPU_FILE_OBJS_MAX);
 		return -EINVAL;
 	}
 	WRITE_ONCE(max_channels, v);
@@ -476,7 +475,7 @@ static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 	if (nvh_gpu_line(o))
 		nvh_client_del(rec, o->client);
 	else if (o->kind == NVH_CHANNEL)
-		cgpu_ledger_chan_give(o->slot->inst);
+		cgpu_ledger_chan_give(o->slot);
 	rec->nobjs--;
 	/*
 	 * EAGAIN while a hot update is frozen: the bytes stay charged to the file until it
@@ -524,7 +523,7 @@ static void nvh_file_free(struct nvh_file *rec)
 		if (nvh_gpu_line(o))
 			nvh_client_del(rec, o->client);
 		else if (o->kind == NVH_CHANNEL)
-			cgpu_ledger_chan_give(o->slot->inst);
+			cgpu_ledger_chan_give(o->slot);
 		if (o->mem)
 			nvh_mem_unlink(o, true);
 		cgpu_free(o);
@@ -854,7 +853,7 @@ static struct nvh_obj *nvh_parent(struct nvh_file *rec, u32 client, u32 handle)
 static bool nvh_take_place_locked(struct nvh_file *rec)
 {
 	lockdep_assert_held(&rec->lock);
-	if (rec->nobjs >= NVH_OBJS_MAX)
+	if (rec->nobjs >= CGPU_FILE_OBJS_MAX)
 		return false;
 	rec->nobjs++;
 	return true;
@@ -1120,7 +1119,7 @@ static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
 			st = nvh_take_back(c, code, "over the budget once the driver had made it", got);
 			goto undo;
 		}
-	} else if (cgpu_ledger_chan_take(slot->inst, max)) {
+	} else if (cgpu_ledger_chan_take(slot, max)) {
 		atomic64_inc(&nvh.channels_refused);
 		st = nvh_take_back(c, code, "past max_channels", 0);
 		goto undo;
@@ -1272,7 +1271,7 @@ static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
 					  p->hClass);
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
-	if (cgpu_ledger_chan_take(slot->inst, max)) {
+	if (cgpu_ledger_chan_take(slot, max)) {
 		nvh_give_place(rec);
 		cgpu_free(o);
 		atomic64_inc(&nvh.channels_refused);
@@ -1282,7 +1281,7 @@ static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
 	}
 	st = nvh_orig(c);
 	if (st != NVA_NV_OK || *nvh_alloc_status(c) != NVA_NV_OK) {
-		cgpu_ledger_chan_give(slot->inst);
+		cgpu_ledger_chan_give(slot);
 		nvh_give_place(rec);
 		cgpu_free(o);
 		return st;

@@ -190,7 +190,8 @@ static int cgpu_import_charge(const struct cgpu_upd *u)
 		return -ENOMEM;
 	mutex_lock(&cgpu.reg_lock);
 	inst = cgpu_find(&cgpu.gpus[u->gpu], u->id);
-	err = inst ? cgpu_ledger_import(inst, (pid_t)u->pid, u->start, u->bytes, &spare) :
+	err = inst ? cgpu_ledger_import(inst, (pid_t)u->pid, u->start, u->bytes,
+					 (unsigned int)u->channels, &spare) :
 		     -ENOENT;
 	mutex_unlock(&cgpu.reg_lock);
 	cgpu_free(spare);

@@ -234,6 +234,15 @@ static const struct {
 	{ "charge 0 0123456789ab 17 1 start=", CGPU_RC_INVAL, 0 },
 	{ "charge 0 0123456789ab 17 1 stark=5", CGPU_RC_INVAL, 0 },
 	{ "charge 0 0123456789ab 17 1 start=5 start=5", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 0 start=5 channels=3", CGPU_OK, CGPU_UPD_CHARGE },
+	{ "charge 0 0123456789ab 17 1 channels=3 start=5", CGPU_OK, CGPU_UPD_CHARGE },
+	{ "charge 0 0123456789ab 17 0 channels=16777216", CGPU_OK, CGPU_UPD_CHARGE },
+	{ "charge 0 0123456789ab 17 0 channels=16777217", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 0 channels=0", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 0 start=5", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 channels=", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 channels=1 channels=1", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 channels=1 start=5 x", CGPU_RC_INVAL, 0 },
 	{ "bind 0 0123456789ab 17", CGPU_OK, CGPU_UPD_BIND },
 	{ "bind 0 0123456789ab", CGPU_RC_INVAL, 0 },
 	{ "del 0 0123456789ab", CGPU_RC_INVAL, 0 },
@@ -262,7 +271,9 @@ static void test_upgrade(struct st *st)
 	CHECK(st, u.gpu == 1 && same(u.id, "0123456789ab") && u.pid == 99 && u.bytes == 5 &&
 		  u.start == 0);
 	CHECK(st, cgpu_parse_upgrade("charge 0 0123456789ab 9 8 start=77", 34, &u) == CGPU_OK &&
-		  u.pid == 9 && u.bytes == 8 && u.start == 77);
+		  u.pid == 9 && u.bytes == 8 && u.start == 77 && u.channels == 0);
+	CHECK(st, cgpu_parse_upgrade("charge 0 0123456789ab 9 0 channels=12 start=77", 46, &u) ==
+		  CGPU_OK && u.bytes == 0 && u.channels == 12 && u.start == 77);
 	CHECK(st, cgpu_parse_upgrade("bind 3 0123456789ab 9", 21, &u) == CGPU_OK &&
 		  u.add.op == CGPU_CMD_BIND && u.add.gpu == 3 && u.add.pid == 9);
 	CHECK(st, cgpu_parse_upgrade(add2, slen(add2), &u) == CGPU_OK);

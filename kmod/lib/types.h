@@ -34,5 +34,12 @@ enum cgpu_rc {
  * so a container may not attach more (EMFILE). A CUDA process attaches one or two.
  */
 #define CGPU_INST_FILES_MAX	1024
+/* Objects cgpu_km tracks on one driver file (nvhook.c): past it the file allocates no more. */
+#define CGPU_FILE_OBJS_MAX	16384
+/*
+ * Channel groups and channels one container holds on one GPU at most, whatever
+ * max_channels says: its files' tracked objects, which a hot update's state may carry.
+ */
+#define CGPU_CHANNELS_MAX	(CGPU_INST_FILES_MAX * CGPU_FILE_OBJS_MAX)
 
 #endif

@@ -50,6 +50,7 @@ static enum cgpu_rc charge(const char *buf, unsigned long len, unsigned long *po
 			   struct cgpu_upd *u)
 {
 	struct cgpu_tok t = cgpu_next_tok(buf, len, pos);
+	unsigned int seen = 0;
 
 	if (cgpu_parse_dec(t.s, t.len, &u->gpu) != CGPU_OK)
 		return CGPU_RC_INVAL;
@@ -60,17 +61,21 @@ static enum cgpu_rc charge(const char *buf, unsigned long len, unsigned long *po
 	if (cgpu_parse_dec(t.s, t.len, &u->pid) != CGPU_OK || u->pid < 1 || u->pid > CGPU_PID_MAX)
 		return CGPU_RC_INVAL;
 	t = cgpu_next_tok(buf, len, pos);
-	if (cgpu_parse_dec(t.s, t.len, &u->bytes) != CGPU_OK || u->bytes < 1 ||
-	    u->bytes > CGPU_MAX_BYTES)
+	if (cgpu_parse_dec(t.s, t.len, &u->bytes) != CGPU_OK || u->bytes > CGPU_MAX_BYTES)
 		return CGPU_RC_INVAL;
-	t = cgpu_next_tok(buf, len, pos);
-	if (t.len) {
+	/* start=, channels=: each at most once, in any order, nothing else. */
+	for (t = cgpu_next_tok(buf, len, pos); t.len > 0; t = cgpu_next_tok(buf, len, pos)) {
 		/* Format 1 had no start time; 0 would match any process of that pid. */
-		if (t.len < 7 || !cgpu_tok_is((struct cgpu_tok){ t.s, 6 }, "start=") ||
-		    cgpu_parse_dec(t.s + 6, t.len - 6, &u->start) != CGPU_OK || !u->start)
+		if (key_value(t, "start", &u->start) == CGPU_OK && !(seen & 1) && u->start)
+			seen |= 1;
+		else if (key_value(t, "channels", &u->channels) == CGPU_OK && !(seen & 2) &&
+			 u->channels && u->channels <= CGPU_CHANNELS_MAX)
+			seen |= 2;
+		else
 			return CGPU_RC_INVAL;
 	}
-	return cgpu_next_tok(buf, len, pos).len ? CGPU_RC_INVAL : CGPU_OK;
+	/* A line that holds nothing is not written by any module. */
+	return u->bytes || u->channels ? CGPU_OK : CGPU_RC_INVAL;
 }
 
 static int version_char(char c)

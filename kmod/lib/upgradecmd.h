@@ -11,8 +11,10 @@
  *   gpu <gpu> max_inst=<n> policy=<n> prio_ratio=<n>
  *   add <gpu> <id> ...       an instance, in inst_ctl's syntax
  *   bind <gpu> <id> <pid>    the instance's container: the cgroup of task pid now
- *   charge <gpu> <id> <pid> <bytes> [start=<ns>]   what a process held: a reservation
- *                            only that process (pid and start time) takes back
+ *   charge <gpu> <id> <pid> <bytes> [start=<ns>] [channels=<n>]   what a process held
+ *                            (video memory; channel groups and channels, counted for
+ *                            max_channels): a reservation only that process (pid and
+ *                            start time) takes back
  *   commit                   the state is complete: processes may attach
  * A frozen module prints its state as exactly these lines, so the dump of the old
  * module is what the tool writes into the new one. Ranges that need no kernel state
@@ -42,8 +44,9 @@ struct cgpu_upd {
 	cgpu_u64 gpu;			/* GPU, CHARGE */
 	cgpu_u32 max_inst, policy, prio_ratio;	/* GPU: each given exactly once */
 	char id[CGPU_ID_LEN + 1];	/* CHARGE */
-	cgpu_u64 pid, bytes;		/* CHARGE: 1..CGPU_PID_MAX, 1..CGPU_MAX_BYTES */
+	cgpu_u64 pid, bytes;		/* CHARGE: 1..CGPU_PID_MAX, 0..CGPU_MAX_BYTES */
 	cgpu_u64 start;			/* CHARGE: the process's start time, 0: not given */
+	cgpu_u64 channels;		/* CHARGE: 0..CGPU_CHANNELS_MAX; bytes or channels not 0 */
 	struct cgpu_cmd add;		/* ADD, BIND */
 	char version[CGPU_VERSION_MAX + 1];	/* FREEZE (empty: not given), FROM */
 };

@@ -17,7 +17,8 @@
 # counted per container and GPU and capped (max_channels). A device's GPU is the
 # driver's answer, not its deviceId (raced from a second thread). A hot update's
 # reservation is taken by no file the tenant can open and close, and lasts while a
-# child holds an RM file it inherited. run.sh fails on any kernel warning.
+# child holds an RM file it inherited; it carries the channel groups and channels made
+# before it, counted against max_channels. run.sh fails on any kernel warning.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source simdrv/tests/load.sh
@@ -569,7 +570,14 @@ for ver in 535.261.03 550.163.01; do
 	# told to exit). Their charges go over as reservations, which the new module keeps
 	# past reclaim_s while each process holds a file of the driver or of nvidia-uvm, or
 	# an RM file it held at the commit is still open (neither attaches again), and
-	# releases once none is.
+	# releases once none is. A fourth, h6, holds 6 channel groups and 6 channels and no
+	# memory: they go over as a reservation of 12 channels, counted against the new
+	# module's max_channels=16 while h6 lives (a new process gets 2 pairs, not 8), and
+	# released once it is gone.
+	echo 16 >/sys/module/cgpu_km/parameters/max_channels
+	start h6 cg channels 6 0
+	grep -qx "again: 6 pairs, then status 0x0, GPU 0 holds $((6 * pair))" "$W/h6" || fail "channels 6 0: $(cat "$W/h6")"
+	hpid=$(cat "$W/h6.pid")
 	start u5 cg uvmkeep 64 2
 	grep -qx "uvmkeep: 2 mapped, only /dev/nvidia-uvm open" "$W/u5" || fail "uvmkeep: $(cat "$W/u5")"
 	upid=$(cat "$W/u5.pid")
@@ -595,16 +603,29 @@ for ver in 535.261.03 550.163.01; do
 	sed -n '/^format /,$p' $P/upgrade >"$W/state"
 	grep -q "^charge 0 $SID $pid $((64 * MiB)) start=" "$W/state" &&
 		grep -q "^charge 0 $SID $fpid $((64 * MiB)) start=" "$W/state" &&
-		grep -q "^charge 0 $SID $upid $((128 * MiB)) start=" "$W/state" || fail "hot update's state: $(cat "$W/state")"
+		grep -q "^charge 0 $SID $upid $((128 * MiB)) start=" "$W/state" &&
+		grep -Eqx "charge 0 $SID $hpid 0 start=[0-9]+ channels=12" "$W/state" || fail "hot update's state: $(cat "$W/state")"
 	rmmod cgpu_km
-	insmod "$KO" enforce=1 nv_version=$ver ngpus=2 reclaim_s=1 handover=1
+	insmod "$KO" enforce=1 nv_version=$ver ngpus=2 reclaim_s=1 handover=1 max_channels=16
 	while IFS= read -r line; do echo "$line" >$P/upgrade; done <"$W/state"
 	echo commit >$P/upgrade
 	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after the hot update: $(state)"
 	sleep 3
 	[ "$(meminfo | sort)" = "$holders" ] &&
-		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 3 ] && [ "$(used)" = $((256 * MiB)) ] ||
+		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 4 ] && [ "$(used)" = $((256 * MiB + 6 * pair)) ] ||
 		fail "3 reclaim_s after the hot update, the holders' reservations: $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
+	start h7 cg channels 40 0
+	grep -qx "channels: 2 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 8 * pair))" "$W/h7" &&
+		grep -q "^again: 2 pairs, then status 0x4f" "$W/h7" ||
+		fail "channels made past h6's 12 from before the hot update: $(cat "$W/h7")"
+	kill_it h7
+	kill_it h6
+	for _ in $(seq 50); do [ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 3 ] && break; sleep 0.1; done
+	start h7 cg channels 40 0
+	grep -qx "channels: 8 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 8 * pair))" "$W/h7" ||
+		fail "channels made after h6 died: $(cat "$W/h7"), $(grep ^reserv $P/upgrade)"
+	kill_it h7
+	echo 256 >/sys/module/cgpu_km/parameters/max_channels
 	# c5 then opens a second /dev/nvidiactl, closes it, and asks for 64 MiB again: the
 	# file's record in the new module does not take c5's reservation (its close would
 	# have given back what c5 still holds through its first file), so it is refused.
@@ -636,7 +657,7 @@ for ver in 535.261.03 550.163.01; do
 	kill $odd
 	wait $odd 2>/dev/null || true
 	rmdir "/sys/fs/cgroup/cgpu odd"
-	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM file it inherited, and lose them when none does; a file opened and closed after it does not take them; the frozen module lists the bound cgroups once each, escaped"
+	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM file it inherited, and lose them when none does; a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its

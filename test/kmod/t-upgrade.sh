@@ -67,8 +67,8 @@ status() {
 	eq "running" "$(field state)" running
 	eq "version" "$(field version)" "$(cat $P/version)"
 	eq "no update" "$(field update) $(field last_update)" "none none"
-	eq "formats" "$(field state_format) $(field reads_formats) $(field abi)" "2 2-2 1-1"
-	eq "modinfo says the same" "$(modinfo -F cgpu_state_format "$KO") $(modinfo -F cgpu_state_reads "$KO") $(modinfo -F cgpu_abi "$KO")" "2 2-2 1-1"
+	eq "formats" "$(field state_format) $(field reads_formats) $(field abi)" "3 2-3 1-1"
+	eq "modinfo says the same" "$(modinfo -F cgpu_state_format "$KO") $(modinfo -F cgpu_state_reads "$KO") $(modinfo -F cgpu_abi "$KO")" "3 2-3 1-1"
 	eq "no file, no ABI in use" "$(field files_open) $(field abi_in_use)" "0 none"
 	eq "reclaim_s as loaded" "$(field reclaim_s)" 3
 	eq "major" "$(field major)" "$(cat $P/0/major)"
@@ -83,7 +83,7 @@ refusals() {
 		"add 1 $A memsize=1" "charge 0 $a 1 1" "from 0.1.0"; do
 		eq "running: '$v'" "$(wr $P/upgrade "$v")" EBUSY
 	done
-	for v in "" freez "freeze now" "freeze"$'\n'"thaw" "format 0" "charge 0 $a 0 1" \
+	for v in "" freez "freeze now" "freeze"$'\n'"thaw" "format 0" "charge 0 $a 0 1" "charge 0 $a 1 0" \
 		"gpu 0 max_inst=8 policy=2" "add 0 $a memsize=0" "del 0 $a" 3 "freeze to=" \
 		"freeze to=1/2" "freeze to=1 now" "from" "from 1 2"; do
 		eq "garbage '$v'" "$(wr $P/upgrade "$v")" EINVAL
@@ -133,7 +133,7 @@ thaw_path() {
 		"$(dump | grep -E '^bind ' | tr '\n' ' ')" \
 		"bind 0 $a $(cinit "$(docker_cg "$A")") bind 0 $b $(cinit "$(docker_cg "$B")") bind 1 $b $(cinit "$(docker_cg "$B")") "
 	eq "dump: settings and instances" "$(dump | grep -E '^(format|from|default_memsize|gpu|add)')" \
-		"format 2
+		"format 3
 from $(cat $P/version)
 default_memsize $GIB
 gpu 0 max_inst=8 policy=2 prio_ratio=40
@@ -186,7 +186,7 @@ handover_path() {
 	eq "inst_ctl refused while importing" "$(wr $P/inst_ctl "add 0 $A memsize=1")" EBUSY
 	eq "a line before format" "$(wr $P/upgrade "default_memsize 1")" EPROTO
 	eq "format 1 (not read: no container bound)" "$(wr $P/upgrade "format 1")" EPROTO
-	eq "format 3 (not read)" "$(wr $P/upgrade "format 3")" EPROTO
+	eq "format 4 (not read)" "$(wr $P/upgrade "format 4")" EPROTO
 	eq "thaw while importing" "$(wr $P/upgrade thaw)" EBUSY
 	eq "freeze while importing" "$(wr $P/upgrade freeze)" EBUSY
 	while IFS= read -r line; do
