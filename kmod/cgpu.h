@@ -255,6 +255,9 @@ struct cgpu_km {
 	 * NVIDIA driver, so may hold driver memory charged before a hot update, or one it
 	 * held at an earlier call is still open; each call remembers its RM files. */
 	bool (*holds_driver_memory)(pid_t pid, u64 start);
+	/* Also nvhook.c's: at each reclaim, before the looks; whether to look again even if
+	 * no reservation is kept (files held for them are still to be let go). */
+	bool (*let_go_files)(void);
 	wait_queue_head_t upd_wq;		/* poll() on /dev/cgpu: the freeze */
 	struct delayed_work reclaim;		/* releases reservations not taken back */
 };

@@ -233,11 +233,18 @@ struct nvh_hold {
 /*
  * A driver file a process held while it had a hot update's reservation (nvh_carry): the
  * reservation stays while the file is open, whichever process holds it then (a child
- * that inherited it), and the entry goes at the file's release. nvh.carried_lock.
+ * that inherited it). An RM file's entry goes at its release, which passes
+ * nvh_close_wrap. Another file of the driver (nvidia-uvm's, whose mappings hold RM
+ * memory) has a release cgpu_km does not see: its entry holds a reference instead,
+ * and lets go of it once that is the only one left (nvh_let_go_files), keeping the
+ * reservation one reclaim more, while the file's release frees what it held.
+ * nvh.carried_lock.
  */
 struct nvh_carried {
 	struct hlist_node node;		/* nvh.carried, by key */
-	const void *key;		/* the file's private data */
+	const void *key;		/* an RM file's private data; another file itself */
+	struct file *pin;		/* not an RM file: referenced; NULL once let go */
+	bool rm;
 	pid_t pid;
 	u64 start;
 };
@@ -2114,7 +2121,7 @@ static int nvh_driver_file(const void *unused, struct file *f, unsigned int fd)
 	return m && (!strcmp(m->name, "nvidia") || !strcmp(m->name, "nvidia_uvm"));
 }
 
-/* One look at a process's files (nvh_scan_fd): some RM files, referenced, and more to come. */
+/* One look at a process's files (nvh_scan_fd): some driver files, referenced, and more to come. */
 #define NVH_SCAN_FILES	8
 struct nvh_scan {
 	struct file *f[NVH_SCAN_FILES];
@@ -2122,7 +2129,13 @@ struct nvh_scan {
 	bool driver;			/* a file of the driver or of nvidia-uvm seen */
 };
 
-/* For iterate_fd, under the table's spinlock: a reference on each RM file, 8 at a time. */
+/* Whether f's release passes nvh_close_wrap (an RM file), where its entry goes. */
+static bool nvh_rm_file(const struct file *f)
+{
+	return (unsigned long)f->f_op->release == READ_ONCE(nvh.close.addr);
+}
+
+/* For iterate_fd, under the table's spinlock: a reference on each driver file, 8 at a time. */
 static int nvh_scan_fd(const void *arg, struct file *f, unsigned int fd)
 {
 	struct nvh_scan *sc = (struct nvh_scan *)arg;
@@ -2130,9 +2143,6 @@ static int nvh_scan_fd(const void *arg, struct file *f, unsigned int fd)
 	if (!nvh_driver_file(NULL, f, fd))
 		return 0;
 	sc->driver = true;
-	/* Only a file whose release passes nvh_close_wrap: its entry goes there. */
-	if ((unsigned long)f->f_op->release != READ_ONCE(nvh.close.addr))
-		return 0;
 	if (sc->n == NVH_SCAN_FILES) {
 		sc->next = fd;
 		return 1;
@@ -2154,10 +2164,11 @@ static bool nvh_carried_by(pid_t pid, u64 start)
 }
 
 /*
- * Remembers the RM files process (pid, start) holds now as carrying its reservation,
- * and says whether it holds a file of the NVIDIA driver or of nvidia-uvm. Each file is
- * referenced from the look until its entry is in: one closed meanwhile is released by
- * our fput, after the entry, so its release takes the entry away.
+ * Remembers the driver files process (pid, start) holds now as carrying its
+ * reservation, and says whether it holds a file of the NVIDIA driver or of nvidia-uvm.
+ * Each file is referenced from the look until its entry is in: an RM file closed
+ * meanwhile is released by our fput, after the entry, so its release takes the entry
+ * away; another file's entry keeps the reference.
  */
 static bool nvh_carry(pid_t pid, u64 start)
 {
@@ -2183,20 +2194,28 @@ static bool nvh_carry(pid_t pid, u64 start)
 		task_unlock(t);
 		mutex_lock(&nvh.carried_lock);
 		for (i = 0; i < sc.n; i++) {
-			const void *key = sc.f[i]->private_data;
-			bool known = false;
+			bool rm = nvh_rm_file(sc.f[i]), known = false;
+			const void *key = rm ? sc.f[i]->private_data : sc.f[i];
 
+			/* A let-go entry's key may be a new file's address by now. */
 			hash_for_each_possible(nvh.carried, e, node, (unsigned long)key)
-				known |= e->key == key && e->pid == pid && e->start == start;
+				known |= e->key == key && (e->rm || e->pin) && e->pid == pid &&
+					 e->start == start;
 			e = known || !nvh.carrying ? NULL : cgpu_zalloc(sizeof(*e));
 			if (e) {
-				*e = (struct nvh_carried){ .key = key, .pid = pid, .start = start };
+				*e = (struct nvh_carried){ .key = key, .rm = rm, .pid = pid,
+							   .start = start };
+				if (!rm) {
+					e->pin = sc.f[i];
+					sc.f[i] = NULL;
+				}
 				hash_add(nvh.carried, &e->node, (unsigned long)key);
 			}
 		}
 		mutex_unlock(&nvh.carried_lock);
 		for (i = 0; i < sc.n; i++)
-			fput(sc.f[i]);
+			if (sc.f[i])
+				fput(sc.f[i]);
 	} while (more);
 	put_task_struct(t);
 	return sc.driver;
@@ -2206,9 +2225,10 @@ static bool nvh_carry(pid_t pid, u64 start)
  * Whether process (pid, start) may still hold driver memory a hot update's reservation
  * counts (upgrade.c keeps the reservation while it does): it holds a file of the NVIDIA
  * driver or of nvidia-uvm (the driver frees all a file made, and nvidia-uvm all a
- * va_space mapped, when the file is released), or an RM file it held at an earlier look
- * is still open in any process (one forked from it that outlived it). Each look
- * remembers the RM files it finds (nvh_carry); only RM files, whose release is hooked.
+ * va_space mapped, when the file is released), or a driver file it held at an earlier
+ * look is still open in any process (one forked from it that outlived it) or was let go
+ * of at this reclaim (nvh_let_go_files). Each look remembers the files it finds
+ * (nvh_carry).
  */
 static bool nvh_holds_driver_memory(pid_t pid, u64 start)
 {
@@ -2222,7 +2242,7 @@ static bool nvh_holds_driver_memory(pid_t pid, u64 start)
 	return holds;
 }
 
-/* The file whose private data is key was released: it carries nothing any more. */
+/* The RM file whose private data is key was released: it carries nothing any more. */
 static void nvh_uncarry(const void *key)
 {
 	struct hlist_node *tmp;
@@ -2230,11 +2250,46 @@ static void nvh_uncarry(const void *key)
 
 	mutex_lock(&nvh.carried_lock);
 	hash_for_each_possible_safe(nvh.carried, e, tmp, node, (unsigned long)key)
-		if (e->key == key) {
+		if (e->rm && e->key == key) {
 			hash_del(&e->node);
 			cgpu_free(e);
 		}
 	mutex_unlock(&nvh.carried_lock);
+}
+
+/*
+ * At each reclaim, before its looks (cgpu.let_go_files): the entries let go of at the
+ * last one go, and a file no process holds any more (only the entry's reference left)
+ * is let go of now: our fput releases it (later, from the workqueue: the worker is a
+ * kernel thread), freeing what nvidia-uvm mapped, and the entry stays for this
+ * reclaim, so the reservation outlasts the memory it counts. Whether entries that
+ * hold or let go of a file remain.
+ */
+static bool nvh_let_go_files(void)
+{
+	struct hlist_node *tmp;
+	struct nvh_carried *e;
+	bool more = false;
+	int bkt;
+
+	mutex_lock(&nvh.carried_lock);
+	hash_for_each_safe(nvh.carried, bkt, tmp, e, node) {
+		if (e->rm)
+			continue;
+		if (!e->pin) {
+			hash_del(&e->node);
+			cgpu_free(e);
+			continue;
+		}
+		/* Ours is the last: no process can take the file again. */
+		if (file_count(e->pin) == 1) {
+			fput(e->pin);
+			e->pin = NULL;
+		}
+		more = true;
+	}
+	mutex_unlock(&nvh.carried_lock);
+	return more;
 }
 
 /*
@@ -2499,6 +2554,8 @@ static void nvh_forget_files(void)
 	nvh.carrying = false;
 	hash_for_each_safe(nvh.carried, bkt, tmp, e, node) {
 		hash_del(&e->node);
+		if (e->pin)
+			fput(e->pin);
 		cgpu_free(e);
 	}
 	mutex_unlock(&nvh.carried_lock);
@@ -2657,6 +2714,7 @@ static void nvh_attach(void)
 	mutex_unlock(&nvh.carried_lock);
 	WRITE_ONCE(cgpu.driver_charged, true);
 	WRITE_ONCE(cgpu.holds_driver_memory, nvh_holds_driver_memory);
+	WRITE_ONCE(cgpu.let_go_files, nvh_let_go_files);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
 	pr_info("cgpu_km: enforcement on: attached to %s, %s, %s, %s, %s and %s of NVIDIA driver %s\n",
 		NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM, NVH_UVM_DUP_SYM,
@@ -2675,6 +2733,7 @@ static void nvh_detach(const char *why)
 		return;
 	WRITE_ONCE(cgpu.driver_charged, false);
 	WRITE_ONCE(cgpu.holds_driver_memory, NULL);
+	WRITE_ONCE(cgpu.let_go_files, NULL);
 	nvh_hooks_off();
 	nvh_forget_files();
 	nvh.attached = false;

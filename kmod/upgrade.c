@@ -51,6 +51,8 @@ static const char *const cgpu_state_name[] = {
 static void cgpu_reclaim_work(struct work_struct *w)
 {
 	bool (*keep)(pid_t pid, u64 start) = READ_ONCE(cgpu.holds_driver_memory);
+	bool (*let_go)(void) = READ_ONCE(cgpu.let_go_files);
+	bool more = let_go && let_go();
 	struct cgpu_inst *inst;
 	unsigned int i, n = 0, kept = 0;
 
@@ -59,7 +61,7 @@ static void cgpu_reclaim_work(struct work_struct *w)
 	for (i = 0; i < cgpu.ngpus && cgpu.state == CGPU_RUNNING; i++)
 		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
 			n += cgpu_ledger_reclaim(inst, keep, &kept);
-	if (kept)
+	if (kept || more)
 		mod_delayed_work(system_wq, &cgpu.reclaim, (unsigned long)reclaim_s * HZ);
 	mutex_unlock(&cgpu.reg_lock);
 	if (n)

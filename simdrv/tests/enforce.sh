@@ -17,7 +17,7 @@
 # counted per container and GPU and capped (max_channels). A device's GPU is the
 # driver's answer, not its deviceId (raced from a second thread). A hot update's
 # reservation is taken by no file the tenant can open and close, and lasts while a
-# child holds an RM file it inherited; it carries the channel groups and channels made
+# child holds an RM or nvidia-uvm file it inherited; it carries the channel groups and channels made
 # before it, counted against max_channels. run.sh fails on any kernel warning.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -565,9 +565,10 @@ for ver in 535.261.03 550.163.01; do
 
 	# A hot update, by hand as upgrade.sh makes it, while three static programs in the
 	# container hold driver memory and make no more calls: u5 through nvidia-uvm's
-	# mappings alone (its RM files closed), c5 through its RM file (until told to go
-	# on), f5 through its RM file and a child that inherited it (until its parent is
-	# told to exit). Their charges go over as reservations, which the new module keeps
+	# mappings alone (its RM files closed) and a child that inherited its nvidia-uvm
+	# file (until u5 is told to exit), c5 through its RM file (until told to go on), f5
+	# through its RM file and a child that inherited it (until its parent is told to
+	# exit). Their charges go over as reservations, which the new module keeps
 	# past reclaim_s while each process holds a file of the driver or of nvidia-uvm, or
 	# an RM file it held at the commit is still open (neither attaches again), and
 	# releases once none is. A fourth, h6, holds 6 channel groups and 6 channels and no
@@ -578,10 +579,11 @@ for ver in 535.261.03 550.163.01; do
 	start h6 cg channels 6 0
 	grep -qx "again: 6 pairs, then status 0x0, GPU 0 holds $((6 * pair))" "$W/h6" || fail "channels 6 0: $(cat "$W/h6")"
 	hpid=$(cat "$W/h6.pid")
-	start u5 cg uvmkeep 64 2
+	rm -f "$W/c5.go" "$W/c5.out" "$W/f5.go" "$W/u5.go"	# the last release's
+	start u5 cg uvmkeep 64 2 "$W/u5.go"
 	grep -qx "uvmkeep: 2 mapped, only /dev/nvidia-uvm open" "$W/u5" || fail "uvmkeep: $(cat "$W/u5")"
 	upid=$(cat "$W/u5.pid")
-	rm -f "$W/c5.go" "$W/c5.out" "$W/f5.go"	# the last release's
+	uchild=$(sed -n 's/^uvmkeep: child //p' "$W/u5")
 	start c5 cg reopen 64 "$W/c5.go" "$W/c5.out"
 	pid=$(cat "$W/c5.pid")
 	start f5 cg forkhold 64 "$W/f5.go"
@@ -649,7 +651,16 @@ for ver in 535.261.03 550.163.01; do
 	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && break; sleep 0.1; done
 	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$upid" $((128 * MiB)))" ] &&
 		[ "$(used)" = $((128 * MiB)) ] || fail "after c5 died: $(meminfo), the driver holds $(used)"
-	kill_it u5
+	# u5 exits; its child holds the nvidia-uvm file, which cgpu_km holds too (its release
+	# is not hooked) and lets go of once nobody else does: the reservation stays while
+	# the child lives, and goes one reclaim after the memory.
+	touch "$W/u5.go"
+	wait "$upid" 2>/dev/null || true
+	rm -f "$W/u5.fifo"
+	sleep 3
+	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$upid" $((128 * MiB)))" ] &&
+		[ "$(used)" = $((128 * MiB)) ] || fail "3 reclaim_s after u5 exited, its child holding its nvidia-uvm file: $(meminfo), the driver holds $(used)"
+	kill -KILL "$uchild"
 	for _ in $(seq 50); do [ "$(meminfo)" = "Free: $((256 * MiB))" ] && break; sleep 0.1; done
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] ||
 		fail "after the holders died: $(meminfo), the driver holds $(used)"
@@ -657,7 +668,7 @@ for ver in 535.261.03 550.163.01; do
 	kill $odd
 	wait $odd 2>/dev/null || true
 	rmdir "/sys/fs/cgroup/cgpu odd"
-	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM file it inherited, and lose them when none does; a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
+	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM or nvidia-uvm file it inherited, and lose them when none does; a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its

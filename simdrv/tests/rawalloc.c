@@ -78,8 +78,9 @@
  *                        /dev/nvidia-uvm (UVM_MAP_EXTERNAL_ALLOCATION into a range of
  *                        its own), then its handle freed, the mapping kept (below);
  *                        FILE's first line printed at each step
- *   rawalloc uvmkeep MIB N  N rounds as uvmhold's, then its RM files closed: the
- *                        mappings held through /dev/nvidia-uvm alone (below)
+ *   rawalloc uvmkeep MIB N [GO]  N rounds as uvmhold's, then its RM files closed: the
+ *                        mappings held through /dev/nvidia-uvm alone (below); with
+ *                        GO, by a child too, and by it alone once GO exists
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -200,6 +201,26 @@ static __attribute__((noreturn)) void held_until_killed(void)
 	fflush(stdout);
 	for (;;)
 		pause();
+}
+
+/*
+ * A child that inherits every file and holds them until killed: "NAME: child C",
+ * "held"; once GO exists the parent exits.
+ */
+static __attribute__((noreturn)) void hand_to_child(const char *name, const char *go)
+{
+	pid_t child = fork();
+
+	CHECK(child >= 0);
+	if (child == 0) {
+		for (;;)
+			pause();
+	}
+	printf("%s: child %d\nheld\n", name, (int)child);
+	fflush(stdout);
+	while (access(go, F_OK))
+		usleep(10000);
+	exit(0);
 }
 
 /* A va_space on /dev/nvidia-uvm, initialized, GPU 0 registered; its descriptor. */
@@ -1199,9 +1220,10 @@ static void uvmhold(unsigned long long mib, int rounds, const char *path)
  * uvmkeep: maps rounds of mib MiB as uvmhold does, then frees its client and closes
  * every file of the RM driver (/dev/nvidiactl, /dev/nvidia0): what it holds, it holds
  * through its va_space on /dev/nvidia-uvm alone. Prints "uvmkeep: N mapped, only
- * /dev/nvidia-uvm open", "held", waits.
+ * /dev/nvidia-uvm open", "held", waits; with GO, hands the file to a child first
+ * (hand_to_child) and exits once GO exists.
  */
-static void uvmkeep(unsigned long long mib, int rounds)
+static void uvmkeep(unsigned long long mib, int rounds, const char *go)
 {
 	unsigned int c;
 	int gpu, fd, n;
@@ -1211,6 +1233,8 @@ static void uvmkeep(unsigned long long mib, int rounds)
 	CHECK(rmfree(c, c) == SD_NV_OK);
 	CHECK(close(ctl) == 0 && close(gpu) == 0);
 	printf("uvmkeep: %d mapped, only /dev/nvidia-uvm open\n", n);
+	if (go)
+		hand_to_child("uvmkeep", go);
 	held_until_killed();
 }
 
@@ -1337,23 +1361,12 @@ static void forkhold(unsigned long long mib, const char *go)
 {
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
 	unsigned int c, h = 0x2000;
-	pid_t child;
 
 	open_gpu(0);
 	start();
 	c = client_on_gpu(0);
 	CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
-	child = fork();
-	CHECK(child >= 0);
-	if (child == 0) {
-		for (;;)
-			pause();
-	}
-	printf("forkhold: child %d\nheld\n", (int)child);
-	fflush(stdout);
-	while (access(go, F_OK))
-		usleep(10000);
-	exit(0);
+	hand_to_child("forkhold", go);
 }
 
 static void uvm(void)
@@ -1587,8 +1600,8 @@ int main(int argc, char **argv)
 		uvmlater(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmhold"))
 		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
-	else if (argc == 4 && !strcmp(argv[1], "uvmkeep"))
-		uvmkeep(strtoull(argv[2], NULL, 10), atoi(argv[3]));
+	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmkeep"))
+		uvmkeep(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if (argc == 4 && !strcmp(argv[1], "channels"))
 		channels(strtoul(argv[2], NULL, 10), strtoull(argv[3], NULL, 10));
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
@@ -1600,7 +1613,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N | rawalloc uvmlater MIB GO OUT | rawalloc uncharged | rawalloc channels MAX FILL\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uncharged | rawalloc channels MAX FILL\n");
 		return 2;
 	}
 	return 0;
