@@ -61,8 +61,8 @@ static void upgrade(const char *d, size_t n)
 	REQUIRE(u.op != CGPU_UPD_ADD || u.add.op == CGPU_CMD_ADD);
 	REQUIRE(u.op != CGPU_UPD_BIND || u.add.op == CGPU_CMD_BIND);
 	REQUIRE(u.op != CGPU_UPD_CHARGE || (u.pid >= 1 && u.pid <= CGPU_PID_MAX &&
-		u.bytes >= 1 && u.bytes <= CGPU_MAX_BYTES &&
-		memmem(d, n, u.id, CGPU_ID_LEN)));
+		u.bytes <= CGPU_MAX_BYTES && u.channels <= CGPU_CHANNELS_MAX &&
+		(u.bytes || u.channels) && memmem(d, n, u.id, CGPU_ID_LEN)));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
