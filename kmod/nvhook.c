@@ -236,18 +236,22 @@ struct nvh_hold {
  * that inherited it). An RM file's entry goes at its release, which passes
  * nvh_close_wrap. Another file of the driver (nvidia-uvm's, whose mappings hold RM
  * memory) has a release cgpu_km does not see: its entry holds a reference instead,
- * and lets go of it once that is the only one left (nvh_let_go_files), keeping the
- * reservation one reclaim more, while the file's release frees what it held.
- * nvh.carried_lock.
+ * lets go of it soon after that is the only one left (nvh_let_go_work), and stays
+ * until a whole reclaim period has passed since, so that the reservation outlasts
+ * what the file's release frees (nvh_let_go_files). nvh.carried_lock.
  */
 struct nvh_carried {
 	struct hlist_node node;		/* nvh.carried, by key */
 	const void *key;		/* an RM file's private data; another file itself */
 	struct file *pin;		/* not an RM file: referenced; NULL once let go */
+	u64 let_go_at;			/* then: nvh.reclaims when it was let go */
 	bool rm;
 	pid_t pid;
 	u64 start;
 };
+
+/* How often the files held for reservations are looked at, while there are any. */
+#define NVH_LET_GO_MS	100
 
 static struct {
 	struct mutex lock;		/* attach, detach, state */
@@ -275,6 +279,8 @@ static struct {
 	struct mutex carried_lock;	/* carried, carrying; under inst->lock or alone, nothing inside */
 	DECLARE_HASHTABLE(carried, NVH_FILE_BITS);
 	bool carrying;			/* attached: entries may be added (until nvh_forget_files) */
+	u64 reclaims;			/* carried_lock: upgrade.c's reclaims so far */
+	struct delayed_work let_go;	/* nvh_let_go_work, while a file is held */
 	struct proc_dir_entry *proc;
 } nvh = {
 	.lock = __MUTEX_INITIALIZER(nvh.lock),
@@ -2208,6 +2214,8 @@ static bool nvh_carry(pid_t pid, u64 start)
 				if (!rm) {
 					e->pin = sc.f[i];
 					sc.f[i] = NULL;
+					queue_delayed_work(system_wq, &nvh.let_go,
+							   msecs_to_jiffies(NVH_LET_GO_MS));
 				}
 				hash_add(nvh.carried, &e->node, (unsigned long)key);
 			}
@@ -2258,12 +2266,38 @@ static void nvh_uncarry(const void *key)
 }
 
 /*
- * At each reclaim, before its looks (cgpu.let_go_files): the entries let go of at the
- * last one go, and a file no process holds any more (only the entry's reference left)
- * is let go of now: our fput releases it (later, from the workqueue: the worker is a
- * kernel thread), freeing what nvidia-uvm mapped, and the entry stays for this
- * reclaim, so the reservation outlasts the memory it counts. Whether entries that
- * hold or let go of a file remain.
+ * Lets go of each file held for a reservation that no process holds any more (only our
+ * reference left: nobody can take the file again): our fput releases it, from the
+ * workqueue (the worker is a kernel thread), and nvidia-uvm frees what it mapped. Looks
+ * again while files are held.
+ */
+static void nvh_let_go_work(struct work_struct *w)
+{
+	struct nvh_carried *e;
+	bool held = false;
+	int bkt;
+
+	mutex_lock(&nvh.carried_lock);
+	hash_for_each(nvh.carried, bkt, e, node) {
+		if (!e->pin)
+			continue;
+		if (file_count(e->pin) == 1) {
+			fput(e->pin);
+			e->pin = NULL;
+			e->let_go_at = nvh.reclaims;
+		} else {
+			held = true;
+		}
+	}
+	if (held && nvh.carrying)
+		queue_delayed_work(system_wq, &nvh.let_go, msecs_to_jiffies(NVH_LET_GO_MS));
+	mutex_unlock(&nvh.carried_lock);
+}
+
+/*
+ * At each reclaim, before its looks (cgpu.let_go_files): an entry let go of before the
+ * last reclaim goes, so its reservation is released a whole reclaim period after the
+ * file's release was set off. Whether entries that hold or let go of a file remain.
  */
 static bool nvh_let_go_files(void)
 {
@@ -2273,18 +2307,14 @@ static bool nvh_let_go_files(void)
 	int bkt;
 
 	mutex_lock(&nvh.carried_lock);
+	nvh.reclaims++;
 	hash_for_each_safe(nvh.carried, bkt, tmp, e, node) {
 		if (e->rm)
 			continue;
-		if (!e->pin) {
+		if (!e->pin && e->let_go_at + 1 < nvh.reclaims) {
 			hash_del(&e->node);
 			cgpu_free(e);
 			continue;
-		}
-		/* Ours is the last: no process can take the file again. */
-		if (file_count(e->pin) == 1) {
-			fput(e->pin);
-			e->pin = NULL;
 		}
 		more = true;
 	}
@@ -2559,6 +2589,8 @@ static void nvh_forget_files(void)
 		cgpu_free(e);
 	}
 	mutex_unlock(&nvh.carried_lock);
+	/* It queues itself again only while carrying: not any more. */
+	cancel_delayed_work_sync(&nvh.let_go);
 	mutex_lock(&nvh.files_lock);
 	hash_for_each_safe(nvh.files, bkt, tmp, rec, node) {
 		hash_del_rcu(&rec->node);
@@ -2793,6 +2825,7 @@ int cgpu_nvhook_init(void)
 	hash_init(nvh.holders);
 	hash_init(nvh.holds);
 	hash_init(nvh.carried);
+	INIT_DELAYED_WORK(&nvh.let_go, nvh_let_go_work);
 	strscpy(nvh.state, "off (no nvidia driver loaded)", sizeof(nvh.state));
 	nvh.proc = proc_create_single("cgpu_km/enforcement", 0444, NULL, nvh_show);
 	if (!nvh.proc) {

@@ -661,7 +661,12 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$upid" $((128 * MiB)))" ] &&
 		[ "$(used)" = $((128 * MiB)) ] || fail "3 reclaim_s after u5 exited, its child holding its nvidia-uvm file: $(meminfo), the driver holds $(used)"
 	kill -KILL "$uchild"
-	for _ in $(seq 50); do [ "$(meminfo)" = "Free: $((256 * MiB))" ] && break; sleep 0.1; done
+	# The charge goes only after the memory: never read free while the driver holds it.
+	for _ in $(seq 50); do
+		[ "$(meminfo)" = "Free: $((256 * MiB))" ] || { sleep 0.1; continue; }
+		[ "$(used)" = 0 ] || fail "u5's charge released while the driver holds $(used)"
+		break
+	done
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] ||
 		fail "after the holders died: $(meminfo), the driver holds $(used)"
 	echo "del 0 $ID2" >$P/inst_ctl
