@@ -2235,8 +2235,8 @@ static bool nvh_carry(pid_t pid, u64 start)
  * driver or of nvidia-uvm (the driver frees all a file made, and nvidia-uvm all a
  * va_space mapped, when the file is released), or a driver file it held at an earlier
  * look is still open in any process (one forked from it that outlived it) or was let go
- * of at this reclaim (nvh_let_go_files). Each look remembers the files it finds
- * (nvh_carry).
+ * of less than a whole reclaim period ago (nvh_let_go_files). Each look remembers the
+ * files it finds (nvh_carry).
  */
 static bool nvh_holds_driver_memory(pid_t pid, u64 start)
 {
