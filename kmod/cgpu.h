@@ -251,17 +251,32 @@ struct cgpu_km {
 	atomic_t nattached;			/* of them, attached */
 	struct cgpu_bound_set __rcu *bound;	/* reg_lock to publish */
 	bool driver_charged;			/* nvhook.c's lock: enforce=1 attached */
-	/* Set by nvhook.c while attached: whether process (pid, start) holds a file of the
-	 * NVIDIA driver, so may hold driver memory charged before a hot update, or one it
-	 * held at an earlier call is still open; each call remembers its RM files. */
-	bool (*holds_driver_memory)(pid_t pid, u64 start);
-	/* Also nvhook.c's: at each reclaim, before the looks; whether to look again even if
-	 * no reservation is kept (files held for them are still to be let go). */
-	bool (*let_go_files)(void);
+	const struct cgpu_driver_files *driver_files;	/* nvhook.c's, while attached */
 	wait_queue_head_t upd_wq;		/* poll() on /dev/cgpu: the freeze */
 	struct delayed_work reclaim;		/* releases reservations not taken back */
 };
 extern struct cgpu_km cgpu;	/* state.c */
+
+/*
+ * nvhook.c's answers about the processes' files of the NVIDIA driver, for the hot
+ * update's reservations (upgrade.c, memledger.c), published while enforcement is
+ * attached (enforce=1): the driver's memory is charged then, and a reservation counts
+ * what the process's driver files hold.
+ */
+struct cgpu_driver_files {
+	/*
+	 * Whether process (pid, start) holds a file of the NVIDIA driver, so may hold
+	 * driver memory charged before a hot update, or one it held at an earlier call is
+	 * still open; each call remembers its files.
+	 */
+	bool (*holds)(pid_t pid, u64 start);
+	/* At each reclaim, before the looks: whether to look again even if no reservation
+	 * is kept (files held for them are still to be let go). */
+	bool (*let_go)(void);
+	/* For the state: (pid, start) itself if it lives, else a live process holding a
+	 * file remembered for it, if any (left unchanged if none). */
+	void (*holder)(pid_t *pid, u64 *start);
+};
 
 /*
  * Every object that outlives a call goes through these, so unload can prove that

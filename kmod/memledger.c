@@ -398,20 +398,29 @@ void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst)
 
 /*
  * The hot update's "charge GPU ID PID BYTES start=NS channels=N", one per process
- * holding memory or channels (start= and channels= left out when 0).
+ * holding memory or channels (start= and channels= left out when 0). Under enforce=1
+ * a process gone whose reservation is kept by driver files it held is named by a live
+ * process holding one (a child that inherited it), which the next module, looking by
+ * process, can find; lines that name one process are merged at the import.
  */
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 {
+	const struct cgpu_driver_files *df = READ_ONCE(cgpu.driver_files);
 	struct cgpu_proc *p;
+	pid_t pid;
+	u64 start;
 
 	mutex_lock(&inst->lock);
 	list_for_each_entry(p, &inst->procs, link) {
 		if (!p->bytes && !p->nchan)
 			continue;
-		seq_printf(m, "charge %u %s %d %llu", inst->gpu->index, inst->id, p->pid,
-			   p->bytes);
-		if (p->start)
-			seq_printf(m, " start=%llu", p->start);
+		pid = p->pid;
+		start = p->start;
+		if (df && !p->nfiles && cgpu_proc_reserves(p))
+			df->holder(&pid, &start);
+		seq_printf(m, "charge %u %s %d %llu", inst->gpu->index, inst->id, pid, p->bytes);
+		if (start)
+			seq_printf(m, " start=%llu", start);
 		if (p->nchan)
 			seq_printf(m, " channels=%u", p->nchan);
 		seq_putc(m, '\n');

@@ -2231,7 +2231,7 @@ static bool nvh_carry(pid_t pid, u64 start)
 
 /*
  * Whether process (pid, start) may still hold driver memory a hot update's reservation
- * counts (upgrade.c keeps the reservation while it does): it holds a file of the NVIDIA
+ * counts (upgrade.c keeps the reservation while it does: cgpu.driver_files->holds): it holds a file of the NVIDIA
  * driver or of nvidia-uvm (the driver frees all a file made, and nvidia-uvm all a
  * va_space mapped, when the file is released), or a driver file it held at an earlier
  * look is still open in any process (one forked from it that outlived it) or was let go
@@ -2248,6 +2248,79 @@ static bool nvh_holds_driver_memory(pid_t pid, u64 start)
 		mutex_unlock(&nvh.carried_lock);
 	}
 	return holds;
+}
+
+/* What nvh_holder looks for in every process's files: keys of remembered files. */
+#define NVH_SEEK_KEYS	8
+struct nvh_seek {
+	const void *key[NVH_SEEK_KEYS];
+	unsigned int n;
+};
+
+/* For iterate_fd, under the table's spinlock: whether f is a file sought. */
+static int nvh_seek_fd(const void *arg, struct file *f, unsigned int fd)
+{
+	const struct nvh_seek *sk = arg;
+	const void *key;
+	unsigned int i;
+
+	if (!nvh_driver_file(NULL, f, fd))
+		return 0;
+	key = nvh_rm_file(f) ? f->private_data : f;
+	for (i = 0; i < sk->n; i++)
+		if (sk->key[i] == key)
+			return 1;
+	return 0;
+}
+
+/*
+ * cgpu.driver_files->holder, for a frozen module's state: a process gone whose
+ * reservation files it held keep (nvh_carry) is named by a live process that holds one
+ * of them now, so that the next module, which looks by process at its commit, finds
+ * them. The first found, of the first NVH_SEEK_KEYS files; none (a file in flight on a
+ * socket): unchanged, and the next module releases the reservation at its first
+ * reclaim. One pass over every process's files, at a dump only. A key is a file's
+ * private data or the file, compared only: one released meanwhile can at worst name a
+ * process that keeps the reservation longer (too much, never too little).
+ */
+static void nvh_holder(pid_t *pid, u64 *start)
+{
+	struct nvh_seek sk = { .n = 0 };
+	struct task_struct *t;
+	struct nvh_carried *e;
+	bool alive;
+	int bkt;
+
+	rcu_read_lock();
+	t = pid_task(find_pid_ns(*pid, &init_pid_ns), PIDTYPE_TGID);
+	alive = t && t->start_time == *start;
+	rcu_read_unlock();
+	if (alive)
+		return;
+	mutex_lock(&nvh.carried_lock);
+	hash_for_each(nvh.carried, bkt, e, node)
+		if ((e->rm || e->pin) && e->pid == *pid && e->start == *start &&
+		    sk.n < NVH_SEEK_KEYS)
+			sk.key[sk.n++] = e->key;
+	mutex_unlock(&nvh.carried_lock);
+	if (!sk.n)
+		return;
+	rcu_read_lock();
+	for_each_process(t) {
+		bool found;
+
+		if (t->flags & PF_EXITING)
+			continue;
+		task_lock(t);
+		found = t->files && iterate_fd(t->files, 0, nvh_seek_fd, &sk);
+		task_unlock(t);
+		if (found) {
+			*pid = task_tgid_nr(t);
+			*start = t->start_time;
+			break;
+		}
+	}
+	rcu_read_unlock();
 }
 
 /* The RM file whose private data is key was released: it carries nothing any more. */
@@ -2295,7 +2368,7 @@ static void nvh_let_go_work(struct work_struct *w)
 }
 
 /*
- * At each reclaim, before its looks (cgpu.let_go_files): an entry let go of before the
+ * At each reclaim, before its looks (cgpu.driver_files->let_go): an entry let go of before the
  * last reclaim goes, so its reservation is released a whole reclaim period after the
  * file's release was set off. Whether entries that hold or let go of a file remain.
  */
@@ -2321,6 +2394,12 @@ static bool nvh_let_go_files(void)
 	mutex_unlock(&nvh.carried_lock);
 	return more;
 }
+
+static const struct cgpu_driver_files nvh_driver_files = {
+	.holds = nvh_holds_driver_memory,
+	.let_go = nvh_let_go_files,
+	.holder = nvh_holder,
+};
 
 /*
  * The driver's open: a file of the control node (where RM's escapes go) opened by a
@@ -2745,8 +2824,7 @@ static void nvh_attach(void)
 	nvh.carrying = true;
 	mutex_unlock(&nvh.carried_lock);
 	WRITE_ONCE(cgpu.driver_charged, true);
-	WRITE_ONCE(cgpu.holds_driver_memory, nvh_holds_driver_memory);
-	WRITE_ONCE(cgpu.let_go_files, nvh_let_go_files);
+	WRITE_ONCE(cgpu.driver_files, &nvh_driver_files);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
 	pr_info("cgpu_km: enforcement on: attached to %s, %s, %s, %s, %s and %s of NVIDIA driver %s\n",
 		NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM, NVH_UVM_DUP_SYM,
@@ -2764,8 +2842,7 @@ static void nvh_detach(const char *why)
 	if (!nvh.attached)
 		return;
 	WRITE_ONCE(cgpu.driver_charged, false);
-	WRITE_ONCE(cgpu.holds_driver_memory, NULL);
-	WRITE_ONCE(cgpu.let_go_files, NULL);
+	WRITE_ONCE(cgpu.driver_files, NULL);
 	nvh_hooks_off();
 	nvh_forget_files();
 	nvh.attached = false;

@@ -304,7 +304,7 @@ int cgpu_attach(struct cgpu_attachment *att)
 	const struct cgpu_inst *me;
 	pid_t pid = task_tgid_nr(current);
 	u64 start = current->group_leader->start_time;
-	bool take = !att->leaves_reservation && !READ_ONCE(cgpu.holds_driver_memory);
+	bool take = !att->leaves_reservation && !READ_ONCE(cgpu.driver_files);
 	unsigned int i;
 	int err = 0;
 

@@ -50,9 +50,9 @@ static const char *const cgpu_state_name[] = {
 /* Releases the reservations left once processes had their time to attach again. */
 static void cgpu_reclaim_work(struct work_struct *w)
 {
-	bool (*keep)(pid_t pid, u64 start) = READ_ONCE(cgpu.holds_driver_memory);
-	bool (*let_go)(void) = READ_ONCE(cgpu.let_go_files);
-	bool more = let_go && let_go();
+	const struct cgpu_driver_files *df = READ_ONCE(cgpu.driver_files);
+	bool (*keep)(pid_t pid, u64 start) = df ? df->holds : NULL;
+	bool more = df && df->let_go();
 	struct cgpu_inst *inst;
 	unsigned int i, n = 0, kept = 0;
 
@@ -131,7 +131,7 @@ static int cgpu_freeze(const char *to)
 /* Running again, on the old module or the new one: processes come back. */
 static int cgpu_resume(const char *what)
 {
-	bool (*look)(pid_t pid, u64 start) = READ_ONCE(cgpu.holds_driver_memory);
+	const struct cgpu_driver_files *df = READ_ONCE(cgpu.driver_files);
 	struct cgpu_inst *inst;
 	unsigned int n = 0, i;
 	u64 bytes = 0;
@@ -153,10 +153,10 @@ static int cgpu_resume(const char *what)
 	 * remembered at once: one that a child inherited keeps the reservation after the
 	 * process exits, until it is released (nvh_holds_driver_memory).
 	 */
-	if (look)
+	if (df)
 		for (i = 0; i < cgpu.ngpus; i++)
 			list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
-				cgpu_ledger_look(inst, look);
+				cgpu_ledger_look(inst, df->holds);
 	mutex_unlock(&cgpu.reg_lock);
 	mod_delayed_work(system_wq, &cgpu.reclaim, (unsigned long)reclaim_s * HZ);
 	pr_info("cgpu_km %s: %s: %u instance(s); %u reservation(s) of %llu bytes wait up to %u s for their processes\n",

@@ -128,6 +128,19 @@ kill_it() {
 	wait "$(cat "$W/$1.pid")" 2>/dev/null || true
 	rm -f "$W/$1.fifo"
 }
+# reload STATE: the frozen module's state saved in STATE, the module replaced by one
+# loaded for a hot update with the same max_channels (as upgrade.sh does), the state
+# imported and committed.
+reload() {
+	local line max
+	max=$(cat /sys/module/cgpu_km/parameters/max_channels)
+	sed -n '/^format /,$p' $P/upgrade >"$1"
+	rmmod cgpu_km
+	insmod "$KO" enforce=1 nv_version=$ver ngpus=2 reclaim_s=1 handover=1 max_channels="$max"
+	while IFS= read -r line; do echo "$line" >$P/upgrade; done <"$1"
+	echo commit >$P/upgrade
+	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after the hot update: $(state)"
+}
 
 for ver in 535.261.03 550.163.01; do
 	echo "== driver $ver"
@@ -602,16 +615,11 @@ for ver in 535.261.03 550.163.01; do
 	echo freeze >$P/upgrade
 	[ "$(sed -n 's/^container_cgroup: //p' $P/upgrade)" = "$(printf 'v2 /system.slice/docker-%s.scope\nv2 /cgpu\\040odd' $ID)" ] ||
 		fail "the frozen module's cgroups: $(grep ^container_cgroup $P/upgrade)"
-	sed -n '/^format /,$p' $P/upgrade >"$W/state"
+	reload "$W/state"
 	grep -q "^charge 0 $SID $pid $((64 * MiB)) start=" "$W/state" &&
 		grep -q "^charge 0 $SID $fpid $((64 * MiB)) start=" "$W/state" &&
 		grep -q "^charge 0 $SID $upid $((128 * MiB)) start=" "$W/state" &&
 		grep -Eqx "charge 0 $SID $hpid 0 start=[0-9]+ channels=12" "$W/state" || fail "hot update's state: $(cat "$W/state")"
-	rmmod cgpu_km
-	insmod "$KO" enforce=1 nv_version=$ver ngpus=2 reclaim_s=1 handover=1 max_channels=16
-	while IFS= read -r line; do echo "$line" >$P/upgrade; done <"$W/state"
-	echo commit >$P/upgrade
-	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after the hot update: $(state)"
 	sleep 3
 	[ "$(meminfo | sort)" = "$holders" ] &&
 		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 4 ] && [ "$(used)" = $((256 * MiB + 6 * pair)) ] ||
@@ -635,31 +643,35 @@ for ver in 535.261.03 550.163.01; do
 	for _ in $(seq 100); do grep -qx done "$W/c5.out" 2>/dev/null && break; sleep 0.1; done
 	grep -qx "reopen: again 0x51, the driver holds $((256 * MiB))" "$W/c5.out" && [ "$(meminfo | sort)" = "$holders" ] ||
 		fail "a holder's file opened and closed after the hot update: $(cat "$W/c5.out" 2>&1), $(meminfo), the driver holds $(used)"
-	# f5's parent exits; its child holds the memory through the file it inherited, so
-	# the parent's reservation stays past reclaim_s, and goes with the child.
-	touch "$W/f5.go"
-	wait "$fpid" 2>/dev/null || true
-	rm -f "$W/f5.fifo"
+	# f5's parent and u5 exit; their children hold the memory through the files they
+	# inherited (f5's RM file; u5's nvidia-uvm file, which cgpu_km holds too, its
+	# release not being hooked, and lets go of once nobody else does), so the parents'
+	# reservations stay past reclaim_s, and go with the children.
+	touch "$W/f5.go" "$W/u5.go"
+	wait "$fpid" "$upid" 2>/dev/null || true
+	rm -f "$W/f5.fifo" "$W/u5.fifo"
 	sleep 3
 	[ "$(meminfo | sort)" = "$holders" ] && [ "$(used)" = $((256 * MiB)) ] ||
-		fail "3 reclaim_s after f5's parent exited, its child holding the file: $(meminfo), the driver holds $(used)"
+		fail "3 reclaim_s after f5's parent and u5 exited, their children holding the files: $(meminfo), the driver holds $(used)"
+	# A second hot update: the state names the children, which the next module finds
+	# holding the files (it looks by process); their parents are gone.
+	echo freeze >$P/upgrade
+	reload "$W/state2"
+	grep -q "^charge 0 $SID $fchild $((64 * MiB)) start=" "$W/state2" &&
+		grep -q "^charge 0 $SID $uchild $((128 * MiB)) start=" "$W/state2" ||
+		fail "the second hot update's state: $(cat "$W/state2")"
+	sleep 3
+	[ "$(meminfo | sort)" = "$(printf 'Free: 0\nPID: %s Mem: %s\nPID: %s Mem: %s\nPID: %s Mem: %s' "$pid" $((64 * MiB)) \
+		"$fchild" $((64 * MiB)) "$uchild" $((128 * MiB)) | sort)" ] && [ "$(used)" = $((256 * MiB)) ] ||
+		fail "3 reclaim_s after the second hot update: $(meminfo), the driver holds $(used)"
 	kill -KILL "$fchild"
 	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((64 * MiB))" ] && break; sleep 0.1; done
 	[ "$(meminfo | head -1)" = "Free: $((64 * MiB))" ] && [ "$(used)" = $((192 * MiB)) ] ||
 		fail "after f5's child died: $(meminfo), the driver holds $(used)"
 	kill_it c5
 	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && break; sleep 0.1; done
-	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$upid" $((128 * MiB)))" ] &&
+	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$uchild" $((128 * MiB)))" ] &&
 		[ "$(used)" = $((128 * MiB)) ] || fail "after c5 died: $(meminfo), the driver holds $(used)"
-	# u5 exits; its child holds the nvidia-uvm file, which cgpu_km holds too (its release
-	# is not hooked) and lets go of once nobody else does: the reservation stays while
-	# the child lives, and goes one reclaim after the memory.
-	touch "$W/u5.go"
-	wait "$upid" 2>/dev/null || true
-	rm -f "$W/u5.fifo"
-	sleep 3
-	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$upid" $((128 * MiB)))" ] &&
-		[ "$(used)" = $((128 * MiB)) ] || fail "3 reclaim_s after u5 exited, its child holding its nvidia-uvm file: $(meminfo), the driver holds $(used)"
 	kill -KILL "$uchild"
 	# The charge goes only after the memory: never read free while the driver holds it.
 	for _ in $(seq 50); do
@@ -673,7 +685,7 @@ for ver in 535.261.03 550.163.01; do
 	kill $odd
 	wait $odd 2>/dev/null || true
 	rmdir "/sys/fs/cgroup/cgpu odd"
-	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM or nvidia-uvm file it inherited, and lose them when none does; a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
+	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM or nvidia-uvm file it inherited (through a second hot update too), and lose them when none does; a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its
