@@ -2230,13 +2230,13 @@ static bool nvh_carry(pid_t pid, u64 start)
 }
 
 /*
- * Whether process (pid, start) may still hold driver memory a hot update's reservation
- * counts (upgrade.c keeps the reservation while it does: cgpu.driver_files->holds): it holds a file of the NVIDIA
- * driver or of nvidia-uvm (the driver frees all a file made, and nvidia-uvm all a
- * va_space mapped, when the file is released), or a driver file it held at an earlier
- * look is still open in any process (one forked from it that outlived it) or was let go
- * of less than a whole reclaim period ago (nvh_let_go_files). Each look remembers the
- * files it finds (nvh_carry).
+ * cgpu.driver_files->holds: whether process (pid, start) may still hold driver memory a
+ * hot update's reservation counts (upgrade.c keeps the reservation while it does): it
+ * holds a file of the NVIDIA driver or of nvidia-uvm (the driver frees all a file made,
+ * and nvidia-uvm all a va_space mapped, when the file is released), or a driver file
+ * it held at an earlier look is still open in any process (one forked from it that
+ * outlived it) or was let go of less than a whole reclaim period ago
+ * (nvh_let_go_files). Each look remembers the files it finds (nvh_carry).
  */
 static bool nvh_holds_driver_memory(pid_t pid, u64 start)
 {
@@ -2368,9 +2368,10 @@ static void nvh_let_go_work(struct work_struct *w)
 }
 
 /*
- * At each reclaim, before its looks (cgpu.driver_files->let_go): an entry let go of before the
- * last reclaim goes, so its reservation is released a whole reclaim period after the
- * file's release was set off. Whether entries that hold or let go of a file remain.
+ * cgpu.driver_files->let_go, at each reclaim before its looks: an entry let go of
+ * before the last reclaim goes, so its reservation is released a whole reclaim period
+ * after the file's release was set off. Whether entries that hold or let go of a file
+ * remain.
  */
 static bool nvh_let_go_files(void)
 {

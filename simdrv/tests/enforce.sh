@@ -17,8 +17,9 @@
 # counted per container and GPU and capped (max_channels). A device's GPU is the
 # driver's answer, not its deviceId (raced from a second thread). A hot update's
 # reservation is taken by no file the tenant can open and close, and lasts while a
-# child holds an RM or nvidia-uvm file it inherited; it carries the channel groups and channels made
-# before it, counted against max_channels. run.sh fails on any kernel warning.
+# child holds an RM or nvidia-uvm file it inherited, through a second update too; it
+# carries the channel groups and channels made before it, counted against max_channels.
+# run.sh fails on any kernel warning.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source simdrv/tests/load.sh
@@ -583,7 +584,7 @@ for ver in 535.261.03 550.163.01; do
 	# through its RM file and a child that inherited it (until its parent is told to
 	# exit). Their charges go over as reservations, which the new module keeps
 	# past reclaim_s while each process holds a file of the driver or of nvidia-uvm, or
-	# an RM file it held at the commit is still open (neither attaches again), and
+	# a driver file it held at the commit is still open (none attaches again), and
 	# releases once none is. A fourth, h6, holds 6 channel groups and 6 channels and no
 	# memory: they go over as a reservation of 12 channels, counted against the new
 	# module's max_channels=16 while h6 lives (a new process gets 2 pairs, not 8), and
