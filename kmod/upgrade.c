@@ -16,7 +16,7 @@
  * to processes that died meanwhile, and are released; but under enforce=1 a process
  * that still holds a file of the NVIDIA driver or of nvidia-uvm may hold the driver
  * memory its reservation counts without ever attaching again (a static program that
- * allocates no more), or an RM file it held at the commit or at a later look is still
+ * allocates no more), or a driver file it held at the commit or at a later look is still
  * open (in a child that inherited it), so its reservation is kept, and looked at again
  * every reclaim_s until none is.
  */
@@ -151,7 +151,7 @@ static int cgpu_resume(const char *what)
 	/*
 	 * Under enforce=1, the driver files each reservation's process holds now are
 	 * remembered at once: one that a child inherited keeps the reservation after the
-	 * process exits, until it is released (nvh_holds_driver_memory).
+	 * process exits, until it is released (cgpu.driver_files->holds).
 	 */
 	if (df)
 		for (i = 0; i < cgpu.ngpus; i++)
