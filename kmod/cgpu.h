@@ -136,6 +136,7 @@ struct cgpu_inst {
 	unsigned int nprocs;			/* lock: at most CGPU_INST_FILES_MAX */
 	unsigned int nreserved;			/* lock: processes with a reservation */
 	u64 reserved;				/* lock: the bytes those hold */
+	unsigned int reserved_chan;		/* lock: and the channels (of nchan) */
 	unsigned int nchan;			/* lock: channel groups and channels (nvhook.c) */
 	struct proc_dir_entry *dir;		/* ctl_mutex */
 	struct cgpu_node nodes[CGPU_INST_NODES];
@@ -250,8 +251,9 @@ struct cgpu_km {
 	atomic_t nfiles;			/* /dev/cgpu files open */
 	atomic_t nattached;			/* of them, attached */
 	struct cgpu_bound_set __rcu *bound;	/* reg_lock to publish */
-	bool driver_charged;			/* nvhook.c's lock: enforce=1 attached */
-	const struct cgpu_driver_files *driver_files;	/* nvhook.c's, while attached */
+	/* nvhook.c's lock to publish: set while enforce=1 is attached (the driver's memory
+	 * is charged at its boundary), NULL otherwise. */
+	const struct cgpu_driver_files *driver_files;
 	wait_queue_head_t upd_wq;		/* poll() on /dev/cgpu: the freeze */
 	struct delayed_work reclaim;		/* releases reservations not taken back */
 };
@@ -402,7 +404,13 @@ int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 		       unsigned int channels, struct cgpu_proc **spare);
 unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst, bool (*keep)(pid_t pid, u64 start),
 				 unsigned int *kept);
-void cgpu_ledger_reserved(struct cgpu_inst *inst, unsigned int *n, u64 *bytes);
+/* What a hot update's reservations hold, summed over instances. */
+struct cgpu_reserved {
+	unsigned int n;		/* processes */
+	u64 bytes;
+	unsigned int channels;
+};
+void cgpu_ledger_reserved(struct cgpu_inst *inst, struct cgpu_reserved *r);
 void cgpu_ledger_look(struct cgpu_inst *inst, bool (*look)(pid_t pid, u64 start));
 int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max);
 void cgpu_ledger_chan_give(struct cgpu_slot *s);

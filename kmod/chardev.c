@@ -122,7 +122,7 @@ static long cgpu_ioc_query(struct cgpu_attachment *att, void __user *arg)
 	q.gpu = inst->gpu->index;
 	mutex_lock(&cgpu.reg_lock);
 	q.flags = (inst->highprio ? CGPU_QUERY_HIGHPRIO : 0) |
-		  (READ_ONCE(cgpu.driver_charged) ? CGPU_QUERY_DRIVER_CHARGED : 0);
+		  (READ_ONCE(cgpu.driver_files) ? CGPU_QUERY_DRIVER_CHARGED : 0);
 	q.weight = inst->weight;
 	q.sched_id = inst->sched_id;
 	mutex_unlock(&cgpu.reg_lock);

@@ -63,6 +63,7 @@ static void cgpu_proc_unreserve(struct cgpu_inst *inst, struct cgpu_proc *p)
 	inst->reserved -= p->reserved;
 	p->reserved = 0;
 	inst->nchan -= p->reserved_chan;
+	inst->reserved_chan -= p->reserved_chan;
 	p->nchan -= p->reserved_chan;
 	p->reserved_chan = 0;
 }
@@ -271,6 +272,7 @@ int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 		p->reserved_chan += channels;
 		p->nchan += channels;
 		inst->nchan += channels;
+		inst->reserved_chan += channels;
 	}
 	mutex_unlock(&inst->lock);
 	return err;
@@ -321,11 +323,12 @@ unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst, bool (*keep)(pid_t pid,
 	return count;
 }
 
-void cgpu_ledger_reserved(struct cgpu_inst *inst, unsigned int *n, u64 *bytes)
+void cgpu_ledger_reserved(struct cgpu_inst *inst, struct cgpu_reserved *r)
 {
 	mutex_lock(&inst->lock);
-	*n += inst->nreserved;
-	*bytes += inst->reserved;
+	r->n += inst->nreserved;
+	r->bytes += inst->reserved;
+	r->channels += inst->reserved_chan;
 	mutex_unlock(&inst->lock);
 }
 

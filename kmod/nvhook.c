@@ -2824,7 +2824,6 @@ static void nvh_attach(void)
 	mutex_lock(&nvh.carried_lock);
 	nvh.carrying = true;
 	mutex_unlock(&nvh.carried_lock);
-	WRITE_ONCE(cgpu.driver_charged, true);
 	WRITE_ONCE(cgpu.driver_files, &nvh_driver_files);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
 	pr_info("cgpu_km: enforcement on: attached to %s, %s, %s, %s, %s and %s of NVIDIA driver %s\n",
@@ -2842,7 +2841,6 @@ static void nvh_detach(const char *why)
 	lockdep_assert_held(&nvh.lock);
 	if (!nvh.attached)
 		return;
-	WRITE_ONCE(cgpu.driver_charged, false);
 	WRITE_ONCE(cgpu.driver_files, NULL);
 	nvh_hooks_off();
 	nvh_forget_files();

@@ -102,7 +102,7 @@ static int cgpu_set_state(enum cgpu_state st)
 	return cgpu_update_pin();
 }
 
-static void cgpu_count_reserved(unsigned int *n, u64 *bytes)
+static void cgpu_count_reserved(struct cgpu_reserved *r)
 {
 	struct cgpu_inst *inst;
 	unsigned int i;
@@ -110,7 +110,7 @@ static void cgpu_count_reserved(unsigned int *n, u64 *bytes)
 	lockdep_assert_held(&cgpu.reg_lock);
 	for (i = 0; i < cgpu.ngpus; i++)
 		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
-			cgpu_ledger_reserved(inst, n, bytes);
+			cgpu_ledger_reserved(inst, r);
 }
 
 static int cgpu_freeze(const char *to)
@@ -132,9 +132,9 @@ static int cgpu_freeze(const char *to)
 static int cgpu_resume(const char *what)
 {
 	const struct cgpu_driver_files *df = READ_ONCE(cgpu.driver_files);
+	struct cgpu_reserved r = {};
 	struct cgpu_inst *inst;
-	unsigned int n = 0, i;
-	u64 bytes = 0;
+	unsigned int i;
 	int err;
 
 	if (cgpu.state == CGPU_FROZEN)
@@ -147,7 +147,7 @@ static int cgpu_resume(const char *what)
 	cgpu.import_format = 0;
 	err = cgpu_set_state(CGPU_RUNNING);
 	mutex_lock(&cgpu.reg_lock);
-	cgpu_count_reserved(&n, &bytes);
+	cgpu_count_reserved(&r);
 	/*
 	 * Under enforce=1, the driver files each reservation's process holds now are
 	 * remembered at once: one that a child inherited keeps the reservation after the
@@ -159,8 +159,8 @@ static int cgpu_resume(const char *what)
 				cgpu_ledger_look(inst, df->holds);
 	mutex_unlock(&cgpu.reg_lock);
 	mod_delayed_work(system_wq, &cgpu.reclaim, (unsigned long)reclaim_s * HZ);
-	pr_info("cgpu_km %s: %s: %u instance(s); %u reservation(s) of %llu bytes wait up to %u s for their processes\n",
-		CGPU_KM_VERSION, what, cgpu.ninst, n, bytes, reclaim_s);
+	pr_info("cgpu_km %s: %s: %u instance(s); %u reservation(s) of %llu bytes and %u channels wait up to %u s for their processes\n",
+		CGPU_KM_VERSION, what, cgpu.ninst, r.n, r.bytes, r.channels, reclaim_s);
 	return err;
 }
 
@@ -382,12 +382,11 @@ static void cgpu_dump(struct seq_file *m)
 
 void cgpu_upgrade_show(struct seq_file *m)
 {
-	unsigned int n = 0;
-	u64 bytes = 0;
+	struct cgpu_reserved r = {};
 
 	mutex_lock(&cgpu.ctl_mutex);
 	mutex_lock(&cgpu.reg_lock);
-	cgpu_count_reserved(&n, &bytes);
+	cgpu_count_reserved(&r);
 	seq_printf(m, "state: %s\nversion: %s\n", cgpu_state_name[cgpu.state], CGPU_KM_VERSION);
 	/* The versions involved, old -> new, "?" for one not (yet) named. */
 	if (cgpu.state == CGPU_FROZEN)
@@ -404,8 +403,9 @@ void cgpu_upgrade_show(struct seq_file *m)
 	/* Every attached file speaks the one version ATTACH accepts. */
 	seq_printf(m, "abi: %d-%d\nabi_in_use: %s\n", CGPU_ABI_MIN, CGPU_ABI_VERSION,
 		   atomic_read(&cgpu.nattached) ? __stringify(CGPU_ABI_VERSION) : "none");
-	seq_printf(m, "files_open: %d\nfiles_attached: %d\nreservations: %u\nreserved_bytes: %llu\n",
-		   atomic_read(&cgpu.nfiles), atomic_read(&cgpu.nattached), n, bytes);
+	seq_printf(m, "files_open: %d\nfiles_attached: %d\nreservations: %u\nreserved_bytes: %llu\nreserved_channels: %u\n",
+		   atomic_read(&cgpu.nfiles), atomic_read(&cgpu.nattached), r.n, r.bytes,
+		   r.channels);
 	seq_printf(m, "reclaim_s: %u\nmajor: %u\nunload_deletes: %d\n", reclaim_s, cgpu.major,
 		   cgpu.unpin);
 	if (cgpu.state == CGPU_FROZEN) {

@@ -623,7 +623,8 @@ for ver in 535.261.03 550.163.01; do
 		grep -Eqx "charge 0 $SID $hpid 0 start=[0-9]+ channels=12" "$W/state" || fail "hot update's state: $(cat "$W/state")"
 	sleep 3
 	[ "$(meminfo | sort)" = "$holders" ] &&
-		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 4 ] && [ "$(used)" = $((256 * MiB + 6 * pair)) ] ||
+		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 4 ] &&
+		[ "$(sed -n 's/^reserved_channels: //p' $P/upgrade)" = 12 ] && [ "$(used)" = $((256 * MiB + 6 * pair)) ] ||
 		fail "3 reclaim_s after the hot update, the holders' reservations: $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
 	start h7 cg channels 40 0
 	grep -qx "channels: 2 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 8 * pair))" "$W/h7" &&
@@ -632,6 +633,8 @@ for ver in 535.261.03 550.163.01; do
 	kill_it h7
 	kill_it h6
 	for _ in $(seq 50); do [ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 3 ] && break; sleep 0.1; done
+	[ "$(sed -n 's/^reserved_channels: //p' $P/upgrade)" = 0 ] ||
+		fail "h6's channels still reserved after it died: $(grep ^reserv $P/upgrade)"
 	start h7 cg channels 40 0
 	grep -qx "channels: 8 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 8 * pair))" "$W/h7" ||
 		fail "channels made after h6 died: $(cat "$W/h7"), $(grep ^reserv $P/upgrade)"

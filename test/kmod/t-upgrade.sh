@@ -63,7 +63,7 @@ status() {
 	local s
 	s=$(cat $P/upgrade)
 	eq "status lines" "$(cut -d: -f1 <<<"$s" | tr '\n' ' ')" \
-		"state version update last_update state_format reads_formats abi abi_in_use files_open files_attached reservations reserved_bytes reclaim_s major unload_deletes "
+		"state version update last_update state_format reads_formats abi abi_in_use files_open files_attached reservations reserved_bytes reserved_channels reclaim_s major unload_deletes "
 	eq "running" "$(field state)" running
 	eq "version" "$(field version)" "$(cat $P/version)"
 	eq "no update" "$(field update) $(field last_update)" "none none"
@@ -192,6 +192,9 @@ handover_path() {
 	while IFS= read -r line; do
 		[ "$(wr $P/upgrade "$line")" = OK ] || bad "import of '$line' refused: $(wr $P/upgrade "$line")"
 	done <<<"$s"
+	# Channels only (a format 3 line): a process that never comes back, its start time
+	# no live process's.
+	eq "a charge of channels alone" "$(wr $P/upgrade "charge 1 $b 99999 0 start=1 channels=5")" OK
 	eq "a charge for an unknown instance" "$(wr $P/upgrade "charge 1 $a 5 1")" ENOENT
 	eq "a charge past memsize" "$(wr $P/upgrade "charge 1 $b 5 $((GIB + 1))")" ENOMEM
 	eq "an instance twice" "$(wr $P/upgrade "$(grep "^add 0 $a" <<<"$s")")" EEXIST
@@ -200,11 +203,14 @@ handover_path() {
 	eq "running" "$(field state)" running
 	eq "the update committed" "$(field update) / $(field last_update)" "none / from $(cat $P/version) committed"
 	eq "settings, instances and ledgers as on the old module" "$(tree)" "$before"
-	eq "h2's reservation waits" "$(field reservations) $(field reserved_bytes)" "1 $((2 << 30))"
+	eq "h2's reservation and the channels wait" \
+		"$(field reservations) $(field reserved_bytes) $(field reserved_channels)" "2 $((2 << 30)) 5"
 	rm -f "$W/h2.back"
 	wait_out h2 '^query OK' || bad "h2 did not attach to the new module: $(out h2)"
 	has "h2 took its charges back" "$(out h2)" "query OK gpu=0 memsize=$((6 << 30)) used=$((2 << 30)) weight=2 highprio=1"
 	eq "no double count" "$(head -1 $P/0/$a/meminfo)" "Free: $(((6 << 30) - (2 << 30)))"
+	eq "the channels' reservation left" \
+		"$(field reservations) $(field reserved_bytes) $(field reserved_channels)" "1 0 5"
 	eq "limits refuse at the same point" \
 		"$("$KT" ops -c "$(docker_cg "$A")" open attach fill 0 1G | sed -n 's/^fill OK //p')" \
 		"charged=$((4 << 30)) stop=ENOMEM"
