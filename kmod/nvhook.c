@@ -246,9 +246,27 @@ struct nvh_carried {
 	struct file *pin;		/* not an RM file: referenced; NULL once let go */
 	u64 let_go_at;			/* then: nvh.reclaims when it was let go */
 	bool rm;
+	struct nvh_carrier *by;
+};
+
+/*
+ * A process whose reservation driver files keep (nvh_carry): at most NVH_CARRY_FILES of
+ * them remembered, so that what a hot update makes cgpu_km keep and walk is bounded by
+ * reserved processes, not by the files a tenant opens. One that held more is full: its
+ * reservation is kept for good (until its instance is deleted), since a file not
+ * remembered may hold its memory anywhere. Goes with its last entry unless full.
+ * nvh.carried_lock.
+ */
+struct nvh_carrier {
+	struct hlist_node node;		/* nvh.carriers, by pid */
 	pid_t pid;
 	u64 start;
+	unsigned int nfiles;		/* its entries in nvh.carried */
+	bool full;
 };
+
+/* libcuda holds a few files a GPU (docs/kmod.md): a process past this many is full. */
+#define NVH_CARRY_FILES	256
 
 /* How often the files held for reservations are looked at, while there are any. */
 #define NVH_LET_GO_MS	100
@@ -278,6 +296,8 @@ static struct {
 	atomic64_t mapped;		/* nvidia-uvm's mappings followed */
 	struct mutex carried_lock;	/* carried, carrying; under inst->lock or alone, nothing inside */
 	DECLARE_HASHTABLE(carried, NVH_FILE_BITS);
+	DECLARE_HASHTABLE(carriers, NVH_FILE_BITS);
+	unsigned int ncarried, nfull;	/* carried_lock: entries, full carriers */
 	bool carrying;			/* attached: entries may be added (until nvh_forget_files) */
 	u64 reclaims;			/* carried_lock: upgrade.c's reclaims so far */
 	struct delayed_work let_go;	/* nvh_let_go_work, while a file is held */
@@ -2157,16 +2177,73 @@ static int nvh_scan_fd(const void *arg, struct file *f, unsigned int fd)
 	return 0;
 }
 
-static bool nvh_carried_by(pid_t pid, u64 start)
+/* Process (pid, start)'s files remembered, if any: it exists only while it keeps a reservation. */
+static struct nvh_carrier *nvh_carrier(pid_t pid, u64 start)
 {
-	struct nvh_carried *e;
-	int bkt;
+	struct nvh_carrier *c;
 
 	lockdep_assert_held(&nvh.carried_lock);
-	hash_for_each(nvh.carried, bkt, e, node)
-		if (e->pid == pid && e->start == start)
-			return true;
-	return false;
+	hash_for_each_possible(nvh.carriers, c, node, pid)
+		if (c->pid == pid && c->start == start)
+			return c;
+	return NULL;
+}
+
+/* e is forgotten (its pin, if any, is the caller's); its carrier with its last, unless full. */
+static void nvh_carried_del(struct nvh_carried *e)
+{
+	struct nvh_carrier *c = e->by;
+
+	lockdep_assert_held(&nvh.carried_lock);
+	hash_del(&e->node);
+	cgpu_free(e);
+	nvh.ncarried--;
+	if (--c->nfiles || c->full)
+		return;
+	hash_del(&c->node);
+	cgpu_free(c);
+}
+
+/*
+ * One more file remembered for c (NULL: none yet, made here); false if c is full or
+ * now becomes full, or on ENOMEM (the file is not remembered then).
+ */
+static bool nvh_carried_add(struct nvh_carrier **cp, pid_t pid, u64 start, const void *key,
+			    bool rm, struct file *pin)
+{
+	struct nvh_carrier *c = *cp;
+	struct nvh_carried *e;
+
+	lockdep_assert_held(&nvh.carried_lock);
+	if (c && c->full)
+		return false;
+	if (c && c->nfiles == NVH_CARRY_FILES) {
+		c->full = true;
+		nvh.nfull++;
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d held more than %u driver files at a hot update: its reservation is kept until its instance is deleted\n",
+				    pid, NVH_CARRY_FILES);
+		return false;
+	}
+	e = cgpu_zalloc(sizeof(*e));
+	if (e && !c) {
+		c = cgpu_zalloc(sizeof(*c));
+		if (c) {
+			*c = (struct nvh_carrier){ .pid = pid, .start = start };
+			hash_add(nvh.carriers, &c->node, pid);
+			*cp = c;
+		}
+	}
+	if (!c) {
+		cgpu_free(e);
+		return false;
+	}
+	if (!e)
+		return false;
+	*e = (struct nvh_carried){ .key = key, .rm = rm, .pin = pin, .by = c };
+	hash_add(nvh.carried, &e->node, (unsigned long)key);
+	c->nfiles++;
+	nvh.ncarried++;
+	return true;
 }
 
 /*
@@ -2179,6 +2256,7 @@ static bool nvh_carried_by(pid_t pid, u64 start)
 static bool nvh_carry(pid_t pid, u64 start)
 {
 	struct nvh_scan sc = { .driver = false };
+	struct nvh_carrier *c;
 	struct task_struct *t;
 	struct nvh_carried *e;
 	unsigned int i;
@@ -2199,25 +2277,20 @@ static bool nvh_carry(pid_t pid, u64 start)
 		more = t->files ? iterate_fd(t->files, sc.next, nvh_scan_fd, &sc) : 0;
 		task_unlock(t);
 		mutex_lock(&nvh.carried_lock);
-		for (i = 0; i < sc.n; i++) {
+		c = nvh_carrier(pid, start);
+		for (i = 0; i < sc.n && nvh.carrying; i++) {
 			bool rm = nvh_rm_file(sc.f[i]), known = false;
 			const void *key = rm ? sc.f[i]->private_data : sc.f[i];
 
 			/* A let-go entry's key may be a new file's address by now. */
 			hash_for_each_possible(nvh.carried, e, node, (unsigned long)key)
-				known |= e->key == key && (e->rm || e->pin) && e->pid == pid &&
-					 e->start == start;
-			e = known || !nvh.carrying ? NULL : cgpu_zalloc(sizeof(*e));
-			if (e) {
-				*e = (struct nvh_carried){ .key = key, .rm = rm, .pid = pid,
-							   .start = start };
-				if (!rm) {
-					e->pin = sc.f[i];
-					sc.f[i] = NULL;
-					queue_delayed_work(system_wq, &nvh.let_go,
-							   msecs_to_jiffies(NVH_LET_GO_MS));
-				}
-				hash_add(nvh.carried, &e->node, (unsigned long)key);
+				known |= e->key == key && (e->rm || e->pin) && e->by == c;
+			if (known || !nvh_carried_add(&c, pid, start, key, rm, rm ? NULL : sc.f[i]))
+				continue;
+			if (!rm) {
+				sc.f[i] = NULL;
+				queue_delayed_work(system_wq, &nvh.let_go,
+						   msecs_to_jiffies(NVH_LET_GO_MS));
 			}
 		}
 		mutex_unlock(&nvh.carried_lock);
@@ -2244,7 +2317,7 @@ static bool nvh_holds_driver_memory(pid_t pid, u64 start)
 
 	if (!holds) {
 		mutex_lock(&nvh.carried_lock);
-		holds = nvh_carried_by(pid, start);
+		holds = nvh_carrier(pid, start) != NULL;
 		mutex_unlock(&nvh.carried_lock);
 	}
 	return holds;
@@ -2286,6 +2359,7 @@ static int nvh_seek_fd(const void *arg, struct file *f, unsigned int fd)
 static void nvh_holder(pid_t *pid, u64 *start)
 {
 	struct nvh_seek sk = { .n = 0 };
+	struct nvh_carrier *c;
 	struct task_struct *t;
 	struct nvh_carried *e;
 	bool alive;
@@ -2298,10 +2372,11 @@ static void nvh_holder(pid_t *pid, u64 *start)
 	if (alive)
 		return;
 	mutex_lock(&nvh.carried_lock);
-	hash_for_each(nvh.carried, bkt, e, node)
-		if ((e->rm || e->pin) && e->pid == *pid && e->start == *start &&
-		    sk.n < NVH_SEEK_KEYS)
-			sk.key[sk.n++] = e->key;
+	c = nvh_carrier(*pid, *start);
+	if (c)
+		hash_for_each(nvh.carried, bkt, e, node)
+			if ((e->rm || e->pin) && e->by == c && sk.n < NVH_SEEK_KEYS)
+				sk.key[sk.n++] = e->key;
 	mutex_unlock(&nvh.carried_lock);
 	if (!sk.n)
 		return;
@@ -2331,10 +2406,8 @@ static void nvh_uncarry(const void *key)
 
 	mutex_lock(&nvh.carried_lock);
 	hash_for_each_possible_safe(nvh.carried, e, tmp, node, (unsigned long)key)
-		if (e->rm && e->key == key) {
-			hash_del(&e->node);
-			cgpu_free(e);
-		}
+		if (e->rm && e->key == key)
+			nvh_carried_del(e);
 	mutex_unlock(&nvh.carried_lock);
 }
 
@@ -2386,8 +2459,7 @@ static bool nvh_let_go_files(void)
 		if (e->rm)
 			continue;
 		if (!e->pin && e->let_go_at + 1 < nvh.reclaims) {
-			hash_del(&e->node);
-			cgpu_free(e);
+			nvh_carried_del(e);
 			continue;
 		}
 		more = true;
@@ -2652,6 +2724,7 @@ static void nvh_hook_off(struct nvh_hook *h)
  */
 static void nvh_forget_files(void)
 {
+	struct nvh_carrier *c;
 	struct hlist_node *tmp;
 	struct nvh_carried *e;
 	struct nvh_holder *h;
@@ -2663,11 +2736,16 @@ static void nvh_forget_files(void)
 	mutex_lock(&nvh.carried_lock);
 	nvh.carrying = false;
 	hash_for_each_safe(nvh.carried, bkt, tmp, e, node) {
-		hash_del(&e->node);
 		if (e->pin)
 			fput(e->pin);
-		cgpu_free(e);
+		nvh_carried_del(e);
 	}
+	/* The full ones, which their last entry did not take. */
+	hash_for_each_safe(nvh.carriers, bkt, tmp, c, node) {
+		hash_del(&c->node);
+		cgpu_free(c);
+	}
+	nvh.nfull = 0;
 	mutex_unlock(&nvh.carried_lock);
 	/* It queues itself again only while carrying: not any more. */
 	cancel_delayed_work_sync(&nvh.let_go);
@@ -2874,6 +2952,10 @@ static int nvh_show(struct seq_file *m, void *v)
 	seq_printf(m, "mappings followed: %lld\n", (long long)atomic64_read(&nvh.mapped));
 	seq_printf(m, "channel cap: %u\n", READ_ONCE(max_channels));
 	seq_printf(m, "channels refused: %lld\n", (long long)atomic64_read(&nvh.channels_refused));
+	mutex_lock(&nvh.carried_lock);
+	seq_printf(m, "files kept for reservations: %u\nprocesses past %u: %u\n", nvh.ncarried,
+		   NVH_CARRY_FILES, nvh.nfull);
+	mutex_unlock(&nvh.carried_lock);
 	mutex_unlock(&nvh.lock);
 	return 0;
 }
@@ -2901,6 +2983,7 @@ int cgpu_nvhook_init(void)
 	hash_init(nvh.holders);
 	hash_init(nvh.holds);
 	hash_init(nvh.carried);
+	hash_init(nvh.carriers);
 	INIT_DELAYED_WORK(&nvh.let_go, nvh_let_go_work);
 	strscpy(nvh.state, "off (no nvidia driver loaded)", sizeof(nvh.state));
 	nvh.proc = proc_create_single("cgpu_km/enforcement", 0444, NULL, nvh_show);

@@ -685,11 +685,28 @@ for ver in 535.261.03 550.163.01; do
 	done
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] ||
 		fail "after the holders died: $(meminfo), the driver holds $(used)"
+	# A third: h8 holds 302 driver files (nvidiactl and /dev/nvidia0 301 times). The new
+	# module remembers 256 of them, no more, and keeps h8's reservation after it dies
+	# (a file not remembered could hold its memory anywhere), until the instance goes.
+	start h8 cg hold 32 300
+	h8pid=$(cat "$W/h8.pid")
+	echo freeze >$P/upgrade
+	reload "$W/state3"
+	kept() { sed -n "s/^files kept for reservations: //p; s/^processes past 256: //p" $P/enforcement | tr '\n' ' '; }
+	[ "$(kept)" = "256 1 " ] || fail "a process with 302 driver files at a hot update: kept $(kept)"
+	kill_it h8
+	sleep 3
+	[ "$(kept)" = "0 1 " ] && [ "$(used)" = 0 ] &&
+		[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((224 * MiB)) "$h8pid" $((32 * MiB)))" ] ||
+		fail "3 reclaim_s after h8 (302 driver files) died: kept $(kept), $(meminfo), the driver holds $(used)"
+	uncontainer
+	container
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "h8's reservation after its instance was made again: $(meminfo)"
 	echo "del 0 $ID2" >$P/inst_ctl
 	kill $odd
 	wait $odd 2>/dev/null || true
 	rmdir "/sys/fs/cgroup/cgpu odd"
-	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM or nvidia-uvm file it inherited (through a second hot update too), and lose them when none does; a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
+	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM or nvidia-uvm file it inherited (through a second hot update too), and lose them when none does (one with more than 256 driver files keeps them until its instance goes); a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its

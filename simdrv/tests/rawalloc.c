@@ -5,7 +5,8 @@
  * VM test (simdrv/tests/vm-guest.sh) against the loaded stand-in.
  *   rawalloc check       every escape, both RM_ALLOC sizes, direct and XFER-wrapped,
  *                        the driver's ledger in /proc, and each bad input's answer
- *   rawalloc hold MIB    allocates MIB MiB on GPU 0, prints "held", waits to be killed
+ *   rawalloc hold MIB [FILES]  allocates MIB MiB on GPU 0, opens /dev/nvidia0 FILES
+ *                        times more (default 0), prints "held", waits to be killed
  *   rawalloc loop MIB [GPU]  (cgpu_km enforce=1) a second client takes 2 x MIB and
  *                        frees its device, a third takes as much and is freed whole;
  *                        then allocations of MIB MiB on GPU (default 0) under its device
@@ -282,7 +283,7 @@ static void open_gpu(unsigned int gpu)
 	CHECK(open(path, O_RDWR) >= 0);
 }
 
-static void hold(unsigned long long mib)
+static void hold(unsigned long long mib, unsigned int files)
 {
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
 	unsigned int c, h = 0x2000;
@@ -291,6 +292,8 @@ static void hold(unsigned long long mib)
 	start();
 	c = client_on_gpu(0);
 	CHECK(alloc(3, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	while (files--)
+		open_gpu(0);
 	held_until_killed();
 }
 
@@ -1566,8 +1569,8 @@ static void engine(void)
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "hold"))
-		hold(strtoull(argv[2], NULL, 10));
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "hold"))
+		hold(strtoull(argv[2], NULL, 10), argc == 4 ? strtoul(argv[3], NULL, 10) : 0);
 	else if (argc == 3 && !strcmp(argv[1], "dup"))
 		dups(strtoull(argv[2], NULL, 10));
 	else if (argc == 4 && !strcmp(argv[1], "dupof"))
