@@ -339,11 +339,18 @@ if [ "$hot" = 1 ]; then
 	fi
 	unlater "thaw the containers' cgroups"
 	say "  loaded     cgpu_km $got ($PROC/version) with the state; processes attach again"
-	for i in $(seq 1 50); do
-		[ "$(status reservations)" = 0 ] && break
-		sleep 0.2
-	done
-	say "  attached   $(status reservations) reservation(s) not taken back yet (released after $(status reclaim_s)s unless their process attaches)"
+	# Under enforcement a reservation is what the process holds at the driver: kept while
+	# it (or a child) holds a driver file, never taken back, so there is nothing to wait
+	# for (docs/upgrade.md, "Reclaim").
+	if enforcing; then
+		say "  kept       $(status reservations) reservation(s) of $(status reserved_bytes) bytes and $(status reserved_channels) channel(s), while their processes hold driver files"
+	else
+		for i in $(seq 1 50); do
+			[ "$(status reservations)" = 0 ] && break
+			sleep 0.2
+		done
+		say "  attached   $(status reservations) reservation(s) not taken back yet (released after $(status reclaim_s)s unless their process attaches)"
+	fi
 	rm -f "$STATE_FILE"
 	unlater "remove $STATE_FILE"
 	# From here the new module runs with everyone's state: a later failure leaves it so.

@@ -730,6 +730,8 @@ for ver in 535.261.03 550.163.01; do
 		echo 256 >/sys/module/cgpu_km/parameters/max_channels
 		grep -q "froze      1 container cgroup(s)" "$W/up" && grep -q "thawed     1 container cgroup(s)" "$W/up" ||
 			fail "upgrade.sh froze no container: $(cat "$W/up")"
+		grep -q "kept       1 reservation(s) of $((256 * MiB)) bytes and 0 channel(s), while their processes hold driver files" "$W/up" ||
+			fail "upgrade.sh's word on the reservations: $(cat "$W/up")"
 		[ "$(cat $P/version)" = "$(modinfo -F version "$NEXT_KO")" ] || fail "after upgrade.sh: version $(cat $P/version)"
 		[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after upgrade.sh: $(state)"
 		[ "$(cat "$CG/cgroup.freeze") $(cat "$CG2/cgroup.freeze")" = "0 1" ] ||
