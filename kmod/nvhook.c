@@ -294,7 +294,8 @@ static struct {
 	DECLARE_HASHTABLE(holds, NVH_HOLD_BITS);
 	atomic_t nholds;		/* read by nvh_ftrace: the free is redirected only if any */
 	atomic64_t mapped;		/* nvidia-uvm's mappings followed */
-	struct mutex carried_lock;	/* carried, carrying; under inst->lock or alone, nothing inside */
+	/* carried, carriers, carrying: under inst->lock or nvh.lock or alone, nothing inside */
+	struct mutex carried_lock;
 	DECLARE_HASHTABLE(carried, NVH_FILE_BITS);
 	DECLARE_HASHTABLE(carriers, NVH_FILE_BITS);
 	unsigned int ncarried, nfull;	/* carried_lock: entries, full carriers */
