@@ -260,7 +260,7 @@ struct cgpu_km {
 extern struct cgpu_km cgpu;	/* state.c */
 
 /*
- * nvhook.c's answers about the processes' files of the NVIDIA driver, for the hot
+ * nvcarry.c's answers about the processes' files of the NVIDIA driver, for the hot
  * update's reservations (upgrade.c, memledger.c), published while enforcement is
  * attached (enforce=1): the driver's memory is charged then, and a reservation counts
  * what the process's driver files hold.
@@ -443,6 +443,13 @@ void cgpu_chardev_exit(void);
 /* nvhook.c: enforce=1, the budget at the NVIDIA driver's ioctl entry */
 int cgpu_nvhook_init(void);
 void cgpu_nvhook_exit(void);
+
+/* nvcarry.c: the driver files that keep a hot update's reservations (nvhook.c's) */
+void cgpu_carry_init(void);
+const struct cgpu_driver_files *cgpu_carry_start(unsigned long close);
+void cgpu_carry_stop(void);
+void cgpu_carry_released(const void *key);
+void cgpu_carry_show(struct seq_file *m);
 
 /* selftest.c */
 int cgpu_selftest(void);

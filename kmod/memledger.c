@@ -278,7 +278,7 @@ int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 	return err;
 }
 
-/* Calls look for the process of every reservation on inst (nvhook.c remembers its files). */
+/* Calls look for the process of every reservation on inst (nvcarry.c remembers its files). */
 void cgpu_ledger_look(struct cgpu_inst *inst, bool (*look)(pid_t pid, u64 start))
 {
 	struct cgpu_proc *p;

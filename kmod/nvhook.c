@@ -39,8 +39,8 @@
  * nvh.mem_lock (memory shared by duplicates) -> inst->lock (the ledger), any of them
  * skipped; nvh.clients_lock (which file holds a client's lines) under any of them, with
  * none taken inside it. nvh.holds_lock (nvidia-uvm's mappings) -> a holder's rec->lock
- * -> nvh.mem_lock, never with files_lock. nvh.carried_lock (the files carrying a hot
- * update's reservations) under inst->lock (upgrade.c's looks) or alone, none inside.
+ * -> nvh.mem_lock, never with files_lock. nvcarry.c's lock (the files carrying a hot
+ * update's reservations) under nvh.lock, inst->lock (upgrade.c's looks) or alone.
  * cgpu.reg_lock (attach to a container) is taken with none of them held. No
  * lock is held across a call into the driver (rm_ioctl, or the kernel client's
  * operations, which take the driver's own locks).
@@ -230,46 +230,6 @@ struct nvh_hold {
 	struct nvh_holder *holder;
 };
 
-/*
- * A driver file a process held while it had a hot update's reservation (nvh_carry): the
- * reservation stays while the file is open, whichever process holds it then (a child
- * that inherited it). An RM file's entry goes at its release, which passes
- * nvh_close_wrap. Another file of the driver (nvidia-uvm's, whose mappings hold RM
- * memory) has a release cgpu_km does not see: its entry holds a reference instead,
- * lets go of it soon after that is the only one left (nvh_let_go_work), and stays
- * until a whole reclaim period has passed since, so that the reservation outlasts
- * what the file's release frees (nvh_let_go_files). nvh.carried_lock.
- */
-struct nvh_carried {
-	struct hlist_node node;		/* nvh.carried, by key */
-	const void *key;		/* an RM file's private data; another file itself */
-	struct file *pin;		/* not an RM file: referenced; NULL once let go */
-	u64 let_go_at;			/* then: nvh.reclaims when it was let go */
-	bool rm;
-	struct nvh_carrier *by;
-};
-
-/*
- * A process whose reservation driver files keep (nvh_carry): at most NVH_CARRY_FILES of
- * them remembered, so that what a hot update makes cgpu_km keep and walk is bounded by
- * reserved processes, not by the files a tenant opens. One that held more is full: its
- * reservation is kept for good (until its instance is deleted), since a file not
- * remembered may hold its memory anywhere. Goes with its last entry unless full.
- * nvh.carried_lock.
- */
-struct nvh_carrier {
-	struct hlist_node node;		/* nvh.carriers, by pid */
-	pid_t pid;
-	u64 start;
-	unsigned int nfiles;		/* its entries in nvh.carried */
-	bool full;
-};
-
-/* libcuda holds a few files a GPU (docs/kmod.md): a process past this many is full. */
-#define NVH_CARRY_FILES	256
-
-/* How often the files held for reservations are looked at, while there are any. */
-#define NVH_LET_GO_MS	100
 
 static struct {
 	struct mutex lock;		/* attach, detach, state */
@@ -294,14 +254,6 @@ static struct {
 	DECLARE_HASHTABLE(holds, NVH_HOLD_BITS);
 	atomic_t nholds;		/* read by nvh_ftrace: the free is redirected only if any */
 	atomic64_t mapped;		/* nvidia-uvm's mappings followed */
-	/* carried, carriers, carrying: under inst->lock or nvh.lock or alone, nothing inside */
-	struct mutex carried_lock;
-	DECLARE_HASHTABLE(carried, NVH_FILE_BITS);
-	DECLARE_HASHTABLE(carriers, NVH_FILE_BITS);
-	unsigned int ncarried, nfull;	/* carried_lock: entries, full carriers */
-	bool carrying;			/* attached: entries may be added (until nvh_forget_files) */
-	u64 reclaims;			/* carried_lock: upgrade.c's reclaims so far */
-	struct delayed_work let_go;	/* nvh_let_go_work, while a file is held */
 	struct proc_dir_entry *proc;
 } nvh = {
 	.lock = __MUTEX_INITIALIZER(nvh.lock),
@@ -309,7 +261,6 @@ static struct {
 	.mem_lock = __MUTEX_INITIALIZER(nvh.mem_lock),
 	.clients_lock = __MUTEX_INITIALIZER(nvh.clients_lock),
 	.holds_lock = __MUTEX_INITIALIZER(nvh.holds_lock),
-	.carried_lock = __MUTEX_INITIALIZER(nvh.carried_lock),
 };
 
 static struct srcu_struct nvh_srcu;
@@ -2132,348 +2083,6 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 	return st;
 }
 
-/*
- * A file of the NVIDIA driver (/dev/nvidiactl, /dev/nvidiaN: its clients and what they
- * made) or of nvidia-uvm (/dev/nvidia-uvm: a va_space, whose mappings keep RM's
- * duplicates of memory past every handle of the process's), by the module that owns
- * its operations (both set .owner, 535's and 550's nv.c and uvm.c; the stand-in serves
- * nvidia-uvm's files from its one module, docs/sim.md). A module's name is the host's
- * to choose, never a container's. The file holds its module, so the name is there to
- * read. Also the driver's other files (/dev/nvidia-caps, nvidia-uvm-tools): too much.
- */
-static int nvh_driver_file(const void *unused, struct file *f, unsigned int fd)
-{
-	const struct module *m = f->f_op ? f->f_op->owner : NULL;
-
-	return m && (!strcmp(m->name, "nvidia") || !strcmp(m->name, "nvidia_uvm"));
-}
-
-/* One look at a process's files (nvh_scan_fd): some driver files, referenced, and more to come. */
-#define NVH_SCAN_FILES	8
-struct nvh_scan {
-	struct file *f[NVH_SCAN_FILES];
-	unsigned int n, next;
-	bool driver;			/* a file of the driver or of nvidia-uvm seen */
-};
-
-/* Whether f's release passes nvh_close_wrap (an RM file), where its entry goes. */
-static bool nvh_rm_file(const struct file *f)
-{
-	return (unsigned long)f->f_op->release == READ_ONCE(nvh.close.addr);
-}
-
-/* For iterate_fd, under the table's spinlock: a reference on each driver file, 8 at a time. */
-static int nvh_scan_fd(const void *arg, struct file *f, unsigned int fd)
-{
-	struct nvh_scan *sc = (struct nvh_scan *)arg;
-
-	if (!nvh_driver_file(NULL, f, fd))
-		return 0;
-	sc->driver = true;
-	if (sc->n == NVH_SCAN_FILES) {
-		sc->next = fd;
-		return 1;
-	}
-	sc->f[sc->n++] = get_file(f);
-	return 0;
-}
-
-/* Process (pid, start)'s files remembered, if any: it exists only while it keeps a reservation. */
-static struct nvh_carrier *nvh_carrier(pid_t pid, u64 start)
-{
-	struct nvh_carrier *c;
-
-	lockdep_assert_held(&nvh.carried_lock);
-	hash_for_each_possible(nvh.carriers, c, node, pid)
-		if (c->pid == pid && c->start == start)
-			return c;
-	return NULL;
-}
-
-/* e is forgotten (its pin, if any, is the caller's); its carrier with its last, unless full. */
-static void nvh_carried_del(struct nvh_carried *e)
-{
-	struct nvh_carrier *c = e->by;
-
-	lockdep_assert_held(&nvh.carried_lock);
-	hash_del(&e->node);
-	cgpu_free(e);
-	nvh.ncarried--;
-	if (--c->nfiles || c->full)
-		return;
-	hash_del(&c->node);
-	cgpu_free(c);
-}
-
-/*
- * One more file remembered for c (NULL: none yet, made here); false if c is full or
- * now becomes full, or on ENOMEM (the file is not remembered then).
- */
-static bool nvh_carried_add(struct nvh_carrier **cp, pid_t pid, u64 start, const void *key,
-			    bool rm, struct file *pin)
-{
-	struct nvh_carrier *c = *cp;
-	struct nvh_carried *e;
-
-	lockdep_assert_held(&nvh.carried_lock);
-	if (c && c->full)
-		return false;
-	if (c && c->nfiles == NVH_CARRY_FILES) {
-		c->full = true;
-		nvh.nfull++;
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d held more than %u driver files at a hot update: its reservation is kept until its instance is deleted\n",
-				    pid, NVH_CARRY_FILES);
-		return false;
-	}
-	e = cgpu_zalloc(sizeof(*e));
-	if (e && !c) {
-		c = cgpu_zalloc(sizeof(*c));
-		if (c) {
-			*c = (struct nvh_carrier){ .pid = pid, .start = start };
-			hash_add(nvh.carriers, &c->node, pid);
-			*cp = c;
-		}
-	}
-	if (!c) {
-		cgpu_free(e);
-		return false;
-	}
-	if (!e)
-		return false;
-	*e = (struct nvh_carried){ .key = key, .rm = rm, .pin = pin, .by = c };
-	hash_add(nvh.carried, &e->node, (unsigned long)key);
-	c->nfiles++;
-	nvh.ncarried++;
-	return true;
-}
-
-/*
- * Remembers the driver files process (pid, start) holds now as carrying its
- * reservation, and says whether it holds a file of the NVIDIA driver or of nvidia-uvm.
- * Each file is referenced from the look until its entry is in: an RM file closed
- * meanwhile is released by our fput, after the entry, so its release takes the entry
- * away; another file's entry keeps the reference.
- */
-static bool nvh_carry(pid_t pid, u64 start)
-{
-	struct nvh_scan sc = { .driver = false };
-	struct nvh_carrier *c;
-	struct task_struct *t;
-	struct nvh_carried *e;
-	unsigned int i;
-	int more;
-
-	rcu_read_lock();
-	t = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_TGID);
-	if (t && t->start_time == start)
-		get_task_struct(t);
-	else
-		t = NULL;
-	rcu_read_unlock();
-	if (!t)
-		return false;
-	do {
-		sc.n = 0;
-		task_lock(t);
-		more = t->files ? iterate_fd(t->files, sc.next, nvh_scan_fd, &sc) : 0;
-		task_unlock(t);
-		mutex_lock(&nvh.carried_lock);
-		c = nvh_carrier(pid, start);
-		for (i = 0; i < sc.n && nvh.carrying; i++) {
-			bool rm = nvh_rm_file(sc.f[i]), known = false;
-			const void *key = rm ? sc.f[i]->private_data : sc.f[i];
-
-			/* A let-go entry's key may be a new file's address by now. */
-			hash_for_each_possible(nvh.carried, e, node, (unsigned long)key)
-				known |= e->key == key && (e->rm || e->pin) && e->by == c;
-			if (known || !nvh_carried_add(&c, pid, start, key, rm, rm ? NULL : sc.f[i]))
-				continue;
-			if (!rm) {
-				sc.f[i] = NULL;
-				queue_delayed_work(system_wq, &nvh.let_go,
-						   msecs_to_jiffies(NVH_LET_GO_MS));
-			}
-		}
-		mutex_unlock(&nvh.carried_lock);
-		for (i = 0; i < sc.n; i++)
-			if (sc.f[i])
-				fput(sc.f[i]);
-	} while (more);
-	put_task_struct(t);
-	return sc.driver;
-}
-
-/*
- * cgpu.driver_files->holds: whether process (pid, start) may still hold driver memory a
- * hot update's reservation counts (upgrade.c keeps the reservation while it does): it
- * holds a file of the NVIDIA driver or of nvidia-uvm (the driver frees all a file made,
- * and nvidia-uvm all a va_space mapped, when the file is released), or a driver file
- * it held at an earlier look is still open in any process (one forked from it that
- * outlived it) or was let go of less than a whole reclaim period ago
- * (nvh_let_go_files). Each look remembers the files it finds (nvh_carry).
- */
-static bool nvh_holds_driver_memory(pid_t pid, u64 start)
-{
-	bool holds = nvh_carry(pid, start);
-
-	if (!holds) {
-		mutex_lock(&nvh.carried_lock);
-		holds = nvh_carrier(pid, start) != NULL;
-		mutex_unlock(&nvh.carried_lock);
-	}
-	return holds;
-}
-
-/* What nvh_holder looks for in every process's files: keys of remembered files. */
-#define NVH_SEEK_KEYS	8
-struct nvh_seek {
-	const void *key[NVH_SEEK_KEYS];
-	unsigned int n;
-};
-
-/* For iterate_fd, under the table's spinlock: whether f is a file sought. */
-static int nvh_seek_fd(const void *arg, struct file *f, unsigned int fd)
-{
-	const struct nvh_seek *sk = arg;
-	const void *key;
-	unsigned int i;
-
-	if (!nvh_driver_file(NULL, f, fd))
-		return 0;
-	key = nvh_rm_file(f) ? f->private_data : f;
-	for (i = 0; i < sk->n; i++)
-		if (sk->key[i] == key)
-			return 1;
-	return 0;
-}
-
-/*
- * cgpu.driver_files->holder, for a frozen module's state: a process gone whose
- * reservation files it held keep (nvh_carry) is named by a live process that holds one
- * of them now, so that the next module, which looks by process at its commit, finds
- * them. The first found, of the first NVH_SEEK_KEYS files; none (a file in flight on a
- * socket): unchanged, and the next module releases the reservation at its first
- * reclaim. One pass over every process's files, at a dump only. A key is a file's
- * private data or the file, compared only: one released meanwhile can at worst name a
- * process that keeps the reservation longer (too much, never too little).
- */
-static void nvh_holder(pid_t *pid, u64 *start)
-{
-	struct nvh_seek sk = { .n = 0 };
-	struct nvh_carrier *c;
-	struct task_struct *t;
-	struct nvh_carried *e;
-	bool alive;
-	int bkt;
-
-	rcu_read_lock();
-	t = pid_task(find_pid_ns(*pid, &init_pid_ns), PIDTYPE_TGID);
-	alive = t && t->start_time == *start;
-	rcu_read_unlock();
-	if (alive)
-		return;
-	mutex_lock(&nvh.carried_lock);
-	c = nvh_carrier(*pid, *start);
-	if (c)
-		hash_for_each(nvh.carried, bkt, e, node)
-			if ((e->rm || e->pin) && e->by == c && sk.n < NVH_SEEK_KEYS)
-				sk.key[sk.n++] = e->key;
-	mutex_unlock(&nvh.carried_lock);
-	if (!sk.n)
-		return;
-	rcu_read_lock();
-	for_each_process(t) {
-		bool found;
-
-		if (t->flags & PF_EXITING)
-			continue;
-		task_lock(t);
-		found = t->files && iterate_fd(t->files, 0, nvh_seek_fd, &sk);
-		task_unlock(t);
-		if (found) {
-			*pid = task_tgid_nr(t);
-			*start = t->start_time;
-			break;
-		}
-	}
-	rcu_read_unlock();
-}
-
-/* The RM file whose private data is key was released: it carries nothing any more. */
-static void nvh_uncarry(const void *key)
-{
-	struct hlist_node *tmp;
-	struct nvh_carried *e;
-
-	mutex_lock(&nvh.carried_lock);
-	hash_for_each_possible_safe(nvh.carried, e, tmp, node, (unsigned long)key)
-		if (e->rm && e->key == key)
-			nvh_carried_del(e);
-	mutex_unlock(&nvh.carried_lock);
-}
-
-/*
- * Lets go of each file held for a reservation that no process holds any more (only our
- * reference left: nobody can take the file again): our fput releases it, from the
- * workqueue (the worker is a kernel thread), and nvidia-uvm frees what it mapped. Looks
- * again while files are held.
- */
-static void nvh_let_go_work(struct work_struct *w)
-{
-	struct nvh_carried *e;
-	bool held = false;
-	int bkt;
-
-	mutex_lock(&nvh.carried_lock);
-	hash_for_each(nvh.carried, bkt, e, node) {
-		if (!e->pin)
-			continue;
-		if (file_count(e->pin) == 1) {
-			fput(e->pin);
-			e->pin = NULL;
-			e->let_go_at = nvh.reclaims;
-		} else {
-			held = true;
-		}
-	}
-	if (held && nvh.carrying)
-		queue_delayed_work(system_wq, &nvh.let_go, msecs_to_jiffies(NVH_LET_GO_MS));
-	mutex_unlock(&nvh.carried_lock);
-}
-
-/*
- * cgpu.driver_files->let_go, at each reclaim before its looks: an entry let go of
- * before the last reclaim goes, so its reservation is released a whole reclaim period
- * after the file's release was set off. Whether entries that hold or let go of a file
- * remain.
- */
-static bool nvh_let_go_files(void)
-{
-	struct hlist_node *tmp;
-	struct nvh_carried *e;
-	bool more = false;
-	int bkt;
-
-	mutex_lock(&nvh.carried_lock);
-	nvh.reclaims++;
-	hash_for_each_safe(nvh.carried, bkt, tmp, e, node) {
-		if (e->rm)
-			continue;
-		if (!e->pin && e->let_go_at + 1 < nvh.reclaims) {
-			nvh_carried_del(e);
-			continue;
-		}
-		more = true;
-	}
-	mutex_unlock(&nvh.carried_lock);
-	return more;
-}
-
-static const struct cgpu_driver_files nvh_driver_files = {
-	.holds = nvh_holds_driver_memory,
-	.let_go = nvh_let_go_files,
-	.holder = nvh_holder,
-};
 
 /*
  * The driver's open: a file of the control node (where RM's escapes go) opened by a
@@ -2518,7 +2127,7 @@ static int nvh_close_wrap(struct inode *inode, struct file *f)
 	ret = orig(inode, f);
 	if (rec)
 		nvh_file_free(rec);
-	nvh_uncarry(key);
+	cgpu_carry_released(key);
 	srcu_read_unlock(&nvh_srcu, idx);
 	return ret;
 }
@@ -2725,31 +2334,14 @@ static void nvh_hook_off(struct nvh_hook *h)
  */
 static void nvh_forget_files(void)
 {
-	struct nvh_carrier *c;
 	struct hlist_node *tmp;
-	struct nvh_carried *e;
 	struct nvh_holder *h;
 	struct nvh_hold *hold;
 	struct nvh_file *rec;
 	int bkt;
 
 	synchronize_srcu(&nvh_srcu);
-	mutex_lock(&nvh.carried_lock);
-	nvh.carrying = false;
-	hash_for_each_safe(nvh.carried, bkt, tmp, e, node) {
-		if (e->pin)
-			fput(e->pin);
-		nvh_carried_del(e);
-	}
-	/* The full ones, which their last entry did not take. */
-	hash_for_each_safe(nvh.carriers, bkt, tmp, c, node) {
-		hash_del(&c->node);
-		cgpu_free(c);
-	}
-	nvh.nfull = 0;
-	mutex_unlock(&nvh.carried_lock);
-	/* It queues itself again only while carrying: not any more. */
-	cancel_delayed_work_sync(&nvh.let_go);
+	cgpu_carry_stop();
 	mutex_lock(&nvh.files_lock);
 	hash_for_each_safe(nvh.files, bkt, tmp, rec, node) {
 		hash_del_rcu(&rec->node);
@@ -2900,10 +2492,7 @@ static void nvh_attach(void)
 		return;
 	}
 	nvh.attached = true;
-	mutex_lock(&nvh.carried_lock);
-	nvh.carrying = true;
-	mutex_unlock(&nvh.carried_lock);
-	WRITE_ONCE(cgpu.driver_files, &nvh_driver_files);
+	WRITE_ONCE(cgpu.driver_files, cgpu_carry_start(nvh.close.addr));
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
 	pr_info("cgpu_km: enforcement on: attached to %s, %s, %s, %s, %s and %s of NVIDIA driver %s\n",
 		NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM, NVH_UVM_DUP_SYM,
@@ -2953,10 +2542,7 @@ static int nvh_show(struct seq_file *m, void *v)
 	seq_printf(m, "mappings followed: %lld\n", (long long)atomic64_read(&nvh.mapped));
 	seq_printf(m, "channel cap: %u\n", READ_ONCE(max_channels));
 	seq_printf(m, "channels refused: %lld\n", (long long)atomic64_read(&nvh.channels_refused));
-	mutex_lock(&nvh.carried_lock);
-	seq_printf(m, "files kept for reservations: %u\nprocesses past %u: %u\n", nvh.ncarried,
-		   NVH_CARRY_FILES, nvh.nfull);
-	mutex_unlock(&nvh.carried_lock);
+	cgpu_carry_show(m);
 	mutex_unlock(&nvh.lock);
 	return 0;
 }
@@ -2983,9 +2569,7 @@ int cgpu_nvhook_init(void)
 	hash_init(nvh.clients);
 	hash_init(nvh.holders);
 	hash_init(nvh.holds);
-	hash_init(nvh.carried);
-	hash_init(nvh.carriers);
-	INIT_DELAYED_WORK(&nvh.let_go, nvh_let_go_work);
+	cgpu_carry_init();
 	strscpy(nvh.state, "off (no nvidia driver loaded)", sizeof(nvh.state));
 	nvh.proc = proc_create_single("cgpu_km/enforcement", 0444, NULL, nvh_show);
 	if (!nvh.proc) {

@@ -144,17 +144,17 @@ for ver in 535.261.03 550.163.01; do
 	fi
 
 	# Which modules a process's driver memory is held through (cgpu_km keeps a hot
-	# update's reservation while the process holds a file of either, nvhook.c's
-	# nvh_driver_file): the files' operations name their module, nvidia (535's frontend
+	# update's reservation while the process holds a file of either, nvcarry.c's
+	# carry_driver_file): the files' operations name their module, nvidia (535's frontend
 	# serves the files, 545's nv.c) and nvidia_uvm.
 	if cat "$src"/kernel-open/nvidia/nv*.c | tr -d ' \n' |
 		grep -Eq 'staticstructfile_operations(nvidia|nv_frontend)_fops=\{\.owner=THIS_MODULE,' &&
 		tr -d ' \n' <"$u/uvm.c" | grep -Eq 'staticconststructfile_operationsuvm_fops=\{[^}]*\.owner=THIS_MODULE,\};' &&
 		grep -Eq '^obj-m \+= nvidia-uvm\.o$' "$u/nvidia-uvm.Kbuild" &&
-		grep -q '!strcmp(m->name, "nvidia") || !strcmp(m->name, "nvidia_uvm")' ../kmod/nvhook.c; then
+		grep -q '!strcmp(m->name, "nvidia") || !strcmp(m->name, "nvidia_uvm")' ../kmod/nvcarry.c; then
 		echo "conformance $ver: the driver's and nvidia-uvm's file operations name their modules, nvidia and nvidia_uvm"
 	else
-		echo "conformance $ver: the driver's or nvidia-uvm's file operations do not set .owner, or nvidia-uvm's module is not nvidia_uvm, as cgpu_km's nvh_driver_file takes" >&2
+		echo "conformance $ver: the driver's or nvidia-uvm's file operations do not set .owner, or nvidia-uvm's module is not nvidia_uvm, as cgpu_km's carry_driver_file takes" >&2
 		fail=1
 	fi
 
