@@ -92,7 +92,7 @@ static struct {
  * to choose, never a container's. The file holds its module, so the name is there to
  * read. Also the driver's other files (/dev/nvidia-caps, nvidia-uvm-tools): too much.
  */
-static int carry_driver_file(const void *unused, struct file *f, unsigned int fd)
+static bool carry_driver_file(const struct file *f)
 {
 	const struct module *m = f->f_op ? f->f_op->owner : NULL;
 
@@ -118,7 +118,7 @@ static int carry_scan_fd(const void *arg, struct file *f, unsigned int fd)
 {
 	struct carry_scan *sc = (struct carry_scan *)arg;
 
-	if (!carry_driver_file(NULL, f, fd))
+	if (!carry_driver_file(f))
 		return 0;
 	sc->driver = true;
 	if (sc->n == CARRY_SCAN_FILES) {
@@ -129,7 +129,7 @@ static int carry_scan_fd(const void *arg, struct file *f, unsigned int fd)
 	return 0;
 }
 
-/* Process (pid, start)'s files remembered, if any: it exists only while it keeps a reservation. */
+/* Process (pid, start)'s entry: while files are remembered for it, or for good once full. */
 static struct carry_proc *carry_proc(pid_t pid, u64 start)
 {
 	struct carry_proc *c;
@@ -261,7 +261,8 @@ static bool carry_look(pid_t pid, u64 start)
  * and nvidia-uvm all a va_space mapped, when the file is released), or a driver file
  * it held at an earlier look is still open in any process (one forked from it that
  * outlived it) or was let go of less than a whole reclaim period ago
- * (carry_let_go). Each look remembers the files it finds (carry_look).
+ * (carry_let_go), or it was once found full. Each look remembers the files it finds
+ * (carry_look).
  */
 static bool carry_holds(pid_t pid, u64 start)
 {
@@ -289,7 +290,7 @@ static int carry_seek_fd(const void *arg, struct file *f, unsigned int fd)
 	const void *key;
 	unsigned int i;
 
-	if (!carry_driver_file(NULL, f, fd))
+	if (!carry_driver_file(f))
 		return 0;
 	key = carry_rm_file(f) ? f->private_data : f;
 	for (i = 0; i < sk->n; i++)
