@@ -52,10 +52,13 @@
  * container bound, so this module does not read it (every container would be unlimited).
  * Format 3 added `channels=` to `charge` lines (a process's channel groups and channels,
  * which may then hold no bytes); a format 2 state has none, read as 0: what the old
- * module counted is not known (docs/upgrade.md).
+ * module counted is not known (docs/upgrade.md). Format 4 added `obj` lines (video
+ * memory a process's charge counts, one object alone under its handle, given back once
+ * the driver frees it); a format 2 or 3 state has none: its reservations give nothing
+ * back until their processes hold no driver file.
  */
 #ifndef CGPU_STATE_FORMAT
-#define CGPU_STATE_FORMAT 3
+#define CGPU_STATE_FORMAT 4
 #define CGPU_STATE_FORMAT_MIN 2
 #else
 #define CGPU_STATE_FORMAT_MIN CGPU_STATE_FORMAT
@@ -138,6 +141,8 @@ struct cgpu_inst {
 	u64 reserved;				/* lock: the bytes those hold */
 	unsigned int reserved_chan;		/* lock: and the channels (of nchan) */
 	unsigned int nchan;			/* lock: channel groups and channels (nvhook.c) */
+	DECLARE_HASHTABLE(resobjs, 6);		/* lock: the reservations' objects, by client */
+	unsigned int nresobjs;			/* lock: at most CGPU_INST_RESOBJS_MAX */
 	struct proc_dir_entry *dir;		/* ctl_mutex */
 	struct cgpu_node nodes[CGPU_INST_NODES];
 	/*
@@ -169,6 +174,10 @@ struct cgpu_proc {
 	unsigned int nchan;	/* its files' and its reservation's channels (inst->nchan) */
 	unsigned int reserved_chan;	/* of nchan, held for it with no file */
 	unsigned int nfiles;
+	/* Objects of the reservation the driver's free gives back (memledger.c), their bytes. */
+	struct list_head resobjs;
+	u64 resobj_bytes;
+	bool ended;		/* cgpu_ledger_give_back: its reservation was given back whole */
 };
 
 /* An attached file's instances, ascending by GPU index; fixed once published. */
@@ -254,6 +263,9 @@ struct cgpu_km {
 	/* nvhook.c's lock to publish: set while enforce=1 is attached (the driver's memory
 	 * is charged at its boundary), NULL otherwise. */
 	const struct cgpu_driver_files *driver_files;
+	/* Set once at init under enforce=1 (nvhook.c): the state's obj lines of its records. */
+	void (*driver_objs_dump)(struct seq_file *m);
+	atomic_t resobjs;			/* the reservations' objects, every instance's */
 	wait_queue_head_t upd_wq;		/* poll() on /dev/cgpu: the freeze */
 	struct delayed_work reclaim;		/* releases reservations not taken back */
 };
@@ -351,6 +363,7 @@ int cgpu_inst_ctl(const char *buf, size_t len);
 int cgpu_inst_add(const struct cgpu_cmd *cmd);		/* ctl_mutex held */
 int cgpu_inst_bind(const struct cgpu_cmd *cmd);		/* ctl_mutex held */
 struct cgpu_inst *cgpu_find(struct cgpu_gpu *g, const char *id);	/* reg_lock held */
+void cgpu_give_back(u32 client, u32 handle);		/* no lock held */
 /* A GPU setting checked, applied to the scheduler and stored; reg_lock held. */
 enum cgpu_gpu_key { CGPU_KEY_MAX_INST, CGPU_KEY_POLICY, CGPU_KEY_PRIO_RATIO };
 int cgpu_gpu_setting(struct cgpu_gpu *g, enum cgpu_gpu_key key, u64 v);
@@ -402,6 +415,9 @@ void cgpu_ledger_transfer(struct cgpu_slot *s, struct cgpu_slot *t, u64 bytes);
 void cgpu_ledger_reserve(struct cgpu_slot *s);
 int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 		       unsigned int channels, struct cgpu_proc **spare);
+struct cgpu_upd;
+int cgpu_ledger_import_obj(struct cgpu_inst *inst, const struct cgpu_upd *u);
+void cgpu_ledger_give_back(struct cgpu_inst *inst, u32 client, u32 handle);
 unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst, bool (*keep)(pid_t pid, u64 start),
 				 unsigned int *kept);
 /* What a hot update's reservations hold, summed over instances. */
@@ -415,6 +431,8 @@ void cgpu_ledger_look(struct cgpu_inst *inst, bool (*look)(pid_t pid, u64 start)
 int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max);
 void cgpu_ledger_chan_give(struct cgpu_slot *s);
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst);
+void cgpu_ledger_dump_obj(struct seq_file *m, const struct cgpu_inst *inst, pid_t pid, u64 start,
+			  u64 bytes, u32 client, u32 handle, u32 parent, u32 grand);
 void cgpu_ledger_read(struct cgpu_inst *inst, u64 *used, u64 *memsize);
 int cgpu_ledger_set_memsize(struct cgpu_inst *inst, u64 memsize);
 void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst);

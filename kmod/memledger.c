@@ -9,12 +9,37 @@
 #include <linux/seq_file.h>
 #include "cgpu.h"
 #include "lib/rules.h"
+#include "lib/upgradecmd.h"
+
+/*
+ * A video-memory object a hot update's reservation counts (the state's `obj` line):
+ * the driver freeing it, its parent, its parent's parent or its client gives its bytes
+ * back (cgpu_ledger_give_back). Only memory alone under its handle is carried
+ * (nvhook.c's dump), and after the update cgpu_km refuses every duplicate, map or
+ * export of video memory it did not see made, so no other handle comes to hold it.
+ * inst->lock.
+ */
+struct cgpu_resobj {
+	struct hlist_node node;		/* inst->resobjs, by client */
+	struct list_head link;		/* proc->resobjs */
+	struct cgpu_proc *proc;
+	u64 bytes;
+	u32 client, handle, parent, grand;
+};
+
+/*
+ * Objects kept for one instance's reservations: each costs kernel memory and the
+ * frees that look for them. Past it an object is not kept: its bytes stay reserved
+ * until its process holds no driver file (too much, never too little).
+ */
+#define CGPU_INST_RESOBJS_MAX	CGPU_FILE_OBJS_MAX
 
 void cgpu_ledger_init(struct cgpu_inst *inst)
 {
 	mutex_init(&inst->lock);
 	INIT_LIST_HEAD(&inst->procs);
 	hash_init(inst->proc_hash);
+	hash_init(inst->resobjs);
 }
 
 /*
@@ -40,6 +65,7 @@ static struct cgpu_proc *cgpu_proc_new(struct cgpu_inst *inst, pid_t pid, u64 st
 	*spare = NULL;
 	p->pid = pid;
 	p->start = start;
+	INIT_LIST_HEAD(&p->resobjs);
 	list_add_tail(&p->link, &inst->procs);
 	hash_add(inst->proc_hash, &p->hnode, pid);
 	inst->nprocs++;
@@ -57,8 +83,24 @@ static bool cgpu_proc_reserves(const struct cgpu_proc *p)
  * released either way: only enforcement counts them, and it takes no reservation back
  * (cgpu_attach), so one taken back was never counted against a cap.
  */
+/* p's reservation is over: its objects go with it. */
+static void cgpu_proc_forget_objs(struct cgpu_inst *inst, struct cgpu_proc *p)
+{
+	struct cgpu_resobj *o, *n;
+
+	list_for_each_entry_safe(o, n, &p->resobjs, link) {
+		hash_del(&o->node);
+		list_del(&o->link);
+		inst->nresobjs--;
+		atomic_dec(&cgpu.resobjs);
+		cgpu_free(o);
+	}
+	p->resobj_bytes = 0;
+}
+
 static void cgpu_proc_unreserve(struct cgpu_inst *inst, struct cgpu_proc *p)
 {
+	cgpu_proc_forget_objs(inst, p);
 	inst->nreserved--;
 	inst->reserved -= p->reserved;
 	p->reserved = 0;
@@ -212,8 +254,10 @@ void cgpu_ledger_undo_charge(struct cgpu_slot *s, u64 bytes)
 	bytes = min(bytes, p->reserved);	/* all of it: it was moved, not spent */
 	p->reserved -= bytes;
 	inst->reserved -= bytes;
-	if (bytes && !cgpu_proc_reserves(p))
+	if (bytes && !cgpu_proc_reserves(p)) {
 		inst->nreserved--;
+		cgpu_proc_forget_objs(inst, p);
+	}
 	p->bytes -= from_file + bytes;
 	inst->used -= from_file + bytes;
 	mutex_unlock(&inst->lock);
@@ -276,6 +320,92 @@ int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 	}
 	mutex_unlock(&inst->lock);
 	return err;
+}
+
+/*
+ * An `obj` line of an import: an object of process (pid, start)'s reservation, whose
+ * `charge` line came first and holds it (EINVAL otherwise: the state does not add up).
+ * Past CGPU_INST_RESOBJS_MAX it is not kept: its bytes stay reserved.
+ */
+int cgpu_ledger_import_obj(struct cgpu_inst *inst, const struct cgpu_upd *u)
+{
+	struct cgpu_resobj *o = cgpu_zalloc(sizeof(*o));
+	struct cgpu_proc *p;
+	int err = 0;
+
+	if (!o)
+		return -ENOMEM;
+	mutex_lock(&inst->lock);
+	p = cgpu_proc_find(inst, (pid_t)u->pid, u->start);
+	if (!p || p->resobj_bytes > p->reserved || u->bytes > p->reserved - p->resobj_bytes) {
+		err = -EINVAL;
+	} else if (inst->nresobjs >= CGPU_INST_RESOBJS_MAX) {
+		pr_warn_ratelimited("cgpu_km: hot update: instance %s on GPU %u: more than %u objects of reservations; the rest give nothing back until their processes hold no driver file\n",
+				    inst->id, inst->gpu->index, CGPU_INST_RESOBJS_MAX);
+	} else {
+		*o = (struct cgpu_resobj){ .proc = p, .bytes = u->bytes, .client = (u32)u->client,
+			.handle = (u32)u->handle, .parent = (u32)u->parent, .grand = (u32)u->grand };
+		hash_add(inst->resobjs, &o->node, o->client);
+		list_add_tail(&o->link, &p->resobjs);
+		p->resobj_bytes += o->bytes;
+		inst->nresobjs++;
+		atomic_inc(&cgpu.resobjs);
+		o = NULL;
+	}
+	mutex_unlock(&inst->lock);
+	cgpu_free(o);
+	return err;
+}
+
+/*
+ * The driver has freed handle of client (handle == client: the client): every object
+ * of a reservation it named, or that lay under it, gives its bytes back. A handle comes
+ * again only once what it named is gone, so whatever handle a successful free names
+ * now, an object recorded under it (or under its parent) is gone from the driver.
+ */
+void cgpu_ledger_give_back(struct cgpu_inst *inst, u32 client, u32 handle)
+{
+	struct cgpu_proc *p, *n;
+	struct cgpu_resobj *o;
+	struct hlist_node *tmp;
+	bool any = false;
+	LIST_HEAD(gone);
+	u64 bytes;
+
+	mutex_lock(&inst->lock);
+	hash_for_each_possible_safe(inst->resobjs, o, tmp, node, client) {
+		if (o->client != client || (handle != client && handle != o->handle &&
+					    handle != o->parent && handle != o->grand))
+			continue;
+		p = o->proc;
+		bytes = min(o->bytes, p->reserved);
+		p->reserved -= bytes;
+		inst->reserved -= bytes;
+		p->bytes -= bytes;
+		inst->used -= bytes;
+		p->resobj_bytes -= min(o->bytes, p->resobj_bytes);
+		/* Its process's other objects go once this walk is done (they share buckets). */
+		p->ended = !cgpu_proc_reserves(p);
+		any = true;
+		hash_del(&o->node);
+		list_del(&o->link);
+		inst->nresobjs--;
+		atomic_dec(&cgpu.resobjs);
+		cgpu_free(o);
+	}
+	if (any)
+		list_for_each_entry_safe(p, n, &inst->procs, link) {
+			if (!p->ended)
+				continue;
+			p->ended = false;
+			inst->nreserved--;
+			cgpu_proc_forget_objs(inst, p);
+			if (cgpu_proc_drop(inst, p))
+				list_add(&p->link, &gone);
+		}
+	mutex_unlock(&inst->lock);
+	list_for_each_entry_safe(p, n, &gone, link)
+		cgpu_free(p);
 }
 
 /* Calls look for the process of every reservation on inst (nvcarry.c remembers its files). */
@@ -400,6 +530,23 @@ void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst)
 }
 
 /*
+ * The hot update's "obj GPU ID PID BYTES client=C handle=H parent=P grand=G start=NS"
+ * (grand= and start= left out when 0): an object of that process's charge (its line
+ * comes first), memory alone under its handle; nvhook.c's and the reservations'.
+ */
+void cgpu_ledger_dump_obj(struct seq_file *m, const struct cgpu_inst *inst, pid_t pid, u64 start,
+			  u64 bytes, u32 client, u32 handle, u32 parent, u32 grand)
+{
+	seq_printf(m, "obj %u %s %d %llu client=%u handle=%u parent=%u", inst->gpu->index,
+		   inst->id, pid, bytes, client, handle, parent);
+	if (grand)
+		seq_printf(m, " grand=%u", grand);
+	if (start)
+		seq_printf(m, " start=%llu", start);
+	seq_putc(m, '\n');
+}
+
+/*
  * The hot update's "charge GPU ID PID BYTES start=NS channels=N", one per process
  * holding memory or channels (start= and channels= left out when 0). Under enforce=1
  * a process gone whose reservation is kept by driver files it held is named by a live
@@ -409,6 +556,7 @@ void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst)
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 {
 	const struct cgpu_driver_files *df = READ_ONCE(cgpu.driver_files);
+	struct cgpu_resobj *o;
 	struct cgpu_proc *p;
 	pid_t pid;
 	u64 start;
@@ -427,6 +575,9 @@ void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 		if (p->nchan)
 			seq_printf(m, " channels=%u", p->nchan);
 		seq_putc(m, '\n');
+		list_for_each_entry(o, &p->resobjs, link)
+			cgpu_ledger_dump_obj(m, inst, pid, start, o->bytes, o->client, o->handle,
+					     o->parent, o->grand);
 	}
 	mutex_unlock(&inst->lock);
 }

@@ -212,6 +212,7 @@ static bool carry_look(pid_t pid, u64 start)
 	struct task_struct *t;
 	struct carry_file *e;
 	unsigned int i;
+	bool full;
 	int more;
 
 	rcu_read_lock();
@@ -245,11 +246,12 @@ static bool carry_look(pid_t pid, u64 start)
 						   msecs_to_jiffies(CARRY_LET_GO_MS));
 			}
 		}
+		full = c && c->full;
 		mutex_unlock(&carry.lock);
 		for (i = 0; i < sc.n; i++)
 			if (sc.f[i])
 				fput(sc.f[i]);
-	} while (more);
+	} while (more && !full);
 	put_task_struct(t);
 	return sc.driver;
 }
@@ -266,8 +268,16 @@ static bool carry_look(pid_t pid, u64 start)
  */
 static bool carry_holds(pid_t pid, u64 start)
 {
-	bool holds = carry_look(pid, start);
+	struct carry_proc *c;
+	bool holds;
 
+	mutex_lock(&carry.lock);
+	c = carry_proc(pid, start);
+	holds = c && c->full;
+	mutex_unlock(&carry.lock);
+	/* A full process's files are not looked at again: nothing more would be kept. */
+	if (!holds)
+		holds = carry_look(pid, start);
 	if (!holds) {
 		mutex_lock(&carry.lock);
 		holds = carry_proc(pid, start) != NULL;

@@ -1335,18 +1335,58 @@ static u32 nvh_rm_free_tracked(const struct nvh_call *c, struct nvh_file *rec)
 	return st;
 }
 
-/* NV_ESC_RM_FREE: the charge goes back once the driver says it freed. */
+/*
+ * NV_ESC_RM_FREE: the charge goes back once the driver says it freed, and so do the
+ * objects of a hot update's reservations the free took (cgpu_give_back), on a file
+ * made before the update too (no record, then).
+ */
 static u32 nvh_rm_free(const struct nvh_call *c)
 {
+	struct nva_nvos00 *p = c->data;
 	struct nvh_file *rec = nvh_file_of_call(c->nvfp);
 	u32 st;
 
-	if (!rec)
-		return nvh_orig(c);
-	nvh_op_begin(rec);
-	st = nvh_rm_free_tracked(c, rec);
-	nvh_op_end(rec);
+	if (rec) {
+		nvh_op_begin(rec);
+		st = nvh_rm_free_tracked(c, rec);
+		nvh_op_end(rec);
+	} else {
+		st = nvh_orig(c);
+	}
+	if (st == NVA_NV_OK && p->status == NVA_NV_OK && atomic_read(&cgpu.resobjs))
+		cgpu_give_back(p->hRoot, p->hObjectOld);
 	return st;
+}
+
+/*
+ * cgpu.driver_objs_dump, for a frozen module's state (reg_lock held, none of ours):
+ * every video-memory object alone under its handle (no followed duplicate or mapping
+ * joined it), as an obj line of its file's process, with its parent and the parent's
+ * own parent below the client, so that the next module gives its bytes back when the
+ * driver frees any of them (memledger.c). A record's process has a file attached, so
+ * its charge line names it as it is (cgpu_ledger_dump renames only a process gone).
+ */
+static void nvh_dump_objs(struct seq_file *m)
+{
+	struct nvh_obj *o, *up;
+	struct nvh_file *rec;
+	int bkt, b;
+
+	mutex_lock(&nvh.files_lock);
+	hash_for_each(nvh.files, bkt, rec, node) {
+		mutex_lock(&rec->lock);
+		hash_for_each(rec->objs, b, o, node) {
+			if (o->kind != NVH_MEMORY || !o->slot || o->mem || !o->bytes ||
+			    o->handle == o->client || o->parent == o->client)
+				continue;
+			up = nvh_obj_find(rec, o->client, o->parent);
+			cgpu_ledger_dump_obj(m, o->slot->inst, o->slot->proc->pid,
+					     o->slot->proc->start, o->bytes, o->client, o->handle,
+					     o->parent, up && up->parent != o->client ? up->parent : 0);
+		}
+		mutex_unlock(&rec->lock);
+	}
+	mutex_unlock(&nvh.files_lock);
 }
 
 /*
@@ -2176,7 +2216,8 @@ static __always_inline bool nvh_reads(unsigned long cmd, const void *nvfp, const
 		v = ((const struct nva_nvos21 *)data)->hClass;
 		return (nvh_class_read(v) || nvh_class_refused(v)) && cgpu_maybe_contained();
 	case NVA_ESC_RM_FREE:
-		return nvh_tracked(nvfp);
+		/* A free may take an object a hot update's reservation counts (nvh_rm_free). */
+		return nvh_tracked(nvfp) || (atomic_read(&cgpu.resobjs) && cgpu_maybe_contained());
 	case NVA_ESC_RM_DUP_OBJECT:
 	case NVA_ESC_RM_VID_HEAP_CONTROL:
 	case NVA_ESC_RM_ALLOC_MEMORY:
@@ -2588,6 +2629,7 @@ int cgpu_nvhook_init(void)
 	 * by whichever of the two comes first (nvh.lock); a failure is logged and shown,
 	 * and the load goes on with enforcement off.
 	 */
+	WRITE_ONCE(cgpu.driver_objs_dump, nvh_dump_objs);
 	mutex_lock(&nvh.lock);
 	if (nvh_resolve(NVH_RM_IOCTL_SYM))
 		nvh_attach();

@@ -51,6 +51,22 @@ static void cgpu_inst_put(struct cgpu_inst *inst)
 	kref_put(&inst->ref, cgpu_inst_free);
 }
 
+/*
+ * The driver has freed handle of client (nvhook.c): the objects of hot update
+ * reservations it took with it give their bytes back, on whichever instance they are.
+ */
+void cgpu_give_back(u32 client, u32 handle)
+{
+	struct cgpu_inst *inst;
+	unsigned int i;
+
+	mutex_lock(&cgpu.reg_lock);
+	for (i = 0; i < cgpu.ngpus; i++)
+		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
+			cgpu_ledger_give_back(inst, client, handle);
+	mutex_unlock(&cgpu.reg_lock);
+}
+
 struct cgpu_inst *cgpu_find(struct cgpu_gpu *g, const char *id)
 {
 	struct cgpu_inst *inst;

@@ -200,6 +200,21 @@ static int cgpu_import_charge(const struct cgpu_upd *u)
 	return err;
 }
 
+static int cgpu_import_obj(const struct cgpu_upd *u)
+{
+	struct cgpu_inst *inst;
+	int err;
+
+	/* No module wrote objects before format 4. */
+	if (cgpu.import_format < 4)
+		return -EINVAL;
+	mutex_lock(&cgpu.reg_lock);
+	inst = cgpu_find(&cgpu.gpus[u->gpu], u->id);
+	err = inst ? cgpu_ledger_import_obj(inst, u) : -ENOENT;
+	mutex_unlock(&cgpu.reg_lock);
+	return err;
+}
+
 /* One line of the old module's state; importing, `format` first. ctl_mutex held. */
 static int cgpu_import(const struct cgpu_upd *u)
 {
@@ -232,6 +247,8 @@ static int cgpu_import(const struct cgpu_upd *u)
 		return u->add.gpu < cgpu.ngpus ? cgpu_inst_add(&u->add) : -ENODEV;
 	case CGPU_UPD_BIND:
 		return u->add.gpu < cgpu.ngpus ? cgpu_inst_bind(&u->add) : -ENODEV;
+	case CGPU_UPD_OBJ:
+		return u->gpu < cgpu.ngpus ? cgpu_import_obj(u) : -ENODEV;
 	default:
 		return u->gpu < cgpu.ngpus ? cgpu_import_charge(u) : -ENODEV;
 	}
@@ -378,6 +395,9 @@ static void cgpu_dump(struct seq_file *m)
 	for (i = 0; i < cgpu.ngpus; i++)
 		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
 			cgpu_ledger_dump(m, inst);
+	/* After every charge line: an object's process is in the state before it. */
+	if (cgpu.driver_objs_dump)
+		cgpu.driver_objs_dump(m);
 }
 
 void cgpu_upgrade_show(struct seq_file *m)

@@ -243,6 +243,24 @@ static const struct {
 	{ "charge 0 0123456789ab 17 1 channels=", CGPU_RC_INVAL, 0 },
 	{ "charge 0 0123456789ab 17 1 channels=1 channels=1", CGPU_RC_INVAL, 0 },
 	{ "charge 0 0123456789ab 17 1 channels=1 start=5 x", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=7", CGPU_OK, CGPU_UPD_OBJ },
+	{ "obj 1 " ID64 " 4194304 9223372036854775807 start=1 grand=6 parent=7 handle=4294967295 client=9\n",
+	  CGPU_OK, CGPU_UPD_OBJ },
+	{ "obj 0 0123456789ab 17 0 client=9 handle=8 parent=7", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=8", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 parent=7", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 handle=8 parent=7", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=0 handle=8 parent=7", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=4294967296 parent=7", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=9 parent=7", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=9", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=7 grand=9", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=7 grand=0", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=7 handle=8", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=7 channels=1", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=7 start=0", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 0 1 client=9 handle=8 parent=7", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 client=9", CGPU_RC_INVAL, 0 },
 	{ "bind 0 0123456789ab 17", CGPU_OK, CGPU_UPD_BIND },
 	{ "bind 0 0123456789ab", CGPU_RC_INVAL, 0 },
 	{ "del 0 0123456789ab", CGPU_RC_INVAL, 0 },
@@ -274,6 +292,10 @@ static void test_upgrade(struct st *st)
 		  u.pid == 9 && u.bytes == 8 && u.start == 77 && u.channels == 0);
 	CHECK(st, cgpu_parse_upgrade("charge 0 0123456789ab 9 0 channels=12 start=77", 46, &u) ==
 		  CGPU_OK && u.bytes == 0 && u.channels == 12 && u.start == 77);
+	CHECK(st, cgpu_parse_upgrade("obj 2 0123456789ab 9 8 grand=4 client=1 handle=2 parent=3 start=77",
+				     66, &u) == CGPU_OK && u.op == CGPU_UPD_OBJ && u.gpu == 2 &&
+		  u.pid == 9 && u.bytes == 8 && u.client == 1 && u.handle == 2 && u.parent == 3 &&
+		  u.grand == 4 && u.start == 77 && u.channels == 0);
 	CHECK(st, cgpu_parse_upgrade("bind 3 0123456789ab 9", 21, &u) == CGPU_OK &&
 		  u.add.op == CGPU_CMD_BIND && u.add.gpu == 3 && u.add.pid == 9);
 	CHECK(st, cgpu_parse_upgrade(add2, slen(add2), &u) == CGPU_OK);

@@ -46,9 +46,21 @@ static enum cgpu_rc gpu_settings(const char *buf, unsigned long len, unsigned lo
 	return seen == 7 ? CGPU_OK : CGPU_RC_INVAL;
 }
 
+/* A handle of RM's (u32, never 0) in key=value. */
+static int handle_value(struct cgpu_tok t, const char *key, cgpu_u64 *v)
+{
+	return key_value(t, key, v) == CGPU_OK && *v && *v <= 0xffffffffULL;
+}
+
+/*
+ * charge's and obj's GPU ID PID BYTES, then their keys: start= for both; channels= for
+ * charge; client=, handle=, parent=, grand= for obj. Each at most once, in any order,
+ * nothing else.
+ */
 static enum cgpu_rc charge(const char *buf, unsigned long len, unsigned long *pos,
 			   struct cgpu_upd *u)
 {
+	int obj = u->op == CGPU_UPD_OBJ;
 	struct cgpu_tok t = cgpu_next_tok(buf, len, pos);
 	unsigned int seen = 0;
 
@@ -63,19 +75,32 @@ static enum cgpu_rc charge(const char *buf, unsigned long len, unsigned long *po
 	t = cgpu_next_tok(buf, len, pos);
 	if (cgpu_parse_dec(t.s, t.len, &u->bytes) != CGPU_OK || u->bytes > CGPU_MAX_BYTES)
 		return CGPU_RC_INVAL;
-	/* start=, channels=: each at most once, in any order, nothing else. */
 	for (t = cgpu_next_tok(buf, len, pos); t.len > 0; t = cgpu_next_tok(buf, len, pos)) {
 		/* Format 1 had no start time; 0 would match any process of that pid. */
 		if (key_value(t, "start", &u->start) == CGPU_OK && !(seen & 1) && u->start)
 			seen |= 1;
-		else if (key_value(t, "channels", &u->channels) == CGPU_OK && !(seen & 2) &&
-			 u->channels && u->channels <= CGPU_CHANNELS_MAX)
+		else if (!obj && key_value(t, "channels", &u->channels) == CGPU_OK &&
+			 !(seen & 2) && u->channels && u->channels <= CGPU_CHANNELS_MAX)
 			seen |= 2;
+		else if (obj && !(seen & 4) && handle_value(t, "client", &u->client))
+			seen |= 4;
+		else if (obj && !(seen & 8) && handle_value(t, "handle", &u->handle))
+			seen |= 8;
+		else if (obj && !(seen & 16) && handle_value(t, "parent", &u->parent))
+			seen |= 16;
+		else if (obj && !(seen & 32) && handle_value(t, "grand", &u->grand))
+			seen |= 32;
 		else
 			return CGPU_RC_INVAL;
 	}
-	/* A line that holds nothing is not written by any module. */
-	return u->bytes || u->channels ? CGPU_OK : CGPU_RC_INVAL;
+	/*
+	 * A line that holds nothing is not written by any module; an object is memory, with
+	 * its client, its handle and its parent, none of them the client itself.
+	 */
+	if (!obj)
+		return u->bytes || u->channels ? CGPU_OK : CGPU_RC_INVAL;
+	return u->bytes && (seen & 28) == 28 && u->handle != u->client &&
+	       u->parent != u->client && u->grand != u->client ? CGPU_OK : CGPU_RC_INVAL;
 }
 
 static int version_char(char c)
@@ -192,6 +217,9 @@ enum cgpu_rc cgpu_parse_upgrade(const char *buf, unsigned long len, struct cgpu_
 			rc = CGPU_RC_INVAL;
 	} else if (cgpu_tok_is(t, "charge")) {
 		u.op = CGPU_UPD_CHARGE;
+		rc = charge(buf, len, &pos, &u);
+	} else if (cgpu_tok_is(t, "obj")) {
+		u.op = CGPU_UPD_OBJ;
 		rc = charge(buf, len, &pos, &u);
 	}
 	if (rc != CGPU_OK || !u.op)

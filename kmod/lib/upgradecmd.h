@@ -15,6 +15,11 @@
  *                            (video memory; channel groups and channels, counted for
  *                            max_channels): a reservation only that process (pid and
  *                            start time) takes back
+ *   obj <gpu> <id> <pid> <bytes> client=<h> handle=<h> parent=<h> [grand=<h>] [start=<ns>]
+ *                            (format 4) video memory of that process's charge, one
+ *                            object alone under its handle: the charge gives its bytes
+ *                            back once the driver frees the handle, its parent, its
+ *                            parent's parent (grand) or its client
  *   commit                   the state is complete: processes may attach
  * A frozen module prints its state as exactly these lines, so the dump of the old
  * module is what the tool writes into the new one. Ranges that need no kernel state
@@ -36,17 +41,19 @@ enum cgpu_upd_op {
 	CGPU_UPD_CHARGE,
 	CGPU_UPD_FROM,
 	CGPU_UPD_BIND,
+	CGPU_UPD_OBJ,
 };
 
 struct cgpu_upd {
 	enum cgpu_upd_op op;
 	cgpu_u64 value;			/* UNPIN 0/1, FORMAT >= 1, DEFAULT_MEMSIZE bytes */
-	cgpu_u64 gpu;			/* GPU, CHARGE */
+	cgpu_u64 gpu;			/* GPU, CHARGE, OBJ */
 	cgpu_u32 max_inst, policy, prio_ratio;	/* GPU: each given exactly once */
-	char id[CGPU_ID_LEN + 1];	/* CHARGE */
-	cgpu_u64 pid, bytes;		/* CHARGE: 1..CGPU_PID_MAX, 0..CGPU_MAX_BYTES */
-	cgpu_u64 start;			/* CHARGE: the process's start time, 0: not given */
+	char id[CGPU_ID_LEN + 1];	/* CHARGE, OBJ */
+	cgpu_u64 pid, bytes;		/* CHARGE, OBJ: 1..CGPU_PID_MAX, 0..CGPU_MAX_BYTES (OBJ: not 0) */
+	cgpu_u64 start;			/* CHARGE, OBJ: the process's start time, 0: not given */
 	cgpu_u64 channels;		/* CHARGE: 0..CGPU_CHANNELS_MAX; bytes or channels not 0 */
+	cgpu_u64 client, handle, parent, grand;	/* OBJ: RM's handles, 1..2^32-1 (grand 0: none) */
 	struct cgpu_cmd add;		/* ADD, BIND */
 	char version[CGPU_VERSION_MAX + 1];	/* FREEZE (empty: not given), FROM */
 };

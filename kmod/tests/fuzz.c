@@ -48,7 +48,7 @@ static void upgrade(const char *d, size_t n)
 	if (cgpu_parse_upgrade(d, n, &u) != CGPU_OK)
 		return;
 	REQUIRE(n <= CGPU_CMD_MAX_LEN);
-	REQUIRE(u.op >= CGPU_UPD_UNPIN && u.op <= CGPU_UPD_BIND);
+	REQUIRE(u.op >= CGPU_UPD_UNPIN && u.op <= CGPU_UPD_OBJ);
 	REQUIRE(strlen(u.version) <= CGPU_VERSION_MAX && memmem(d, n, u.version, strlen(u.version)));
 	REQUIRE(u.op != CGPU_UPD_FROM || u.version[0]);
 	REQUIRE(u.op == CGPU_UPD_FROM || u.op == CGPU_UPD_FREEZE || !u.version[0]);
@@ -63,6 +63,13 @@ static void upgrade(const char *d, size_t n)
 	REQUIRE(u.op != CGPU_UPD_CHARGE || (u.pid >= 1 && u.pid <= CGPU_PID_MAX &&
 		u.bytes <= CGPU_MAX_BYTES && u.channels <= CGPU_CHANNELS_MAX &&
 		(u.bytes || u.channels) && memmem(d, n, u.id, CGPU_ID_LEN)));
+	REQUIRE(u.op != CGPU_UPD_OBJ || (u.pid >= 1 && u.pid <= CGPU_PID_MAX && u.bytes >= 1 &&
+		u.bytes <= CGPU_MAX_BYTES && !u.channels && memmem(d, n, u.id, CGPU_ID_LEN) &&
+		u.client >= 1 && u.client <= 0xffffffffULL && u.handle >= 1 &&
+		u.handle <= 0xffffffffULL && u.parent >= 1 && u.parent <= 0xffffffffULL &&
+		u.grand <= 0xffffffffULL && u.handle != u.client && u.parent != u.client &&
+		u.grand != u.client));
+	REQUIRE(u.op == CGPU_UPD_OBJ || !(u.client | u.handle | u.parent | u.grand));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

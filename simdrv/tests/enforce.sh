@@ -593,7 +593,7 @@ for ver in 535.261.03 550.163.01; do
 	start h6 cg channels 6 0
 	grep -qx "again: 6 pairs, then status 0x0, GPU 0 holds $((6 * pair))" "$W/h6" || fail "channels 6 0: $(cat "$W/h6")"
 	hpid=$(cat "$W/h6.pid")
-	rm -f "$W/c5.go" "$W/c5.out" "$W/f5.go" "$W/u5.go"	# the last release's
+	rm -f "$W/c5.go" "$W/c5.go.2" "$W/c5.out" "$W/f5.go" "$W/u5.go"	# the last release's
 	start u5 cg uvmkeep 64 2 "$W/u5.go"
 	grep -qx "uvmkeep: 2 mapped, only /dev/nvidia-uvm open" "$W/u5" || fail "uvmkeep: $(cat "$W/u5")"
 	upid=$(cat "$W/u5.pid")
@@ -621,6 +621,12 @@ for ver in 535.261.03 550.163.01; do
 		grep -q "^charge 0 $SID $fpid $((64 * MiB)) start=" "$W/state" &&
 		grep -q "^charge 0 $SID $upid $((128 * MiB)) start=" "$W/state" &&
 		grep -Eqx "charge 0 $SID $hpid 0 start=[0-9]+ channels=12" "$W/state" || fail "hot update's state: $(cat "$W/state")"
+	# Memory alone under its handle goes over as an object of its process's charge (c5's
+	# and f5's, under subdevice 0x1001 of device 0x1000); u5's, which nvidia-uvm's
+	# mappings hold too, does not.
+	obj() { echo "obj 0 $SID $1 $((64 * MiB)) client=[0-9]+ handle=$2 parent=4097 grand=4096 start=[0-9]+"; }
+	grep -Eqx "$(obj "$pid" 8192)" "$W/state" && grep -Eqx "$(obj "$fpid" 8192)" "$W/state" &&
+		[ "$(grep -c '^obj ' "$W/state")" = 2 ] || fail "hot update's objects: $(grep '^obj ' "$W/state")"
 	sleep 3
 	[ "$(meminfo | sort)" = "$holders" ] &&
 		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 4 ] &&
@@ -643,10 +649,13 @@ for ver in 535.261.03 550.163.01; do
 	# c5 then opens a second /dev/nvidiactl, closes it, and asks for 64 MiB again: the
 	# file's record in the new module does not take c5's reservation (its close would
 	# have given back what c5 still holds through its first file), so it is refused.
+	# Then it frees its 64 MiB from before the update, whose object the state carried:
+	# the reservation gives them back, and its 64 MiB asked again are made.
 	touch "$W/c5.go"
 	for _ in $(seq 100); do grep -qx done "$W/c5.out" 2>/dev/null && break; sleep 0.1; done
-	grep -qx "reopen: again 0x51, the driver holds $((256 * MiB))" "$W/c5.out" && [ "$(meminfo | sort)" = "$holders" ] ||
-		fail "a holder's file opened and closed after the hot update: $(cat "$W/c5.out" 2>&1), $(meminfo), the driver holds $(used)"
+	grep -qx "reopen: again 0x51, freed 0x0, then 0x0, the driver holds $((256 * MiB))" "$W/c5.out" &&
+		[ "$(meminfo | sort)" = "$holders" ] && [ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 2 ] ||
+		fail "a holder's file opened and closed, and its memory from before the hot update freed: $(cat "$W/c5.out" 2>&1), $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
 	# f5's parent and u5 exit; their children hold the memory through the files they
 	# inherited (f5's RM file; u5's nvidia-uvm file, which cgpu_km holds too, its
 	# release not being hooked, and lets go of once nobody else does), so the parents'
@@ -662,18 +671,27 @@ for ver in 535.261.03 550.163.01; do
 	echo freeze >$P/upgrade
 	reload "$W/state2"
 	grep -q "^charge 0 $SID $fchild $((64 * MiB)) start=" "$W/state2" &&
-		grep -q "^charge 0 $SID $uchild $((128 * MiB)) start=" "$W/state2" ||
-		fail "the second hot update's state: $(cat "$W/state2")"
+		grep -q "^charge 0 $SID $uchild $((128 * MiB)) start=" "$W/state2" &&
+		grep -Eqx "$(obj "$pid" 8193)" "$W/state2" && grep -Eqx "$(obj "$fchild" 8192)" "$W/state2" &&
+		[ "$(grep -c '^obj ' "$W/state2")" = 2 ] ||
+		fail "the second hot update's state (c5's object made after the first, f5's carried and named by its child): $(cat "$W/state2")"
 	sleep 3
 	[ "$(meminfo | sort)" = "$(printf 'Free: 0\nPID: %s Mem: %s\nPID: %s Mem: %s\nPID: %s Mem: %s' "$pid" $((64 * MiB)) \
 		"$fchild" $((64 * MiB)) "$uchild" $((128 * MiB)) | sort)" ] && [ "$(used)" = $((256 * MiB)) ] ||
 		fail "3 reclaim_s after the second hot update: $(meminfo), the driver holds $(used)"
+	# c5 frees its client, made before the first update: what it holds under it, made
+	# after the first and carried through the second as an object, is given back.
+	touch "$W/c5.go.2"
+	for _ in $(seq 100); do grep -qx done2 "$W/c5.out" 2>/dev/null && break; sleep 0.1; done
+	grep -qx "client freed 0x0, the driver holds $((192 * MiB))" "$W/c5.out" &&
+		[ "$(meminfo | sort)" = "$(printf 'Free: %s\nPID: %s Mem: %s\nPID: %s Mem: %s' $((64 * MiB)) \
+			"$fchild" $((64 * MiB)) "$uchild" $((128 * MiB)) | sort)" ] ||
+		fail "c5's client freed after the second hot update: $(cat "$W/c5.out"), $(meminfo), the driver holds $(used)"
 	kill -KILL "$fchild"
-	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((64 * MiB))" ] && break; sleep 0.1; done
-	[ "$(meminfo | head -1)" = "Free: $((64 * MiB))" ] && [ "$(used)" = $((192 * MiB)) ] ||
+	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && break; sleep 0.1; done
+	[ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && [ "$(used)" = $((128 * MiB)) ] ||
 		fail "after f5's child died: $(meminfo), the driver holds $(used)"
 	kill_it c5
-	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && break; sleep 0.1; done
 	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$uchild" $((128 * MiB)))" ] &&
 		[ "$(used)" = $((128 * MiB)) ] || fail "after c5 died: $(meminfo), the driver holds $(used)"
 	kill -KILL "$uchild"
@@ -706,7 +724,7 @@ for ver in 535.261.03 550.163.01; do
 	kill $odd
 	wait $odd 2>/dev/null || true
 	rmdir "/sys/fs/cgroup/cgpu odd"
-	ok "$ver: hot update: holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM or nvidia-uvm file it inherited (through a second hot update too), and lose them when none does (one with more than 256 driver files keeps them until its instance goes); a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
+	ok "$ver: hot update: memory alone under its handle goes over as an object of its process's charge (through a second update too, named by the child holding it), given back when the driver frees it or its client; holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM or nvidia-uvm file it inherited (through a second hot update too), and lose them when none does (one with more than 256 driver files keeps them until its instance goes); a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its

@@ -57,9 +57,11 @@
  *                        the driver's files: "forkhold: child C", "held"; the parent
  *                        exits once GO exists (below)
  *   rawalloc reopen MIB GO OUT  (cgpu_km enforce=1) MIB MiB on GPU 0, "held"; once GO
- *                        exists, a second /dev/nvidiactl opened and closed and MIB MiB
- *                        asked again: "reopen: again 0xS, the driver holds B" and
- *                        "done" in OUT (below)
+ *                        exists, a second /dev/nvidiactl opened and closed, MIB MiB
+ *                        asked again, the first freed and MIB MiB asked again:
+ *                        "reopen: again 0xS, freed 0xS, then 0xS, the driver holds B"
+ *                        and "done" in OUT; once GO.2 exists, its client freed:
+ *                        "client freed 0xS, the driver holds B" and "done2" (below)
  *   rawalloc register    NV_ESC_REGISTER_FD of a GPU node's file and of a second
  *                        control file to the first (below)
  *   rawalloc dupfollow   (cgpu_km enforce=1) duplicates of a container's own memory,
@@ -1322,17 +1324,22 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 /*
  * reopen MIB GO OUT: (cgpu_km enforce=1) MIB MiB on GPU 0, then "held"; once GO exists
  * (after a hot update), a second /dev/nvidiactl opened and closed, and MIB MiB asked
- * again under the first: "reopen: again 0xS, the driver holds B" and "done" in OUT.
- * What the process held before the update is charged until the driver lets go of it,
- * not until some file of the process that cgpu_km saw opened after it closes.
+ * again under the first; then the first MIB MiB freed and MIB MiB asked again:
+ * "reopen: again 0xS, freed 0xS, then 0xS, the driver holds B" and "done" in OUT. Once
+ * GO.2 exists (after a second one), its client freed: "client freed 0xS, the driver
+ * holds B" and "done2" in OUT. What the process held before the update is charged
+ * until the driver lets go of it, not until some file of the process that cgpu_km saw
+ * opened after it closes; and given back when the driver frees it.
  */
 static void reopen(unsigned long long mib, const char *go, const char *out)
 {
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
-	unsigned int c, h = 0x2000, st;
+	unsigned int c, h = 0x2000, st, fst, st2;
+	char go2[4096];
 	FILE *f;
 	int fd;
 
+	snprintf(go2, sizeof(go2), "%s.2", go);
 	open_gpu(0);
 	start();
 	c = client_on_gpu(0);
@@ -1347,9 +1354,19 @@ static void reopen(unsigned long long mib, const char *go, const char *out)
 	h = 0x2001;
 	m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
 	st = alloc(1, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	fst = rmfree(c, 0x2000);
+	h = 0x2001;
+	m = (struct sd_memory_alloc){ .owner = 0x1234, .size = mib * MiB };
+	st2 = alloc(2, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
 	f = fopen(out, "w");
 	CHECK(f != NULL);
-	fprintf(f, "reopen: again %#x, the driver holds %llu\ndone\n", st, used(0));
+	fprintf(f, "reopen: again 0x%x, freed 0x%x, then 0x%x, the driver holds %llu\ndone\n", st, fst,
+		st2, used(0));
+	fflush(f);
+	while (access(go2, F_OK))
+		usleep(10000);
+	fst = rmfree(c, c);
+	fprintf(f, "client freed 0x%x, the driver holds %llu\ndone2\n", fst, used(0));
 	fclose(f);
 	for (;;)
 		pause();

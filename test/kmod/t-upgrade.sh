@@ -67,8 +67,8 @@ status() {
 	eq "running" "$(field state)" running
 	eq "version" "$(field version)" "$(cat $P/version)"
 	eq "no update" "$(field update) $(field last_update)" "none none"
-	eq "formats" "$(field state_format) $(field reads_formats) $(field abi)" "3 2-3 1-1"
-	eq "modinfo says the same" "$(modinfo -F cgpu_state_format "$KO") $(modinfo -F cgpu_state_reads "$KO") $(modinfo -F cgpu_abi "$KO")" "3 2-3 1-1"
+	eq "formats" "$(field state_format) $(field reads_formats) $(field abi)" "4 2-4 1-1"
+	eq "modinfo says the same" "$(modinfo -F cgpu_state_format "$KO") $(modinfo -F cgpu_state_reads "$KO") $(modinfo -F cgpu_abi "$KO")" "4 2-4 1-1"
 	eq "no file, no ABI in use" "$(field files_open) $(field abi_in_use)" "0 none"
 	eq "reclaim_s as loaded" "$(field reclaim_s)" 3
 	eq "major" "$(field major)" "$(cat $P/0/major)"
@@ -133,7 +133,7 @@ thaw_path() {
 		"$(dump | grep -E '^bind ' | tr '\n' ' ')" \
 		"bind 0 $a $(cinit "$(docker_cg "$A")") bind 0 $b $(cinit "$(docker_cg "$B")") bind 1 $b $(cinit "$(docker_cg "$B")") "
 	eq "dump: settings and instances" "$(dump | grep -E '^(format|from|default_memsize|gpu|add)')" \
-		"format 3
+		"format 4
 from $(cat $P/version)
 default_memsize $GIB
 gpu 0 max_inst=8 policy=2 prio_ratio=40
@@ -186,7 +186,7 @@ handover_path() {
 	eq "inst_ctl refused while importing" "$(wr $P/inst_ctl "add 0 $A memsize=1")" EBUSY
 	eq "a line before format" "$(wr $P/upgrade "default_memsize 1")" EPROTO
 	eq "format 1 (not read: no container bound)" "$(wr $P/upgrade "format 1")" EPROTO
-	eq "format 4 (not read)" "$(wr $P/upgrade "format 4")" EPROTO
+	eq "format 5 (not read)" "$(wr $P/upgrade "format 5")" EPROTO
 	eq "thaw while importing" "$(wr $P/upgrade thaw)" EBUSY
 	eq "freeze while importing" "$(wr $P/upgrade freeze)" EBUSY
 	while IFS= read -r line; do
@@ -196,6 +196,11 @@ handover_path() {
 	# no live process's.
 	eq "a charge of channels alone" "$(wr $P/upgrade "charge 1 $b 99999 0 start=1 channels=5")" OK
 	eq "a charge for an unknown instance" "$(wr $P/upgrade "charge 1 $a 5 1")" ENOENT
+	# An object of a charge (format 4): its process's charge line first, holding its bytes.
+	eq "an object past its charge" "$(wr $P/upgrade "obj 1 $b 99999 1 client=9 handle=8 parent=7 start=1")" EINVAL
+	eq "an object of no charge" "$(wr $P/upgrade "obj 0 $a 77777 1 client=9 handle=8 parent=7")" EINVAL
+	eq "an object of an unknown instance" "$(wr $P/upgrade "obj 1 $a 5 1 client=9 handle=8 parent=7")" ENOENT
+	eq "an object that is its client" "$(wr $P/upgrade "obj 1 $b 99999 1 client=9 handle=9 parent=7 start=1")" EINVAL
 	eq "a charge past memsize" "$(wr $P/upgrade "charge 1 $b 5 $((GIB + 1))")" ENOMEM
 	eq "an instance twice" "$(wr $P/upgrade "$(grep "^add 0 $a" <<<"$s")")" EEXIST
 	eq "the versions involved, from the state" "$(field update)" "$(cat $P/version) -> $(cat $P/version)"
