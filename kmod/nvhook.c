@@ -2584,6 +2584,7 @@ static int nvh_show(struct seq_file *m, void *v)
 	seq_printf(m, "channel cap: %u\n", READ_ONCE(max_channels));
 	seq_printf(m, "channels refused: %lld\n", (long long)atomic64_read(&nvh.channels_refused));
 	cgpu_carry_show(m);
+	seq_printf(m, "objects kept for reservations: %d\n", atomic_read(&cgpu.resobjs));
 	mutex_unlock(&nvh.lock);
 	return 0;
 }

@@ -627,6 +627,8 @@ for ver in 535.261.03 550.163.01; do
 	obj() { echo "obj 0 $SID $1 $((64 * MiB)) client=[0-9]+ handle=$2 parent=4097 grand=4096 start=[0-9]+"; }
 	grep -Eqx "$(obj "$pid" 8192)" "$W/state" && grep -Eqx "$(obj "$fpid" 8192)" "$W/state" &&
 		[ "$(grep -c '^obj ' "$W/state")" = 2 ] || fail "hot update's objects: $(grep '^obj ' "$W/state")"
+	objs() { sed -n 's/^objects kept for reservations: //p' $P/enforcement; }
+	[ "$(objs)" = 2 ] || fail "objects kept after the hot update: $(objs)"
 	sleep 3
 	[ "$(meminfo | sort)" = "$holders" ] &&
 		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 4 ] &&
@@ -654,7 +656,8 @@ for ver in 535.261.03 550.163.01; do
 	touch "$W/c5.go"
 	for _ in $(seq 100); do grep -qx done "$W/c5.out" 2>/dev/null && break; sleep 0.1; done
 	grep -qx "reopen: again 0x51, freed 0x0, then 0x0, the driver holds $((256 * MiB))" "$W/c5.out" &&
-		[ "$(meminfo | sort)" = "$holders" ] && [ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 2 ] ||
+		[ "$(meminfo | sort)" = "$holders" ] && [ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 2 ] &&
+		[ "$(objs)" = 1 ] ||
 		fail "a holder's file opened and closed, and its memory from before the hot update freed: $(cat "$W/c5.out" 2>&1), $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
 	# f5's parent and u5 exit; their children hold the memory through the files they
 	# inherited (f5's RM file; u5's nvidia-uvm file, which cgpu_km holds too, its
@@ -686,11 +689,12 @@ for ver in 535.261.03 550.163.01; do
 	grep -qx "client freed 0x0, the driver holds $((192 * MiB))" "$W/c5.out" &&
 		[ "$(meminfo | sort)" = "$(printf 'Free: %s\nPID: %s Mem: %s\nPID: %s Mem: %s' $((64 * MiB)) \
 			"$fchild" $((64 * MiB)) "$uchild" $((128 * MiB)) | sort)" ] ||
-		fail "c5's client freed after the second hot update: $(cat "$W/c5.out"), $(meminfo), the driver holds $(used)"
+		[ "$(objs)" = 1 ] ||
+		fail "c5's client freed after the second hot update: $(cat "$W/c5.out"), $(meminfo), $(objs) object(s) kept, the driver holds $(used)"
 	kill -KILL "$fchild"
 	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && break; sleep 0.1; done
-	[ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && [ "$(used)" = $((128 * MiB)) ] ||
-		fail "after f5's child died: $(meminfo), the driver holds $(used)"
+	[ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && [ "$(used)" = $((128 * MiB)) ] &&
+		[ "$(objs)" = 0 ] || fail "after f5's child died: $(meminfo), $(objs) object(s) kept, the driver holds $(used)"
 	kill_it c5
 	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$uchild" $((128 * MiB)))" ] &&
 		[ "$(used)" = $((128 * MiB)) ] || fail "after c5 died: $(meminfo), the driver holds $(used)"
@@ -714,12 +718,13 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(kept)" = "256 1 " ] || fail "a process with 302 driver files at a hot update: kept $(kept)"
 	kill_it h8
 	sleep 3
-	[ "$(kept)" = "0 1 " ] && [ "$(used)" = 0 ] &&
+	[ "$(kept)" = "0 1 " ] && [ "$(used)" = 0 ] && [ "$(objs)" = 1 ] &&
 		[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((224 * MiB)) "$h8pid" $((32 * MiB)))" ] ||
 		fail "3 reclaim_s after h8 (302 driver files) died: kept $(kept), $(meminfo), the driver holds $(used)"
 	uncontainer
 	container
-	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "h8's reservation after its instance was made again: $(meminfo)"
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(objs)" = 0 ] ||
+		fail "h8's reservation after its instance was made again: $(meminfo), $(objs) object(s) kept"
 	echo "del 0 $ID2" >$P/inst_ctl
 	kill $odd
 	wait $odd 2>/dev/null || true
