@@ -178,6 +178,7 @@ struct cgpu_proc {
 	struct list_head resobjs;
 	u64 resobj_bytes;
 	bool ended;		/* cgpu_ledger_give_back: its reservation was given back whole */
+	bool keep;		/* its reservation stays until the instance goes (keep=1) */
 };
 
 /* An attached file's instances, ascending by GPU index; fixed once published. */
@@ -288,8 +289,9 @@ struct cgpu_driver_files {
 	 * is kept (files held for them are still to be let go). */
 	bool (*let_go)(void);
 	/* For the state: (pid, start) itself if it lives, else a live process holding a
-	 * file remembered for it, if any (left unchanged if none). */
-	void (*holder)(pid_t *pid, u64 *start);
+	 * file remembered for it, if any (left unchanged if none); whether the next module
+	 * must keep its reservation until the instance is deleted (keep=1). */
+	bool (*holder)(pid_t *pid, u64 *start);
 };
 
 /*
@@ -414,7 +416,7 @@ void cgpu_ledger_undo_charge(struct cgpu_slot *s, u64 bytes);
 void cgpu_ledger_transfer(struct cgpu_slot *s, struct cgpu_slot *t, u64 bytes);
 void cgpu_ledger_reserve(struct cgpu_slot *s);
 int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
-		       unsigned int channels, struct cgpu_proc **spare);
+		       unsigned int channels, bool keep, struct cgpu_proc **spare);
 struct cgpu_upd;
 int cgpu_ledger_import_obj(struct cgpu_inst *inst, const struct cgpu_upd *u);
 void cgpu_ledger_give_back(struct cgpu_inst *inst, u32 client, u32 handle);

@@ -83,11 +83,13 @@ static bool cgpu_proc_reserves(const struct cgpu_proc *p)
  * released either way: only enforcement counts them, and it takes no reservation back
  * (cgpu_attach), so one taken back was never counted against a cap.
  */
-/* p's reservation is over: its objects go with it. */
-static void cgpu_proc_forget_objs(struct cgpu_inst *inst, struct cgpu_proc *p)
+/* p's reservation is over: counted out; its objects and its keep go with it. */
+static void cgpu_proc_reservation_over(struct cgpu_inst *inst, struct cgpu_proc *p)
 {
 	struct cgpu_resobj *o, *n;
 
+	inst->nreserved--;
+	p->keep = false;
 	list_for_each_entry_safe(o, n, &p->resobjs, link) {
 		hash_del(&o->node);
 		list_del(&o->link);
@@ -100,8 +102,7 @@ static void cgpu_proc_forget_objs(struct cgpu_inst *inst, struct cgpu_proc *p)
 
 static void cgpu_proc_unreserve(struct cgpu_inst *inst, struct cgpu_proc *p)
 {
-	cgpu_proc_forget_objs(inst, p);
-	inst->nreserved--;
+	cgpu_proc_reservation_over(inst, p);
 	inst->reserved -= p->reserved;
 	p->reserved = 0;
 	inst->nchan -= p->reserved_chan;
@@ -254,10 +255,8 @@ void cgpu_ledger_undo_charge(struct cgpu_slot *s, u64 bytes)
 	bytes = min(bytes, p->reserved);	/* all of it: it was moved, not spent */
 	p->reserved -= bytes;
 	inst->reserved -= bytes;
-	if (bytes && !cgpu_proc_reserves(p)) {
-		inst->nreserved--;
-		cgpu_proc_forget_objs(inst, p);
-	}
+	if (bytes && !cgpu_proc_reserves(p))
+		cgpu_proc_reservation_over(inst, p);
 	p->bytes -= from_file + bytes;
 	inst->used -= from_file + bytes;
 	mutex_unlock(&inst->lock);
@@ -288,10 +287,12 @@ void cgpu_ledger_reserve(struct cgpu_slot *s)
  * reservation until it attaches. Merged into the process's reservation if it has one;
  * else *spare is used and set to NULL. ENOMEM past memsize, EMFILE past the caps;
  * nothing changed then. The channels are counted past max_channels if need be: the
- * driver holds them (new ones are refused until enough go).
+ * driver holds them (new ones are refused until enough go). keep: the old module could
+ * not say which process holds what the reservation counts: it stays until the instance
+ * is deleted.
  */
 int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
-		       unsigned int channels, struct cgpu_proc **spare)
+		       unsigned int channels, bool keep, struct cgpu_proc **spare)
 {
 	struct cgpu_proc *p;
 	int err = 0;
@@ -317,6 +318,7 @@ int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 		p->nchan += channels;
 		inst->nchan += channels;
 		inst->reserved_chan += channels;
+		p->keep |= keep;
 	}
 	mutex_unlock(&inst->lock);
 	return err;
@@ -398,8 +400,7 @@ void cgpu_ledger_give_back(struct cgpu_inst *inst, u32 client, u32 handle)
 			if (!p->ended)
 				continue;
 			p->ended = false;
-			inst->nreserved--;
-			cgpu_proc_forget_objs(inst, p);
+			cgpu_proc_reservation_over(inst, p);
 			if (cgpu_proc_drop(inst, p))
 				list_add(&p->link, &gone);
 		}
@@ -436,7 +437,7 @@ unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst, bool (*keep)(pid_t pid,
 	list_for_each_entry_safe(p, n, &inst->procs, link) {
 		if (!cgpu_proc_reserves(p))
 			continue;
-		if (keep && keep(p->pid, p->start)) {
+		if (keep && (p->keep || keep(p->pid, p->start))) {
 			(*kept)++;
 			continue;
 		}
@@ -547,17 +548,21 @@ void cgpu_ledger_dump_obj(struct seq_file *m, const struct cgpu_inst *inst, pid_
 }
 
 /*
- * The hot update's "charge GPU ID PID BYTES start=NS channels=N", one per process
- * holding memory or channels (start= and channels= left out when 0). Under enforce=1
- * a process gone whose reservation is kept by driver files it held is named by a live
- * process holding one (a child that inherited it), which the next module, looking by
- * process, can find; lines that name one process are merged at the import.
+ * The hot update's "charge GPU ID PID BYTES start=NS channels=N keep=1", one per process
+ * holding memory or channels (start= and channels= left out when 0), each followed by
+ * the objects its reservation still counts. Under enforce=1 a process gone whose
+ * reservation is kept by driver files it held is named by a live process holding one
+ * (a child that inherited it), which the next module, looking by process, can find;
+ * where none can be named (or the process is full, nvcarry.c) the reservation is kept
+ * until its instance is deleted (keep=1). Lines that name one process are merged at
+ * the import.
  */
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 {
 	const struct cgpu_driver_files *df = READ_ONCE(cgpu.driver_files);
 	struct cgpu_resobj *o;
 	struct cgpu_proc *p;
+	bool keep;
 	pid_t pid;
 	u64 start;
 
@@ -567,13 +572,25 @@ void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 			continue;
 		pid = p->pid;
 		start = p->start;
-		if (df && !p->nfiles && cgpu_proc_reserves(p))
-			df->holder(&pid, &start);
+		keep = p->keep;
+		/* Renamed only with no file attached: an attached one's process is the charge's. */
+		if (df && cgpu_proc_reserves(p)) {
+			pid_t hpid = pid;
+			u64 hstart = start;
+
+			keep |= df->holder(&hpid, &hstart);
+			if (!p->nfiles) {
+				pid = hpid;
+				start = hstart;
+			}
+		}
 		seq_printf(m, "charge %u %s %d %llu", inst->gpu->index, inst->id, pid, p->bytes);
 		if (start)
 			seq_printf(m, " start=%llu", start);
 		if (p->nchan)
 			seq_printf(m, " channels=%u", p->nchan);
+		if (keep && cgpu_proc_reserves(p))
+			seq_puts(m, " keep=1");
 		seq_putc(m, '\n');
 		list_for_each_entry(o, &p->resobjs, link)
 			cgpu_ledger_dump_obj(m, inst, pid, start, o->bytes, o->client, o->handle,

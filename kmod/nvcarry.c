@@ -313,40 +313,45 @@ static int carry_seek_fd(const void *arg, struct file *f, unsigned int fd)
  * cgpu.driver_files->holder, for a frozen module's state: a process gone whose
  * reservation files it held keep (carry_look) is named by a live process that holds one
  * of them now, so that the next module, which looks by process at its commit, finds
- * them. The first found, of the first CARRY_SEEK_KEYS files; none (a file in flight on a
- * socket): unchanged, and the next module releases the reservation at its first
- * reclaim. One pass over every process's files, at a dump only. A key is a file's
- * private data or the file, compared only: one released meanwhile can at worst name a
- * process that keeps the reservation longer (too much, never too little).
+ * them: the first found, of the first CARRY_SEEK_KEYS files. Whether the next module
+ * must keep the reservation until its instance is deleted (the state's keep=1): the
+ * process is full (a file not remembered may hold its memory anywhere), or it is gone
+ * and a file remembered for it is open with no live process found holding it (in
+ * flight on a socket, or past the first CARRY_SEEK_KEYS): the next module, looking by
+ * process, would find nothing and release it while the driver holds the memory. One
+ * pass over every process's files, at a dump only. A key is a file's private data or
+ * the file, compared only: one released meanwhile can at worst name a process that
+ * keeps the reservation longer (too much, never too little).
  */
-static void carry_holder(pid_t *pid, u64 *start)
+static bool carry_holder(pid_t *pid, u64 *start)
 {
 	struct carry_seek sk = { .n = 0 };
 	struct carry_proc *c;
 	struct task_struct *t;
 	struct carry_file *e;
-	bool alive;
+	bool alive, full, open = false, found = false;
 	int bkt;
 
 	rcu_read_lock();
 	t = pid_task(find_pid_ns(*pid, &init_pid_ns), PIDTYPE_TGID);
 	alive = t && t->start_time == *start;
 	rcu_read_unlock();
-	if (alive)
-		return;
 	mutex_lock(&carry.lock);
 	c = carry_proc(*pid, *start);
-	if (c)
+	full = c && c->full;
+	/* A pinned file only cgpu_km holds is let go of soon: nobody can take it again. */
+	if (c && !alive && !full)
 		hash_for_each(carry.files, bkt, e, node)
-			if ((e->rm || e->pin) && e->by == c && sk.n < CARRY_SEEK_KEYS)
-				sk.key[sk.n++] = e->key;
+			if (e->by == c && (e->rm || (e->pin && file_count(e->pin) > 1))) {
+				open = true;
+				if (sk.n < CARRY_SEEK_KEYS)
+					sk.key[sk.n++] = e->key;
+			}
 	mutex_unlock(&carry.lock);
-	if (!sk.n)
-		return;
+	if (!open)
+		return full;
 	rcu_read_lock();
 	for_each_process(t) {
-		bool found;
-
 		if (t->flags & PF_EXITING)
 			continue;
 		task_lock(t);
@@ -359,6 +364,7 @@ static void carry_holder(pid_t *pid, u64 *start)
 		}
 	}
 	rcu_read_unlock();
+	return !found;
 }
 
 /* The RM file whose private data is key was released: it carries nothing any more. */

@@ -184,16 +184,20 @@ static int cgpu_import_gpu(const struct cgpu_upd *u)
 
 static int cgpu_import_charge(const struct cgpu_upd *u)
 {
-	struct cgpu_proc *spare = cgpu_zalloc(sizeof(*spare));
+	struct cgpu_proc *spare;
 	struct cgpu_inst *inst;
 	int err;
 
+	/* No module wrote keep=1 before format 4. */
+	if (u->keep && cgpu.import_format < 4)
+		return -EINVAL;
+	spare = cgpu_zalloc(sizeof(*spare));
 	if (!spare)
 		return -ENOMEM;
 	mutex_lock(&cgpu.reg_lock);
 	inst = cgpu_find(&cgpu.gpus[u->gpu], u->id);
 	err = inst ? cgpu_ledger_import(inst, (pid_t)u->pid, u->start, u->bytes,
-					 (unsigned int)u->channels, &spare) :
+					 (unsigned int)u->channels, u->keep, &spare) :
 		     -ENOENT;
 	mutex_unlock(&cgpu.reg_lock);
 	cgpu_free(spare);

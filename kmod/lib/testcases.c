@@ -261,6 +261,13 @@ static const struct {
 	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=7 start=0", CGPU_RC_INVAL, 0 },
 	{ "obj 0 0123456789ab 0 1 client=9 handle=8 parent=7", CGPU_RC_INVAL, 0 },
 	{ "charge 0 0123456789ab 17 1 client=9", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 keep=1", CGPU_OK, CGPU_UPD_CHARGE },
+	{ "charge 0 0123456789ab 17 0 keep=1 channels=2 start=3", CGPU_OK, CGPU_UPD_CHARGE },
+	{ "charge 0 0123456789ab 17 1 keep=0", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 keep=2", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 keep=1 keep=1", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 0 keep=1", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=7 keep=1", CGPU_RC_INVAL, 0 },
 	{ "bind 0 0123456789ab 17", CGPU_OK, CGPU_UPD_BIND },
 	{ "bind 0 0123456789ab", CGPU_RC_INVAL, 0 },
 	{ "del 0 0123456789ab", CGPU_RC_INVAL, 0 },
@@ -291,7 +298,9 @@ static void test_upgrade(struct st *st)
 	CHECK(st, cgpu_parse_upgrade("charge 0 0123456789ab 9 8 start=77", 34, &u) == CGPU_OK &&
 		  u.pid == 9 && u.bytes == 8 && u.start == 77 && u.channels == 0);
 	CHECK(st, cgpu_parse_upgrade("charge 0 0123456789ab 9 0 channels=12 start=77", 46, &u) ==
-		  CGPU_OK && u.bytes == 0 && u.channels == 12 && u.start == 77);
+		  CGPU_OK && u.bytes == 0 && u.channels == 12 && u.start == 77 && u.keep == 0);
+	CHECK(st, cgpu_parse_upgrade("charge 0 0123456789ab 9 8 keep=1", 32, &u) == CGPU_OK &&
+		  u.keep == 1 && u.bytes == 8);
 	CHECK(st, cgpu_parse_upgrade("obj 2 0123456789ab 9 8 grand=4 client=1 handle=2 parent=3 start=77",
 				     66, &u) == CGPU_OK && u.op == CGPU_UPD_OBJ && u.gpu == 2 &&
 		  u.pid == 9 && u.bytes == 8 && u.client == 1 && u.handle == 2 && u.parent == 3 &&

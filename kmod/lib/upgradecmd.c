@@ -53,9 +53,9 @@ static int handle_value(struct cgpu_tok t, const char *key, cgpu_u64 *v)
 }
 
 /*
- * charge's and obj's GPU ID PID BYTES, then their keys: start= for both; channels= for
- * charge; client=, handle=, parent=, grand= for obj. Each at most once, in any order,
- * nothing else.
+ * charge's and obj's GPU ID PID BYTES, then their keys: start= for both; channels= and
+ * keep=1 for charge; client=, handle=, parent=, grand= for obj. Each at most once, in
+ * any order, nothing else.
  */
 static enum cgpu_rc charge(const char *buf, unsigned long len, unsigned long *pos,
 			   struct cgpu_upd *u)
@@ -82,6 +82,9 @@ static enum cgpu_rc charge(const char *buf, unsigned long len, unsigned long *po
 		else if (!obj && key_value(t, "channels", &u->channels) == CGPU_OK &&
 			 !(seen & 2) && u->channels && u->channels <= CGPU_CHANNELS_MAX)
 			seen |= 2;
+		else if (!obj && !(seen & 64) && key_value(t, "keep", &u->keep) == CGPU_OK &&
+			 u->keep == 1)
+			seen |= 64;
 		else if (obj && !(seen & 4) && handle_value(t, "client", &u->client))
 			seen |= 4;
 		else if (obj && !(seen & 8) && handle_value(t, "handle", &u->handle))

@@ -11,10 +11,11 @@
  *   gpu <gpu> max_inst=<n> policy=<n> prio_ratio=<n>
  *   add <gpu> <id> ...       an instance, in inst_ctl's syntax
  *   bind <gpu> <id> <pid>    the instance's container: the cgroup of task pid now
- *   charge <gpu> <id> <pid> <bytes> [start=<ns>] [channels=<n>]   what a process held
- *                            (video memory; channel groups and channels, counted for
- *                            max_channels): a reservation only that process (pid and
- *                            start time) takes back
+ *   charge <gpu> <id> <pid> <bytes> [start=<ns>] [channels=<n>] [keep=1]   what a
+ *                            process held (video memory; channel groups and channels,
+ *                            counted for max_channels): a reservation only that process
+ *                            (pid and start time) takes back; keep=1 (format 4): kept
+ *                            until its instance is deleted, whoever holds what
  *   obj <gpu> <id> <pid> <bytes> client=<h> handle=<h> parent=<h> [grand=<h>] [start=<ns>]
  *                            (format 4) video memory of that process's charge, one
  *                            object alone under its handle: the charge gives its bytes
@@ -53,6 +54,7 @@ struct cgpu_upd {
 	cgpu_u64 pid, bytes;		/* CHARGE, OBJ: 1..CGPU_PID_MAX, 0..CGPU_MAX_BYTES (OBJ: not 0) */
 	cgpu_u64 start;			/* CHARGE, OBJ: the process's start time, 0: not given */
 	cgpu_u64 channels;		/* CHARGE: 0..CGPU_CHANNELS_MAX; bytes or channels not 0 */
+	cgpu_u64 keep;			/* CHARGE: 1: kept until its instance goes; 0: not given */
 	cgpu_u64 client, handle, parent, grand;	/* OBJ: RM's handles, 1..2^32-1 (grand 0: none) */
 	struct cgpu_cmd add;		/* ADD, BIND */
 	char version[CGPU_VERSION_MAX + 1];	/* FREEZE (empty: not given), FROM */

@@ -62,7 +62,8 @@ static void upgrade(const char *d, size_t n)
 	REQUIRE(u.op != CGPU_UPD_BIND || u.add.op == CGPU_CMD_BIND);
 	REQUIRE(u.op != CGPU_UPD_CHARGE || (u.pid >= 1 && u.pid <= CGPU_PID_MAX &&
 		u.bytes <= CGPU_MAX_BYTES && u.channels <= CGPU_CHANNELS_MAX &&
-		(u.bytes || u.channels) && memmem(d, n, u.id, CGPU_ID_LEN)));
+		(u.bytes || u.channels) && u.keep <= 1 && memmem(d, n, u.id, CGPU_ID_LEN)));
+	REQUIRE(u.op == CGPU_UPD_CHARGE || !u.keep);
 	REQUIRE(u.op != CGPU_UPD_OBJ || (u.pid >= 1 && u.pid <= CGPU_PID_MAX && u.bytes >= 1 &&
 		u.bytes <= CGPU_MAX_BYTES && !u.channels && memmem(d, n, u.id, CGPU_ID_LEN) &&
 		u.client >= 1 && u.client <= 0xffffffffULL && u.handle >= 1 &&

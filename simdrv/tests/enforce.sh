@@ -593,7 +593,7 @@ for ver in 535.261.03 550.163.01; do
 	start h6 cg channels 6 0
 	grep -qx "again: 6 pairs, then status 0x0, GPU 0 holds $((6 * pair))" "$W/h6" || fail "channels 6 0: $(cat "$W/h6")"
 	hpid=$(cat "$W/h6.pid")
-	rm -f "$W/c5.go" "$W/c5.go.2" "$W/c5.out" "$W/f5.go" "$W/u5.go"	# the last release's
+	rm -f "$W/c5.go" "$W/c5.go.2" "$W/c5.out" "$W/f5.go" "$W/u5.go" "$W/s9.go"	# the last release's
 	start u5 cg uvmkeep 64 2 "$W/u5.go"
 	grep -qx "uvmkeep: 2 mapped, only /dev/nvidia-uvm open" "$W/u5" || fail "uvmkeep: $(cat "$W/u5")"
 	upid=$(cat "$W/u5.pid")
@@ -721,6 +721,39 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(kept)" = "0 1 " ] && [ "$(used)" = 0 ] && [ "$(objs)" = 1 ] &&
 		[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((224 * MiB)) "$h8pid" $((32 * MiB)))" ] ||
 		fail "3 reclaim_s after h8 (302 driver files) died: kept $(kept), $(meminfo), the driver holds $(used)"
+	# A fourth and a fifth: a reservation whose memory no live process can be found
+	# holding at a dump (a full process's files; files in flight on a socket: s9 sends
+	# its driver files to a socket its child never reads, and exits) is kept by the next
+	# module until its instance goes (keep=1). Without it the next module, looking by
+	# process, released it at its first reclaim while the driver held the memory.
+	start s9 cg inflight 32 "$W/s9.go"
+	s9pid=$(cat "$W/s9.pid")
+	s9child=$(sed -n 's/^inflight: child //p' "$W/s9")
+	echo freeze >$P/upgrade
+	reload "$W/state4"
+	grep -Eqx "charge 0 $SID $h8pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state4" &&
+		grep -Eqx "charge 0 $SID $s9pid $((32 * MiB)) start=[0-9]+" "$W/state4" ||
+		fail "the fourth hot update's state (h8 full and gone, s9 alive): $(grep '^charge' "$W/state4")"
+	touch "$W/s9.go"
+	wait "$s9pid" 2>/dev/null || true
+	rm -f "$W/s9.fifo"
+	inflight=$(printf 'Free: %s\nPID: %s Mem: %s\nPID: %s Mem: %s' $((192 * MiB)) "$h8pid" $((32 * MiB)) \
+		"$s9pid" $((32 * MiB)) | sort)
+	sleep 3
+	[ "$(meminfo | sort)" = "$inflight" ] && [ "$(used)" = $((32 * MiB)) ] ||
+		fail "3 reclaim_s after s9 exited, its driver files in flight: $(meminfo), the driver holds $(used)"
+	echo freeze >$P/upgrade
+	reload "$W/state5"
+	grep -Eqx "charge 0 $SID $s9pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state5" &&
+		grep -Eqx "charge 0 $SID $h8pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state5" ||
+		fail "the fifth hot update's state (s9 gone, its files in flight): $(grep '^charge' "$W/state5")"
+	sleep 3
+	[ "$(meminfo | sort)" = "$inflight" ] && [ "$(used)" = $((32 * MiB)) ] ||
+		fail "3 reclaim_s after the fifth hot update, s9's driver files in flight: $(meminfo), the driver holds $(used)"
+	kill -KILL "$s9child"
+	for _ in $(seq 50); do [ "$(used)" = 0 ] && break; sleep 0.1; done
+	[ "$(used)" = 0 ] && [ "$(meminfo | sort)" = "$inflight" ] ||
+		fail "after s9's child died: $(meminfo), the driver holds $(used)"
 	uncontainer
 	container
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(objs)" = 0 ] ||
@@ -729,7 +762,7 @@ for ver in 535.261.03 550.163.01; do
 	kill $odd
 	wait $odd 2>/dev/null || true
 	rmdir "/sys/fs/cgroup/cgpu odd"
-	ok "$ver: hot update: memory alone under its handle goes over as an object of its process's charge (through a second update too, named by the child holding it), given back when the driver frees it or its client; holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM or nvidia-uvm file it inherited (through a second hot update too), and lose them when none does (one with more than 256 driver files keeps them until its instance goes); a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
+	ok "$ver: hot update: memory alone under its handle goes over as an object of its process's charge (through a second update too, named by the child holding it), given back when the driver frees it or its client; holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM or nvidia-uvm file it inherited (through a second hot update too), and lose them when none does (one with more than 256 driver files keeps them until its instance goes, as one whose files no live process holds at a later update does: in flight on a socket); a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its

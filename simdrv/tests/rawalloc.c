@@ -56,6 +56,9 @@
  *   rawalloc forkhold MIB GO  (cgpu_km enforce=1) MIB MiB on GPU 0 and a child holding
  *                        the driver's files: "forkhold: child C", "held"; the parent
  *                        exits once GO exists (below)
+ *   rawalloc inflight MIB GO  (cgpu_km enforce=1) MIB MiB on GPU 0, the driver's files
+ *                        sent on a socket a child holds and never reads: "inflight:
+ *                        child C", "held"; the parent exits once GO exists (below)
  *   rawalloc reopen MIB GO OUT  (cgpu_km enforce=1) MIB MiB on GPU 0, "held"; once GO
  *                        exists, a second /dev/nvidiactl opened and closed, MIB MiB
  *                        asked again, the first freed and MIB MiB asked again:
@@ -95,6 +98,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include "../lib/abi.h"
 #include "../lib/engine.h"
@@ -1322,6 +1326,53 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 }
 
 /*
+ * inflight MIB GO: (cgpu_km enforce=1) MIB MiB on GPU 0, then the driver's two files
+ * (/dev/nvidiactl, /dev/nvidia0) sent over a socket pair to the end a child holds,
+ * which never reads them (the child holds no driver file itself): "inflight: child C",
+ * "held"; once GO exists the parent exits. Then no process holds the files, which keep
+ * the memory while they are in flight, until the child dies.
+ */
+static void inflight(unsigned long long mib, const char *go)
+{
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
+	char cbuf[CMSG_SPACE(2 * sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = "x", .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	unsigned int c, h = 0x2000;
+	int sv[2], gpu;
+	pid_t child;
+
+	gpu = open("/dev/nvidia0", O_RDWR);
+	CHECK(gpu >= 0);
+	start();
+	c = client_on_gpu(0);
+	CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		close(ctl);
+		close(gpu);
+		close(sv[0]);
+		for (;;)
+			pause();
+	}
+	close(sv[1]);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(cm), (int[2]){ ctl, gpu }, 2 * sizeof(int));
+	CHECK(sendmsg(sv[0], &msg, 0) == 1);
+	printf("inflight: child %d\nheld\n", (int)child);
+	fflush(stdout);
+	while (access(go, F_OK))
+		usleep(10000);
+	exit(0);
+}
+
+/*
  * reopen MIB GO OUT: (cgpu_km enforce=1) MIB MiB on GPU 0, then "held"; once GO exists
  * (after a hot update), a second /dev/nvidiactl opened and closed, and MIB MiB asked
  * again under the first; then the first MIB MiB freed and MIB MiB asked again:
@@ -1614,6 +1665,8 @@ int main(int argc, char **argv)
 		dmabufs(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	else if (argc == 4 && !strcmp(argv[1], "forkhold"))
 		forkhold(strtoull(argv[2], NULL, 10), argv[3]);
+	else if (argc == 4 && !strcmp(argv[1], "inflight"))
+		inflight(strtoull(argv[2], NULL, 10), argv[3]);
 	else if (argc == 5 && !strcmp(argv[1], "reopen"))
 		reopen(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
 	else if (argc == 5 && !strcmp(argv[1], "uvmlater"))
