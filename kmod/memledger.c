@@ -78,11 +78,6 @@ static bool cgpu_proc_reserves(const struct cgpu_proc *p)
 	return p->reserved || p->reserved_chan;
 }
 
-/*
- * p's reservation is gone (taken back or released): counted out. Its channels are
- * released either way: only enforcement counts them, and it takes no reservation back
- * (cgpu_attach), so one taken back was never counted against a cap.
- */
 /* p's reservation is over: counted out; its objects and its keep go with it. */
 static void cgpu_proc_reservation_over(struct cgpu_inst *inst, struct cgpu_proc *p)
 {
@@ -100,6 +95,11 @@ static void cgpu_proc_reservation_over(struct cgpu_inst *inst, struct cgpu_proc 
 	p->resobj_bytes = 0;
 }
 
+/*
+ * p's reservation is gone (taken back or released): counted out. Its channels are
+ * released either way: only enforcement counts them, and it takes no reservation back
+ * (cgpu_attach), so one taken back was never counted against a cap.
+ */
 static void cgpu_proc_unreserve(struct cgpu_inst *inst, struct cgpu_proc *p)
 {
 	cgpu_proc_reservation_over(inst, p);

@@ -1376,8 +1376,10 @@ static void nvh_dump_objs(struct seq_file *m)
 	hash_for_each(nvh.files, bkt, rec, node) {
 		mutex_lock(&rec->lock);
 		hash_for_each(rec->objs, b, o, node) {
+			/* An instance deleted while its files are open is not in the state. */
 			if (o->kind != NVH_MEMORY || !o->slot || o->mem || !o->bytes ||
-			    o->handle == o->client || o->parent == o->client)
+			    o->handle == o->client || o->parent == o->client ||
+			    !o->slot->inst->listed)
 				continue;
 			up = nvh_obj_find(rec, o->client, o->parent);
 			cgpu_ledger_dump_obj(m, o->slot->inst, o->slot->proc->pid,

@@ -38,6 +38,7 @@ CG=/sys/fs/cgroup/system.slice/docker-$ID.scope
 # A second container, 128 MiB on GPU 0.
 ID2=fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210
 SID2=${ID2:0:12}
+ID3=abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789
 CG2=/sys/fs/cgroup/system.slice/docker-$ID2.scope
 W=$(mktemp -d)
 checks=0
@@ -729,8 +730,17 @@ for ver in 535.261.03 550.163.01; do
 	start s9 cg inflight 32 "$W/s9.go"
 	s9pid=$(cat "$W/s9.pid")
 	s9child=$(sed -n 's/^inflight: child //p' "$W/s9")
+	# d9's instance (the second container's) is deleted while d9 holds memory through
+	# it: the state names neither (an object line of it made the next module refuse
+	# the state).
+	echo "add 0 $ID3 memsize=$((64 * MiB))" >$P/inst_ctl
+	echo "bind 0 $ID3 $INIT2" >$P/inst_ctl
+	start d9 cg2 hold 16
+	echo "del 0 $ID3" >$P/inst_ctl
 	echo freeze >$P/upgrade
 	reload "$W/state4"
+	! grep -q "${ID3:0:12}" "$W/state4" || fail "the fourth hot update's state names a deleted instance: $(grep "${ID3:0:12}" "$W/state4")"
+	kill_it d9
 	grep -Eqx "charge 0 $SID $h8pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state4" &&
 		grep -Eqx "charge 0 $SID $s9pid $((32 * MiB)) start=[0-9]+" "$W/state4" ||
 		fail "the fourth hot update's state (h8 full and gone, s9 alive): $(grep '^charge' "$W/state4")"
