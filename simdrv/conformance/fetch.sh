@@ -16,13 +16,18 @@ cd "$(dirname "$0")/.."
 cache=$PWD/.cache/nvidia-src
 want=(535.261.03 550.163.01)
 # nvidia-uvm's files the checks read (both paths below take these): uvm_ioctl.h's
-# params and uvm_types.h's attributes compile into check.c; the Kbuild names the module.
-uvm=(uvm_linux_ioctl.h uvm_ioctl.h uvm_types.h uvm_common.h uvm.c nvidia-uvm.Kbuild)
+# params and uvm_types.h's attributes compile into check.c; the Kbuild names the module;
+# uvm_global.c and uvm_gpu.c make its one RM session and a device in it per GPU.
+uvm=(uvm_linux_ioctl.h uvm_ioctl.h uvm_types.h uvm_common.h uvm.c nvidia-uvm.Kbuild
+	uvm_global.c uvm_gpu.c)
+# RM's side of nvidia-uvm's duplicates, in the source package only.
+gpu_ops=src/nvidia/src/kernel/rmapi/nv_gpu_ops.c
 missing=()
 # A cache from before a file joined the list is fetched again.
 for v in "${want[@]}"; do
 	ok=1
 	for f in .kind "${uvm[@]/#/kernel-open/nvidia-uvm/}"; do [ -f "$cache/$v/$f" ] || ok=0; done
+	[ $ok = 0 ] || [ "$(cat "$cache/$v/.kind")" != source ] || [ -f "$cache/$v/$gpu_ops" ] || ok=0
 	[ $ok = 1 ] || missing+=("$v")
 done
 [ ${#missing[@]} -gt 0 ] || { echo "$cache"; exit 0; }
@@ -39,7 +44,7 @@ private_apt "$tmp" "${lines[@]}"
 
 # The files the checks read, by their place in the upstream tree.
 headers=(src/common/sdk/nvidia/inc src/nvidia/arch/nvalloc/unix/include kernel-open/common/inc
-	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c
+	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c "$gpu_ops"
 	"${uvm[@]/#/kernel-open/nvidia-uvm/}")
 
 for v in "${missing[@]}"; do

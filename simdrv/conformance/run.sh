@@ -174,5 +174,30 @@ for ver in 535.261.03 550.163.01; do
 	else
 		echo "conformance $ver: nvUvmInterfaceDupMemory(device, hClient, hPhysMemory, &hDup, &info) and nvUvmInterfaceFreeDupedHandle(device, hPhysHandle)"
 	fi
+
+	# Those duplicates go into one RM client for every GPU, so a duplicate's handle is
+	# unique across GPUs while it lives: the session uvm_global.c makes, in which
+	# uvm_gpu.c makes each GPU's device (535 makes a session of its own per MIG
+	# partition, which the stand-in does not model); RM's dupMemory duplicates into the
+	# device's session and nvGpuOpsFreeDupedHandle frees there (nv_gpu_ops.c, where the
+	# source package is fetched). The stand-in's uvm_session (lib/rm.c) is that client.
+	u=$src/kernel-open/nvidia-uvm
+	# fn FILE START: the lines of the function whose first line starts with START.
+	fn() { awk -v s="$2" 'index($0, s) == 1 { on = 1 } on { print } on && /^}/ { exit }' "$1"; }
+	if ! grep -q 'nvUvmInterfaceSessionCreate(&g_uvm_global\.rm_session_handle' "$u/uvm_global.c" ||
+		! grep -Eq 'nvUvmInterfaceDeviceCreate\((g_uvm_global\.rm_session_handle|uvm_global_session_handle\(\)),' "$u/uvm_gpu.c"; then
+		echo "conformance $ver: nvidia-uvm does not make its GPUs' devices in its one global session (uvm_global.c, uvm_gpu.c)" >&2
+		fail=1
+	elif [ "$kind" = source ] &&
+		! { fn "$src/src/nvidia/src/kernel/rmapi/nv_gpu_ops.c" "static NV_STATUS dupMemory(" | flat |
+			grep -qF 'pRmApi->DupObject(pRmApi,session->handle,hParent,&dupedMemHandle,hClient,hPhysMemory,flags);' &&
+		fn "$src/src/nvidia/src/kernel/rmapi/nv_gpu_ops.c" "NV_STATUS nvGpuOpsFreeDupedHandle(" | flat |
+			grep -qF 'pRmApi->Free(pRmApi,device->session->handle,hPhysHandle);'; }; then
+		echo "conformance $ver: nv_gpu_ops.c does not duplicate into, and free from, the device's session" >&2
+		fail=1
+	else
+		mig=$(cat "$u"/*.c | grep -c 'uvm_rm_locked_call(nvUvmInterfaceSessionCreate(') || true
+		echo "conformance $ver: nvidia-uvm's duplicates are in its one RM session for every GPU (sessions of its own per MIG partition: $([ "$mig" -gt 1 ] && echo yes || echo no))$([ "$kind" = source ] || echo "; nv_gpu_ops.c not in the archive: checked against 535 only")"
+	fi
 done
 exit "$fail"

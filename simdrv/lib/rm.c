@@ -765,41 +765,47 @@ void sd_dmabuf_release(struct sd_node *n, const struct sd_env *env, sd_u32 hold)
 	env->unlock(env->ctx);
 }
 
-/*
- * The client nvidia-uvm duplicates into on gpu (nvGpuOpsCreateSession and
- * nvGpuOpsDeviceCreate: a client of the driver's own with a device and a subdevice on
- * the GPU), made at its first use and kept while the node lives. NULL: no memory.
- */
-static struct sd_client *uvm_session(struct sd_node *n, sd_u32 gpu)
-{
-	struct sd_client *c = n->uvm_session[gpu] ? find_client(n, n->uvm_session[gpu]) : 0;
-	struct sd_obj *dev;
-	sd_u32 h;
-
-	if (c)
-		return c;
-	if (new_client_handle(n, SD_CLIENT_INTERNAL_HANDLE_BASE, &n->internal_seq, &h) != SD_NV_OK)
-		return 0;
-	c = new_client(n, h, 0, 0);
-	if (!c)
-		return 0;
-	dev = new_obj_handle(n, c, &h) == SD_NV_OK ? new_obj(c, 0, h, SD_NV01_DEVICE_0, gpu) : 0;
-	if (!dev || new_obj_handle(n, c, &h) != SD_NV_OK || !new_obj(c, dev, h, SD_NV20_SUBDEVICE_0, gpu)) {
-		free_client(n, c);
-		return 0;
-	}
-	n->uvm_session[gpu] = c->handle;
-	return c;
-}
-
-/* The session's device (or subdevice): the first of its kind in its list. */
-static struct sd_obj *session_parent(struct sd_client *c, sd_u32 cls)
+/* The session's device (or subdevice) on gpu: the first of its kind there in its list. */
+static struct sd_obj *session_parent(struct sd_client *c, sd_u32 cls, sd_u32 gpu)
 {
 	struct sd_obj *o;
 
-	for (o = c->objs; o && o->cls != cls; o = o->next)
+	for (o = c->objs; o && (o->cls != cls || o->gpu != gpu); o = o->next)
 		;
 	return o;
+}
+
+/*
+ * The client nvidia-uvm duplicates into, with a device and a subdevice on gpu: as
+ * NVIDIA's, one client of the driver's own for every GPU (uvm_global.c makes one RM
+ * session, nvGpuOpsSessionCreate; uvm_gpu.c a device in it for each GPU,
+ * nvGpuOpsDeviceCreate; nv_gpu_ops.c's dupMemory duplicates into the session's client
+ * under that device or its subdevice), so a duplicate's handle is unique across GPUs
+ * while it lives. Made at its first use and kept while the node lives. NULL: no memory.
+ */
+static struct sd_client *uvm_session(struct sd_node *n, sd_u32 gpu)
+{
+	struct sd_client *c = n->uvm_session ? find_client(n, n->uvm_session) : 0;
+	struct sd_obj *dev;
+	sd_u32 h;
+
+	if (!c) {
+		if (new_client_handle(n, SD_CLIENT_INTERNAL_HANDLE_BASE, &n->internal_seq, &h) != SD_NV_OK)
+			return 0;
+		c = new_client(n, h, 0, 0);
+		if (!c)
+			return 0;
+		n->uvm_session = c->handle;
+	}
+	if (session_parent(c, SD_NV20_SUBDEVICE_0, gpu))
+		return c;
+	dev = new_obj_handle(n, c, &h) == SD_NV_OK ? new_obj(c, 0, h, SD_NV01_DEVICE_0, gpu) : 0;
+	if (!dev || new_obj_handle(n, c, &h) != SD_NV_OK || !new_obj(c, dev, h, SD_NV20_SUBDEVICE_0, gpu)) {
+		if (dev)
+			free_handle(n, c, dev->handle);
+		return 0;
+	}
+	return c;
 }
 
 /*
@@ -836,7 +842,7 @@ static sd_u32 uvm_dup(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u32 hClie
 	if (src->pid != caller)
 		return SD_NV_ERR_INSUFFICIENT_PERMISSIONS;
 	parent = session_parent(c, so->parent->cls == SD_NV20_SUBDEVICE_0 ?
-				SD_NV20_SUBDEVICE_0 : SD_NV01_DEVICE_0);
+				SD_NV20_SUBDEVICE_0 : SD_NV01_DEVICE_0, gpu);
 	if (new_obj_handle(n, c, &h) != SD_NV_OK)
 		return SD_NV_ERR_INSUFFICIENT_RESOURCES;
 	if (!name_mem(c, parent, h, so))
@@ -866,7 +872,7 @@ sd_u32 sd_uvm_free_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, 
 	if (gpu >= n->ngpus)
 		return st;
 	env->lock(env->ctx);
-	c = n->uvm_session[gpu] ? find_client(n, n->uvm_session[gpu]) : 0;
+	c = n->uvm_session ? find_client(n, n->uvm_session) : 0;
 	if (c && hdup != c->handle)
 		st = free_handle(n, c, hdup);
 	env->unlock(env->ctx);
@@ -875,15 +881,11 @@ sd_u32 sd_uvm_free_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, 
 
 void sd_uvm_sessions_free(struct sd_node *n)
 {
-	struct sd_client *c;
-	sd_u32 g;
+	struct sd_client *c = n->uvm_session ? find_client(n, n->uvm_session) : 0;
 
-	for (g = 0; g < n->ngpus; g++) {
-		c = n->uvm_session[g] ? find_client(n, n->uvm_session[g]) : 0;
-		if (c)
-			free_client(n, c);
-		n->uvm_session[g] = 0;
-	}
+	if (c)
+		free_client(n, c);
+	n->uvm_session = 0;
 }
 
 /* NV_ESC_EXPORT_TO_DMABUF_FD, which nvidia_ioctl serves itself, on a GPU's node only. */

@@ -133,7 +133,7 @@ struct sd_node {
 	sd_u32 client_seq;
 	sd_u32 internal_seq;
 	sd_u32 obj_seq;
-	sd_u32 uvm_session[SD_MAX_GPUS];	/* nvidia-uvm's client per GPU, 0: none yet */
+	sd_u32 uvm_session;	/* nvidia-uvm's one client, for every GPU; 0: none yet */
 };
 
 struct sd_file {

@@ -110,11 +110,10 @@ static void check_tree(const struct sd_node *n, struct sd_file files[NFILES])
 	for (c = n->clients; c; c = c->next) {
 		for (owned = 0, i = 0; i < NFILES; i++)
 			owned |= c->file == &files[i];
-		/* Or the driver's own, held by a dma-buf, or nvidia-uvm's session on a GPU. */
+		/* Or the driver's own, held by a dma-buf, or nvidia-uvm's one session. */
 		for (i = 0; i < NBUFS; i++)
 			owned |= !c->file && !c->pid && bufs[i] == c->handle;
-		for (i = 0; i < SD_MAX_GPUS; i++)
-			owned |= !c->file && !c->pid && n->uvm_session[i] == c->handle;
+		owned |= !c->file && !c->pid && n->uvm_session == c->handle;
 		REQUIRE(owned);
 		for (o = c->objs; o; o = o->next) {
 			if (o->mem)

@@ -1007,17 +1007,31 @@ static void test_dmabuf(void)
 	caller_pid = 1000;
 }
 
-/* The objects of nvidia-uvm's session client on gpu (its device and subdevice, then duplicates). */
+/*
+ * The objects on gpu of nvidia-uvm's one session client (its device and subdevice
+ * there, then duplicates under them).
+ */
 static int session_objs(sd_u32 gpu)
 {
 	const struct sd_client *c;
 	const struct sd_obj *o;
 	int n = 0;
 
-	for (c = node.clients; c && c->handle != node.uvm_session[gpu]; c = c->next)
+	for (c = node.clients; c && c->handle != node.uvm_session; c = c->next)
 		;
 	for (o = c ? c->objs : 0; o; o = o->next)
-		n++;
+		n += o->gpu == gpu;
+	return n;
+}
+
+/* Clients of the driver's own (no file, no process): nvidia-uvm's session, dma-bufs'. */
+static int own_clients(void)
+{
+	const struct sd_client *c;
+	int n = 0;
+
+	for (c = node.clients; c; c = c->next)
+		n += !c->file && !c->pid;
 	return n;
 }
 
@@ -1098,6 +1112,7 @@ static void test_vaspace(void)
 	t.gpuAttributesCount = 2;
 	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_ERR_INVALID_DEVICE);
 	REQUIRE(session_objs(1) == 2 && session_objs(0) == 2 && s.ranges->maps == NULL);
+	REQUIRE(own_clients() == 1);	/* one session for both GPUs, as NVIDIA's */
 
 	/* Mapped: the duplicate holds the memory past the handle it came from. */
 	t.gpuAttributesCount = 1;
