@@ -177,7 +177,6 @@ struct cgpu_proc {
 	/* Objects of the reservation the driver's free gives back (memledger.c), their bytes. */
 	struct list_head resobjs;
 	u64 resobj_bytes;
-	bool ended;		/* cgpu_ledger_give_back: its reservation was given back whole */
 	bool keep;		/* its reservation stays until the instance goes (keep=1) */
 };
 

@@ -367,18 +367,23 @@ int cgpu_ledger_import_obj(struct cgpu_inst *inst, const struct cgpu_upd *u)
  */
 void cgpu_ledger_give_back(struct cgpu_inst *inst, u32 client, u32 handle)
 {
+	struct cgpu_resobj *o, *on;
 	struct cgpu_proc *p, *n;
-	struct cgpu_resobj *o;
 	struct hlist_node *tmp;
-	bool any = false;
+	LIST_HEAD(freed);
 	LIST_HEAD(gone);
 	u64 bytes;
 
 	mutex_lock(&inst->lock);
-	hash_for_each_possible_safe(inst->resobjs, o, tmp, node, client) {
-		if (o->client != client || (handle != client && handle != o->handle &&
-					    handle != o->parent && handle != o->grand))
-			continue;
+	/* Taken off first: a reservation ended below frees its process's other objects. */
+	hash_for_each_possible_safe(inst->resobjs, o, tmp, node, client)
+		if (o->client == client && (handle == client || handle == o->handle ||
+					    handle == o->parent || handle == o->grand)) {
+			hash_del(&o->node);
+			list_move(&o->link, &freed);
+		}
+	list_for_each_entry_safe(o, on, &freed, link) {
+		/* A process ended by an earlier object waits on gone: 0 bytes left to give. */
 		p = o->proc;
 		bytes = min(o->bytes, p->reserved);
 		p->reserved -= bytes;
@@ -386,24 +391,16 @@ void cgpu_ledger_give_back(struct cgpu_inst *inst, u32 client, u32 handle)
 		p->bytes -= bytes;
 		inst->used -= bytes;
 		p->resobj_bytes -= min(o->bytes, p->resobj_bytes);
-		/* Its process's other objects go once this walk is done (they share buckets). */
-		p->ended = !cgpu_proc_reserves(p);
-		any = true;
-		hash_del(&o->node);
+		if (bytes && !cgpu_proc_reserves(p)) {
+			cgpu_proc_reservation_over(inst, p);
+			if (cgpu_proc_drop(inst, p))
+				list_add(&p->link, &gone);
+		}
 		list_del(&o->link);
 		inst->nresobjs--;
 		atomic_dec(&cgpu.resobjs);
 		cgpu_free(o);
 	}
-	if (any)
-		list_for_each_entry_safe(p, n, &inst->procs, link) {
-			if (!p->ended)
-				continue;
-			p->ended = false;
-			cgpu_proc_reservation_over(inst, p);
-			if (cgpu_proc_drop(inst, p))
-				list_add(&p->link, &gone);
-		}
 	mutex_unlock(&inst->lock);
 	list_for_each_entry_safe(p, n, &gone, link)
 		cgpu_free(p);

@@ -630,6 +630,15 @@ for ver in 535.261.03 550.163.01; do
 		[ "$(grep -c '^obj ' "$W/state")" = 2 ] || fail "hot update's objects: $(grep '^obj ' "$W/state")"
 	objs() { sed -n 's/^objects kept for reservations: //p' $P/enforcement; }
 	[ "$(objs)" = 2 ] || fail "objects kept after the hot update: $(objs)"
+	# Another process of the container, and the host, free c5's object by its handles
+	# from files of their own: the driver refuses (the client is c5's file's), and
+	# nothing is given back.
+	c5client=$(sed -n "s/^obj 0 $SID $pid [0-9]* client=\([0-9]*\) handle=8192 .*/\1/p" "$W/state")
+	other=$(bash -c "echo \$\$ >$CG/cgroup.procs && exec $RAW rmfree $c5client 8192" | grep '^rmfree')
+	host=$("$RAW" rmfree "$c5client" 8192 | grep '^rmfree')
+	[ -n "$c5client" ] && [ "$other" != "rmfree: status 0x0" ] && [ "$host" != "rmfree: status 0x0" ] &&
+		[ "$(objs)" = 2 ] && [ "$(meminfo | sort)" = "$holders" ] ||
+		fail "c5's object freed by others (client $c5client): $other, $host, $(objs) object(s) kept, $(meminfo)"
 	sleep 3
 	[ "$(meminfo | sort)" = "$holders" ] &&
 		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 4 ] &&

@@ -56,6 +56,8 @@
  *   rawalloc forkhold MIB GO  (cgpu_km enforce=1) MIB MiB on GPU 0 and a child holding
  *                        the driver's files: "forkhold: child C", "held"; the parent
  *                        exits once GO exists (below)
+ *   rawalloc rmfree C H   NV_ESC_RM_FREE of handle H of client C (another process's) from
+ *                        a /dev/nvidiactl of its own: "rmfree: status 0xS"
  *   rawalloc inflight MIB GO  (cgpu_km enforce=1) MIB MiB on GPU 0, the driver's files
  *                        sent on a socket a child holds and never reads: "inflight:
  *                        child C", "held"; the parent exits once GO exists (below)
@@ -1665,7 +1667,10 @@ int main(int argc, char **argv)
 		dmabufs(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	else if (argc == 4 && !strcmp(argv[1], "forkhold"))
 		forkhold(strtoull(argv[2], NULL, 10), argv[3]);
-	else if (argc == 4 && !strcmp(argv[1], "inflight"))
+	else if (argc == 4 && !strcmp(argv[1], "rmfree")) {
+		start();
+		printf("rmfree: status 0x%x\n", rmfree(strtoul(argv[2], NULL, 10), strtoul(argv[3], NULL, 10)));
+	} else if (argc == 4 && !strcmp(argv[1], "inflight"))
 		inflight(strtoull(argv[2], NULL, 10), argv[3]);
 	else if (argc == 5 && !strcmp(argv[1], "reopen"))
 		reopen(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
