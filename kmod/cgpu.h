@@ -55,10 +55,11 @@
  * module counted is not known (docs/upgrade.md). Format 4 added `obj` lines (video
  * memory a process's charge counts, one object alone under its handle, given back once
  * the driver frees it); a format 2 or 3 state has none: its reservations give nothing
- * back until their processes hold no driver file.
+ * back until their processes hold no driver file. Format 5 added `map=` (nvidia-uvm's
+ * duplicate for a mapping) and `same=1` (more lines of one memory) to `obj` lines.
  */
 #ifndef CGPU_STATE_FORMAT
-#define CGPU_STATE_FORMAT 4
+#define CGPU_STATE_FORMAT 5
 #define CGPU_STATE_FORMAT_MIN 2
 #else
 #define CGPU_STATE_FORMAT_MIN CGPU_STATE_FORMAT
@@ -174,9 +175,15 @@ struct cgpu_proc {
 	unsigned int nchan;	/* its files' and its reservation's channels (inst->nchan) */
 	unsigned int reserved_chan;	/* of nchan, held for it with no file */
 	unsigned int nfiles;
-	/* Objects of the reservation the driver's free gives back (memledger.c), their bytes. */
-	struct list_head resobjs;
+	/*
+	 * Objects of the reservation the driver's free gives back and the memory they name
+	 * (memledger.c), its bytes; the memory of the last obj line imported (same=1 joins
+	 * it; NULL if not kept) and its bytes (0: none yet).
+	 */
+	struct list_head resobjs, resmems;
 	u64 resobj_bytes;
+	struct cgpu_resmem *last_mem;
+	u64 last_bytes;
 	bool keep;		/* its reservation stays until the instance goes (keep=1) */
 };
 
@@ -265,6 +272,11 @@ struct cgpu_km {
 	const struct cgpu_driver_files *driver_files;
 	/* Set once at init under enforce=1 (nvhook.c): the state's obj lines of its records. */
 	void (*driver_objs_dump)(struct seq_file *m);
+	/*
+	 * nvhook.c's lock to publish: set while attached to a driver whose nvidia-uvm makes
+	 * its duplicates in one RM client, so that one is named by its handle alone (map=).
+	 */
+	bool maps_named;
 	atomic_t resobjs;			/* the reservations' objects, every instance's */
 	wait_queue_head_t upd_wq;		/* poll() on /dev/cgpu: the freeze */
 	struct delayed_work reclaim;		/* releases reservations not taken back */
@@ -417,7 +429,8 @@ void cgpu_ledger_reserve(struct cgpu_slot *s);
 int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 		       unsigned int channels, bool keep, struct cgpu_proc **spare);
 struct cgpu_upd;
-int cgpu_ledger_import_obj(struct cgpu_inst *inst, const struct cgpu_upd *u);
+int cgpu_ledger_import_obj(struct cgpu_inst *inst, const struct cgpu_upd *u, bool named);
+void cgpu_ledger_seal(struct cgpu_inst *inst);
 void cgpu_ledger_give_back(struct cgpu_inst *inst, u32 client, u32 handle);
 unsigned int cgpu_ledger_reclaim(struct cgpu_inst *inst, bool (*keep)(pid_t pid, u64 start),
 				 unsigned int *kept);
@@ -433,7 +446,7 @@ int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max);
 void cgpu_ledger_chan_give(struct cgpu_slot *s);
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst);
 void cgpu_ledger_dump_obj(struct seq_file *m, const struct cgpu_inst *inst, pid_t pid, u64 start,
-			  u64 bytes, u32 client, u32 handle, u32 parent, u32 grand);
+			  u64 bytes, u32 client, u32 handle, u32 parent, u32 grand, bool same);
 void cgpu_ledger_read(struct cgpu_inst *inst, u64 *used, u64 *memsize);
 int cgpu_ledger_set_memsize(struct cgpu_inst *inst, u64 memsize);
 void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst);

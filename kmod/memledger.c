@@ -12,18 +12,29 @@
 #include "lib/upgradecmd.h"
 
 /*
- * A video-memory object a hot update's reservation counts (the state's `obj` line):
- * the driver freeing it, its parent, its parent's parent or its client gives its bytes
- * back (cgpu_ledger_give_back). Only memory alone under its handle is carried
- * (nvhook.c's dump), and after the update cgpu_km refuses every duplicate, map or
- * export of video memory it did not see made, so no other handle comes to hold it.
- * inst->lock.
+ * Video memory a hot update's reservation counts, named by one or more objects (the
+ * state's `obj` lines, `same=1` for the second and later): once the driver has freed
+ * every one, its bytes come back (cgpu_ledger_give_back). Only memory every handle of
+ * which the old module followed is carried (nvhook.c's dump), and after the update
+ * cgpu_km refuses every duplicate, map or export of video memory it did not see made,
+ * so no other handle comes to hold it. Memory made by an import stays open until the
+ * commit: a line freed before the memory's last line came in gives nothing back yet.
+ * A line past CGPU_INST_RESOBJS_MAX is not kept (phantom): its memory's bytes stay
+ * reserved. inst->lock.
  */
-struct cgpu_resobj {
-	struct hlist_node node;		/* inst->resobjs, by client */
-	struct list_head link;		/* proc->resobjs */
+struct cgpu_resmem {
+	struct list_head link;		/* proc->resmems, or a list of memory done */
 	struct cgpu_proc *proc;
 	u64 bytes;
+	unsigned int live, phantom;	/* its lines kept and not freed; its lines not kept */
+	bool open;			/* imported, not yet committed */
+};
+
+/* One handle of it: RM's (client, handle, parent, grand), or nvidia-uvm's (client 0). */
+struct cgpu_resobj {
+	struct hlist_node node;		/* inst->resobjs, by client */
+	struct list_head link;		/* proc->resobjs, a memory's lines one after another */
+	struct cgpu_resmem *mem;
 	u32 client, handle, parent, grand;
 };
 
@@ -66,6 +77,7 @@ static struct cgpu_proc *cgpu_proc_new(struct cgpu_inst *inst, pid_t pid, u64 st
 	p->pid = pid;
 	p->start = start;
 	INIT_LIST_HEAD(&p->resobjs);
+	INIT_LIST_HEAD(&p->resmems);
 	list_add_tail(&p->link, &inst->procs);
 	hash_add(inst->proc_hash, &p->hnode, pid);
 	inst->nprocs++;
@@ -78,21 +90,34 @@ static bool cgpu_proc_reserves(const struct cgpu_proc *p)
 	return p->reserved || p->reserved_chan;
 }
 
-/* p's reservation is over: counted out; its objects and its keep go with it. */
+/* Object o is gone from the ledger (off the hash already): counted out. */
+static void cgpu_resobj_free(struct cgpu_inst *inst, struct cgpu_resobj *o)
+{
+	list_del(&o->link);
+	inst->nresobjs--;
+	atomic_dec(&cgpu.resobjs);
+	cgpu_free(o);
+}
+
+/* p's reservation is over: counted out; its objects, memory and keep go with it. */
 static void cgpu_proc_reservation_over(struct cgpu_inst *inst, struct cgpu_proc *p)
 {
+	struct cgpu_resmem *mem, *mn;
 	struct cgpu_resobj *o, *n;
 
 	inst->nreserved--;
 	p->keep = false;
 	list_for_each_entry_safe(o, n, &p->resobjs, link) {
 		hash_del(&o->node);
-		list_del(&o->link);
-		inst->nresobjs--;
-		atomic_dec(&cgpu.resobjs);
-		cgpu_free(o);
+		cgpu_resobj_free(inst, o);
+	}
+	list_for_each_entry_safe(mem, mn, &p->resmems, link) {
+		list_del(&mem->link);
+		cgpu_free(mem);
 	}
 	p->resobj_bytes = 0;
+	p->last_mem = NULL;
+	p->last_bytes = 0;
 }
 
 /*
@@ -326,84 +351,157 @@ int cgpu_ledger_import(struct cgpu_inst *inst, pid_t pid, u64 start, u64 bytes,
 
 /*
  * An `obj` line of an import: an object of process (pid, start)'s reservation, whose
- * `charge` line came first and holds it (EINVAL otherwise: the state does not add up).
- * Past CGPU_INST_RESOBJS_MAX it is not kept: its bytes stay reserved.
+ * `charge` line came first and holds it, naming new memory, or with same=1 the memory
+ * of the process's obj line before, of the same bytes (EINVAL otherwise: the state does
+ * not add up). Past CGPU_INST_RESOBJS_MAX, or with named false (nvhook.c cannot follow
+ * what it names), it is not kept: its memory's bytes stay reserved.
  */
-int cgpu_ledger_import_obj(struct cgpu_inst *inst, const struct cgpu_upd *u)
+int cgpu_ledger_import_obj(struct cgpu_inst *inst, const struct cgpu_upd *u, bool named)
 {
 	struct cgpu_resobj *o = cgpu_zalloc(sizeof(*o));
+	struct cgpu_resmem *mem = cgpu_zalloc(sizeof(*mem));
 	struct cgpu_proc *p;
+	bool capped;
 	int err = 0;
 
-	if (!o)
+	if (!o || !mem) {
+		cgpu_free(o);
+		cgpu_free(mem);
 		return -ENOMEM;
+	}
 	mutex_lock(&inst->lock);
+	capped = inst->nresobjs >= CGPU_INST_RESOBJS_MAX;
 	p = cgpu_proc_find(inst, (pid_t)u->pid, u->start);
-	if (!p || p->resobj_bytes > p->reserved || u->bytes > p->reserved - p->resobj_bytes) {
+	if (!p || (u->same ? u->bytes != p->last_bytes :
+		   p->resobj_bytes > p->reserved || u->bytes > p->reserved - p->resobj_bytes)) {
 		err = -EINVAL;
-	} else if (inst->nresobjs >= CGPU_INST_RESOBJS_MAX) {
-		pr_warn_ratelimited("cgpu_km: hot update: instance %s on GPU %u: more than %u objects of reservations; the rest give nothing back until their processes hold no driver file\n",
-				    inst->id, inst->gpu->index, CGPU_INST_RESOBJS_MAX);
-	} else {
-		*o = (struct cgpu_resobj){ .proc = p, .bytes = u->bytes, .client = (u32)u->client,
-			.handle = (u32)u->handle, .parent = (u32)u->parent, .grand = (u32)u->grand };
+		goto out;
+	}
+	if (!u->same) {
+		/* Kept if its first line is: the bytes count once, whatever lines follow. */
+		p->last_bytes = u->bytes;
+		p->last_mem = NULL;
+		if (named && !capped) {
+			*mem = (struct cgpu_resmem){ .proc = p, .bytes = u->bytes, .open = true };
+			list_add_tail(&mem->link, &p->resmems);
+			p->resobj_bytes += u->bytes;
+			p->last_mem = mem;
+			mem = NULL;
+		}
+	}
+	/* A line of memory not kept is not either: nothing of it gives back. */
+	if (p->last_mem && (!named || capped)) {
+		p->last_mem->phantom++;
+	} else if (p->last_mem) {
+		*o = (struct cgpu_resobj){ .mem = p->last_mem, .client = (u32)u->client,
+			.handle = (u32)(u->map ?: u->handle), .parent = (u32)u->parent,
+			.grand = (u32)u->grand };
 		hash_add(inst->resobjs, &o->node, o->client);
 		list_add_tail(&o->link, &p->resobjs);
-		p->resobj_bytes += o->bytes;
+		p->last_mem->live++;
 		inst->nresobjs++;
 		atomic_inc(&cgpu.resobjs);
 		o = NULL;
 	}
+	if (capped)
+		pr_warn_ratelimited("cgpu_km: hot update: instance %s on GPU %u: more than %u objects of reservations; the rest give nothing back until their processes hold no driver file\n",
+				    inst->id, inst->gpu->index, CGPU_INST_RESOBJS_MAX);
+out:
 	mutex_unlock(&inst->lock);
 	cgpu_free(o);
+	cgpu_free(mem);
 	return err;
 }
 
 /*
- * The driver has freed handle of client (handle == client: the client): every object
- * of a reservation it named, or that lay under it, gives its bytes back. A handle comes
+ * Memory whose lines are all freed, on done: its bytes come back (those of one with a
+ * line not kept stay), and a reservation left with nothing is over; its process, if
+ * that leaves it nothing, goes on gone, for the caller to free. A process ended by an
+ * earlier memory waits on gone too: 0 bytes left to give.
+ */
+static void cgpu_resmems_done(struct cgpu_inst *inst, struct list_head *done,
+			      struct list_head *gone)
+{
+	struct cgpu_resmem *mem, *n;
+	struct cgpu_proc *p;
+	u64 bytes;
+
+	list_for_each_entry_safe(mem, n, done, link) {
+		p = mem->proc;
+		bytes = mem->phantom ? 0 : min(mem->bytes, p->reserved);
+		p->reserved -= bytes;
+		inst->reserved -= bytes;
+		p->bytes -= bytes;
+		inst->used -= bytes;
+		p->resobj_bytes -= min(mem->bytes, p->resobj_bytes);
+		list_del(&mem->link);
+		cgpu_free(mem);
+		if (bytes && !cgpu_proc_reserves(p)) {
+			cgpu_proc_reservation_over(inst, p);
+			if (cgpu_proc_drop(inst, p))
+				list_add(&p->link, gone);
+		}
+	}
+}
+
+static void cgpu_procs_free(struct list_head *gone)
+{
+	struct cgpu_proc *p, *n;
+
+	list_for_each_entry_safe(p, n, gone, link)
+		cgpu_free(p);
+}
+
+/*
+ * The driver has freed handle of client (handle == client: the client; client 0:
+ * nvidia-uvm's duplicate handle): every object of a reservation it named, or that lay
+ * under it, is gone, and memory with no line left gives its bytes back. A handle comes
  * again only once what it named is gone, so whatever handle a successful free names
  * now, an object recorded under it (or under its parent) is gone from the driver.
  */
 void cgpu_ledger_give_back(struct cgpu_inst *inst, u32 client, u32 handle)
 {
-	struct cgpu_resobj *o, *on;
-	struct cgpu_proc *p, *n;
+	struct cgpu_resobj *o;
 	struct hlist_node *tmp;
-	LIST_HEAD(freed);
+	LIST_HEAD(done);
 	LIST_HEAD(gone);
-	u64 bytes;
 
 	mutex_lock(&inst->lock);
-	/* Taken off first: a reservation ended below frees its process's other objects. */
+	/* Memory done is taken off first: a reservation ended by one frees the rest of it. */
 	hash_for_each_possible_safe(inst->resobjs, o, tmp, node, client)
 		if (o->client == client && (handle == client || handle == o->handle ||
 					    handle == o->parent || handle == o->grand)) {
 			hash_del(&o->node);
-			list_move(&o->link, &freed);
+			if (!--o->mem->live && !o->mem->open)
+				list_move(&o->mem->link, &done);
+			cgpu_resobj_free(inst, o);
 		}
-	list_for_each_entry_safe(o, on, &freed, link) {
-		/* A process ended by an earlier object waits on gone: 0 bytes left to give. */
-		p = o->proc;
-		bytes = min(o->bytes, p->reserved);
-		p->reserved -= bytes;
-		inst->reserved -= bytes;
-		p->bytes -= bytes;
-		inst->used -= bytes;
-		p->resobj_bytes -= min(o->bytes, p->resobj_bytes);
-		if (bytes && !cgpu_proc_reserves(p)) {
-			cgpu_proc_reservation_over(inst, p);
-			if (cgpu_proc_drop(inst, p))
-				list_add(&p->link, &gone);
-		}
-		list_del(&o->link);
-		inst->nresobjs--;
-		atomic_dec(&cgpu.resobjs);
-		cgpu_free(o);
-	}
+	cgpu_resmems_done(inst, &done, &gone);
 	mutex_unlock(&inst->lock);
-	list_for_each_entry_safe(p, n, &gone, link)
-		cgpu_free(p);
+	cgpu_procs_free(&gone);
+}
+
+/* The import is committed: memory whose lines were all freed meanwhile gives back now. */
+void cgpu_ledger_seal(struct cgpu_inst *inst)
+{
+	struct cgpu_resmem *mem, *mn;
+	struct cgpu_proc *p;
+	LIST_HEAD(done);
+	LIST_HEAD(gone);
+
+	mutex_lock(&inst->lock);
+	list_for_each_entry(p, &inst->procs, link) {
+		p->last_mem = NULL;
+		p->last_bytes = 0;
+		list_for_each_entry_safe(mem, mn, &p->resmems, link) {
+			mem->open = false;
+			if (!mem->live)
+				list_move(&mem->link, &done);
+		}
+	}
+	cgpu_resmems_done(inst, &done, &gone);
+	mutex_unlock(&inst->lock);
+	cgpu_procs_free(&gone);
 }
 
 /* Calls look for the process of every reservation on inst (nvcarry.c remembers its files). */
@@ -528,19 +626,26 @@ void cgpu_ledger_show(struct seq_file *m, struct cgpu_inst *inst)
 }
 
 /*
- * The hot update's "obj GPU ID PID BYTES client=C handle=H parent=P grand=G start=NS"
- * (grand= and start= left out when 0): an object of that process's charge (its line
- * comes first), memory alone under its handle; nvhook.c's and the reservations'.
+ * The hot update's "obj GPU ID PID BYTES client=C handle=H parent=P grand=G start=NS",
+ * or for nvidia-uvm's duplicate (client 0) "obj GPU ID PID BYTES map=H start=NS", then
+ * " same=1" if it names the memory of the line before (grand= and start= left out when
+ * 0): an object of that process's charge (its line comes first); nvhook.c's and the
+ * reservations'.
  */
 void cgpu_ledger_dump_obj(struct seq_file *m, const struct cgpu_inst *inst, pid_t pid, u64 start,
-			  u64 bytes, u32 client, u32 handle, u32 parent, u32 grand)
+			  u64 bytes, u32 client, u32 handle, u32 parent, u32 grand, bool same)
 {
-	seq_printf(m, "obj %u %s %d %llu client=%u handle=%u parent=%u", inst->gpu->index,
-		   inst->id, pid, bytes, client, handle, parent);
+	seq_printf(m, "obj %u %s %d %llu", inst->gpu->index, inst->id, pid, bytes);
+	if (client)
+		seq_printf(m, " client=%u handle=%u parent=%u", client, handle, parent);
+	else
+		seq_printf(m, " map=%u", handle);
 	if (grand)
 		seq_printf(m, " grand=%u", grand);
 	if (start)
 		seq_printf(m, " start=%llu", start);
+	if (same)
+		seq_puts(m, " same=1");
 	seq_putc(m, '\n');
 }
 
@@ -557,6 +662,7 @@ void cgpu_ledger_dump_obj(struct seq_file *m, const struct cgpu_inst *inst, pid_
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 {
 	const struct cgpu_driver_files *df = READ_ONCE(cgpu.driver_files);
+	struct cgpu_resmem *prev;
 	struct cgpu_resobj *o;
 	struct cgpu_proc *p;
 	bool keep;
@@ -589,9 +695,14 @@ void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 		if (keep && cgpu_proc_reserves(p))
 			seq_puts(m, " keep=1");
 		seq_putc(m, '\n');
-		list_for_each_entry(o, &p->resobjs, link)
-			cgpu_ledger_dump_obj(m, inst, pid, start, o->bytes, o->client, o->handle,
-					     o->parent, o->grand);
+		/* Memory with a line not kept stays in the charge alone: its lines are not all here. */
+		prev = NULL;
+		list_for_each_entry(o, &p->resobjs, link) {
+			if (!o->mem->phantom)
+				cgpu_ledger_dump_obj(m, inst, pid, start, o->mem->bytes, o->client,
+						     o->handle, o->parent, o->grand, o->mem == prev);
+			prev = o->mem;
+		}
 	}
 	mutex_unlock(&inst->lock);
 }

@@ -83,9 +83,16 @@ static const struct nvh_layout {
 	const char *version;
 	const char *open_sym, *close_sym;	/* the device files' open and release */
 	u32 size_off;		/* of the size in NV_MEMORY_ALLOCATION_PARAMS */
+	/*
+	 * nvidia-uvm makes its duplicates in one RM client, the session of uvm_global.c,
+	 * so that one is named by its handle alone and a hot update carries the mappings
+	 * (map=). 535 also makes a session per MIG partition (nv_gpu_ops.c,
+	 * uvm_gpu.c): a handle may repeat across them.
+	 */
+	bool one_uvm_client;
 } nvh_layouts[] = {
-	{ "535.261.03", "nvidia_frontend_open", "nvidia_frontend_close", NVA_MEMPARAMS_SIZE_OFF },
-	{ "550.163.01", "nvidia_open", "nvidia_close", NVA_MEMPARAMS_SIZE_OFF },
+	{ "535.261.03", "nvidia_frontend_open", "nvidia_frontend_close", NVA_MEMPARAMS_SIZE_OFF, false },
+	{ "550.163.01", "nvidia_open", "nvidia_close", NVA_MEMPARAMS_SIZE_OFF, true },
 };
 
 /* RM's entry and the kernel client's API: one name each in every release of the table. */
@@ -1359,36 +1366,101 @@ static u32 nvh_rm_free(const struct nvh_call *c)
 }
 
 /*
- * cgpu.driver_objs_dump, for a frozen module's state (reg_lock held, none of ours):
- * every video-memory object alone under its handle (no followed duplicate or mapping
- * joined it), as an obj line of its file's process, with its parent and the parent's
- * own parent below the client, so that the next module gives its bytes back when the
- * driver frees any of them (memledger.c). A record's process has a file attached, so
- * its charge line names it as it is (cgpu_ledger_dump renames only a process gone).
+ * Whether line o can be named in a state: by RM's handles, none of them its client
+ * (client 0 is nvidia-uvm's duplicate for a mapping: by its handle, where the driver
+ * has one client for them), and not a mapping's being made (handle 0 until made).
+ */
+static bool nvh_line_named(const struct nvh_obj *o)
+{
+	if (!o->handle)
+		return false;
+	if (!o->client)
+		return READ_ONCE(cgpu.maps_named);
+	return o->handle != o->client && o->parent != o->client;
+}
+
+/*
+ * Line o of memory of bytes charged to slot, as an obj line of slot's process, with its
+ * parent's own parent if rec (locked) holds it; same: not the memory's first line.
+ */
+static void nvh_dump_line(struct seq_file *m, struct nvh_file *rec, const struct nvh_obj *o,
+			  const struct cgpu_slot *slot, u64 bytes, bool same)
+{
+	struct nvh_obj *up = o->client && o->rec == rec ?
+			     nvh_obj_find(rec, o->client, o->parent) : NULL;
+
+	cgpu_ledger_dump_obj(m, slot->inst, slot->proc->pid, slot->proc->start, bytes, o->client,
+			     o->handle, o->parent, up && up->parent != o->client ? up->parent : 0,
+			     same);
+}
+
+/*
+ * rec's video memory (rec->lock held): a line alone under its handle, and memory
+ * followed duplicates or mappings share, once, at its first line, every line of it
+ * (same=1 after the first) if every one can be named, so that the next module gives
+ * its bytes back once the driver has freed them all. An instance deleted while its
+ * files are open is not in the state.
+ */
+static void nvh_dump_rec(struct seq_file *m, struct nvh_file *rec)
+{
+	struct nvh_obj *o, *q;
+	struct nvh_mem *mem;
+	bool all, same;
+	int b;
+
+	hash_for_each(rec->objs, b, o, node) {
+		if (o->kind != NVH_MEMORY)
+			continue;
+		if (!o->mem) {
+			if (o->slot && o->bytes && o->slot->inst->listed && nvh_line_named(o))
+				nvh_dump_line(m, rec, o, o->slot, o->bytes, false);
+			continue;
+		}
+		mem = o->mem;
+		mutex_lock(&nvh.mem_lock);
+		if (list_first_entry(&mem->lines, struct nvh_obj, mlink) == o && mem->slot &&
+		    mem->bytes && mem->slot->inst->listed) {
+			all = true;
+			list_for_each_entry(q, &mem->lines, mlink)
+				all &= nvh_line_named(q);
+			same = false;
+			list_for_each_entry(q, &mem->lines, mlink) {
+				if (!all)
+					break;
+				nvh_dump_line(m, rec, q, mem->slot, mem->bytes, same);
+				same = true;
+			}
+		}
+		mutex_unlock(&nvh.mem_lock);
+	}
+}
+
+/*
+ * cgpu.driver_objs_dump, for a frozen module's state (reg_lock held, none of ours): the
+ * video memory of every record, a file's or a mapping holder's (nvh_dump_rec). A
+ * record's process has a file attached, so its charge line names it as it is
+ * (cgpu_ledger_dump renames only a process gone).
  */
 static void nvh_dump_objs(struct seq_file *m)
 {
-	struct nvh_obj *o, *up;
+	struct nvh_holder *h;
 	struct nvh_file *rec;
-	int bkt, b;
+	int bkt;
 
 	mutex_lock(&nvh.files_lock);
 	hash_for_each(nvh.files, bkt, rec, node) {
 		mutex_lock(&rec->lock);
-		hash_for_each(rec->objs, b, o, node) {
-			/* An instance deleted while its files are open is not in the state. */
-			if (o->kind != NVH_MEMORY || !o->slot || o->mem || !o->bytes ||
-			    o->handle == o->client || o->parent == o->client ||
-			    !o->slot->inst->listed)
-				continue;
-			up = nvh_obj_find(rec, o->client, o->parent);
-			cgpu_ledger_dump_obj(m, o->slot->inst, o->slot->proc->pid,
-					     o->slot->proc->start, o->bytes, o->client, o->handle,
-					     o->parent, up && up->parent != o->client ? up->parent : 0);
-		}
+		nvh_dump_rec(m, rec);
 		mutex_unlock(&rec->lock);
 	}
 	mutex_unlock(&nvh.files_lock);
+	mutex_lock(&nvh.holds_lock);
+	hash_for_each(nvh.holders, bkt, h, node) {
+		mutex_lock(&h->rec->lock);
+		nvh_dump_rec(m, h->rec);
+		mutex_unlock(&h->rec->lock);
+	}
+	mutex_unlock(&nvh.holds_lock);
 }
 
 /*
@@ -2112,6 +2184,12 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 	}
 	mutex_unlock(&nvh.holds_lock);
 	st = orig(device, hPhysHandle);
+	/*
+	 * A duplicate a hot update carried (the driver has one client for them: map=); one
+	 * followed now under the same handle means that one is gone already.
+	 */
+	if (atomic_read(&cgpu.resobjs))
+		cgpu_give_back(0, hPhysHandle);
 	if (hold) {
 		/* The hold is one of the holder's users: it stays until the put. */
 		holder = hold->holder;
@@ -2270,9 +2348,12 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 	/* The wrapper's own call of the original runs the original. */
 	if (!regs || within_module(parent_ip, THIS_MODULE))
 		return;
-	/* nvidia-uvm's duplicates: a container's are followed, and their frees while any is. */
+	/*
+	 * nvidia-uvm's duplicates: a container's are followed, and their frees while any is,
+	 * or a hot update's reservation keeps any object.
+	 */
 	if ((h == &nvh.uvm_dup && !cgpu_maybe_contained()) ||
-	    (h == &nvh.uvm_free && !atomic_read(&nvh.nholds)))
+	    (h == &nvh.uvm_free && !atomic_read(&nvh.nholds) && !atomic_read(&cgpu.resobjs)))
 		return;
 	regs->ip = (unsigned long)h->wrapper;
 }
@@ -2536,6 +2617,7 @@ static void nvh_attach(void)
 	}
 	nvh.attached = true;
 	WRITE_ONCE(cgpu.driver_files, cgpu_carry_start(nvh.close.addr));
+	WRITE_ONCE(cgpu.maps_named, l->one_uvm_client);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
 	pr_info("cgpu_km: enforcement on: attached to %s, %s, %s, %s, %s and %s of NVIDIA driver %s\n",
 		NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM, NVH_UVM_DUP_SYM,
@@ -2553,6 +2635,7 @@ static void nvh_detach(const char *why)
 	if (!nvh.attached)
 		return;
 	WRITE_ONCE(cgpu.driver_files, NULL);
+	WRITE_ONCE(cgpu.maps_named, false);
 	nvh_hooks_off();
 	nvh_forget_files();
 	nvh.attached = false;

@@ -147,6 +147,9 @@ static int cgpu_resume(const char *what)
 	cgpu.import_format = 0;
 	err = cgpu_set_state(CGPU_RUNNING);
 	mutex_lock(&cgpu.reg_lock);
+	for (i = 0; i < cgpu.ngpus; i++)
+		list_for_each_entry(inst, &cgpu.gpus[i].insts, link)
+			cgpu_ledger_seal(inst);
 	cgpu_count_reserved(&r);
 	/*
 	 * Under enforce=1, the driver files each reservation's process holds now are
@@ -209,12 +212,14 @@ static int cgpu_import_obj(const struct cgpu_upd *u)
 	struct cgpu_inst *inst;
 	int err;
 
-	/* No module wrote objects before format 4. */
-	if (cgpu.import_format < 4)
+	/* No module wrote objects before format 4, nor mappings and shared memory before 5. */
+	if (cgpu.import_format < 4 || (cgpu.import_format < 5 && (u->map || u->same)))
 		return -EINVAL;
 	mutex_lock(&cgpu.reg_lock);
 	inst = cgpu_find(&cgpu.gpus[u->gpu], u->id);
-	err = inst ? cgpu_ledger_import_obj(inst, u) : -ENOENT;
+	/* A mapping this module cannot follow is not kept: its memory gives nothing back. */
+	err = inst ? cgpu_ledger_import_obj(inst, u, !u->map || READ_ONCE(cgpu.maps_named)) :
+		     -ENOENT;
 	mutex_unlock(&cgpu.reg_lock);
 	return err;
 }

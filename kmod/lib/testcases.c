@@ -268,6 +268,24 @@ static const struct {
 	{ "charge 0 0123456789ab 17 1 keep=1 keep=1", CGPU_RC_INVAL, 0 },
 	{ "charge 0 0123456789ab 17 0 keep=1", CGPU_RC_INVAL, 0 },
 	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=7 keep=1", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 map=5", CGPU_OK, CGPU_UPD_OBJ },
+	{ "obj 0 0123456789ab 17 1 same=1 start=3 map=4294967295\n", CGPU_OK, CGPU_UPD_OBJ },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=7 same=1", CGPU_OK, CGPU_UPD_OBJ },
+	{ "obj 0 0123456789ab 17 1 map=0", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 map=4294967296", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 map=5 map=5", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 map=5 client=9", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 map=5 handle=8", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 map=5 parent=7", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 map=5 grand=6", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 client=9 handle=8 parent=7 map=5", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 0 map=5", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 map=5 same=0", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 map=5 same=2", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 map=5 same=1 same=1", CGPU_RC_INVAL, 0 },
+	{ "obj 0 0123456789ab 17 1 same=1", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 map=5", CGPU_RC_INVAL, 0 },
+	{ "charge 0 0123456789ab 17 1 same=1", CGPU_RC_INVAL, 0 },
 	{ "bind 0 0123456789ab 17", CGPU_OK, CGPU_UPD_BIND },
 	{ "bind 0 0123456789ab", CGPU_RC_INVAL, 0 },
 	{ "del 0 0123456789ab", CGPU_RC_INVAL, 0 },
@@ -305,6 +323,9 @@ static void test_upgrade(struct st *st)
 				     66, &u) == CGPU_OK && u.op == CGPU_UPD_OBJ && u.gpu == 2 &&
 		  u.pid == 9 && u.bytes == 8 && u.client == 1 && u.handle == 2 && u.parent == 3 &&
 		  u.grand == 4 && u.start == 77 && u.channels == 0);
+	CHECK(st, cgpu_parse_upgrade("obj 2 0123456789ab 9 8 same=1 map=3221225473 start=77",
+				     53, &u) == CGPU_OK && u.op == CGPU_UPD_OBJ && u.map == 3221225473u &&
+		  u.same == 1 && !(u.client | u.handle | u.parent | u.grand) && u.start == 77);
 	CHECK(st, cgpu_parse_upgrade("bind 3 0123456789ab 9", 21, &u) == CGPU_OK &&
 		  u.add.op == CGPU_CMD_BIND && u.add.gpu == 3 && u.add.pid == 9);
 	CHECK(st, cgpu_parse_upgrade(add2, slen(add2), &u) == CGPU_OK);

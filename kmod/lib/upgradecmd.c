@@ -54,8 +54,8 @@ static int handle_value(struct cgpu_tok t, const char *key, cgpu_u64 *v)
 
 /*
  * charge's and obj's GPU ID PID BYTES, then their keys: start= for both; channels= and
- * keep=1 for charge; client=, handle=, parent=, grand= for obj. Each at most once, in
- * any order, nothing else.
+ * keep=1 for charge; client=, handle=, parent=, grand=, or map= instead of the first
+ * four, and same=1 for obj. Each at most once, in any order, nothing else.
  */
 static enum cgpu_rc charge(const char *buf, unsigned long len, unsigned long *pos,
 			   struct cgpu_upd *u)
@@ -93,17 +93,27 @@ static enum cgpu_rc charge(const char *buf, unsigned long len, unsigned long *po
 			seen |= 16;
 		else if (obj && !(seen & 32) && handle_value(t, "grand", &u->grand))
 			seen |= 32;
+		else if (obj && !(seen & 128) && handle_value(t, "map", &u->map))
+			seen |= 128;
+		else if (obj && !(seen & 256) && key_value(t, "same", &u->same) == CGPU_OK &&
+			 u->same == 1)
+			seen |= 256;
 		else
 			return CGPU_RC_INVAL;
 	}
 	/*
 	 * A line that holds nothing is not written by any module; an object is memory, with
-	 * its client, its handle and its parent, none of them the client itself.
+	 * its client, its handle and its parent, none of them the client itself, or else
+	 * nvidia-uvm's duplicate for a mapping (map=), with none of them.
 	 */
 	if (!obj)
 		return u->bytes || u->channels ? CGPU_OK : CGPU_RC_INVAL;
-	return u->bytes && (seen & 28) == 28 && u->handle != u->client &&
-	       u->parent != u->client && u->grand != u->client ? CGPU_OK : CGPU_RC_INVAL;
+	if (!u->bytes)
+		return CGPU_RC_INVAL;
+	if (seen & 128)
+		return seen & 60 ? CGPU_RC_INVAL : CGPU_OK;
+	return (seen & 28) == 28 && u->handle != u->client && u->parent != u->client &&
+	       u->grand != u->client ? CGPU_OK : CGPU_RC_INVAL;
 }
 
 static int version_char(char c)

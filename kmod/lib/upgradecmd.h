@@ -21,6 +21,13 @@
  *                            object alone under its handle: the charge gives its bytes
  *                            back once the driver frees the handle, its parent, its
  *                            parent's parent (grand) or its client
+ *   obj <gpu> <id> <pid> <bytes> map=<h> [start=<ns>]   (format 5) memory of that
+ *                            process's charge held by nvidia-uvm's duplicate h for a
+ *                            mapping (named by the handle alone: nvidia-uvm has one
+ *                            RM client): given back once nvidia-uvm frees it
+ *   ... same=1               (format 5, on either obj) the same memory as the process's
+ *                            obj line before it, with the same bytes: given back once
+ *                            every line of it is
  *   commit                   the state is complete: processes may attach
  * A frozen module prints its state as exactly these lines, so the dump of the old
  * module is what the tool writes into the new one. Ranges that need no kernel state
@@ -56,6 +63,8 @@ struct cgpu_upd {
 	cgpu_u64 channels;		/* CHARGE: 0..CGPU_CHANNELS_MAX; bytes or channels not 0 */
 	cgpu_u64 keep;			/* CHARGE: 1: kept until its instance goes; 0: not given */
 	cgpu_u64 client, handle, parent, grand;	/* OBJ: RM's handles, 1..2^32-1 (grand 0: none) */
+	cgpu_u64 map;			/* OBJ: nvidia-uvm's duplicate (then no RM handles), 0: none */
+	cgpu_u64 same;			/* OBJ: 1: the same memory as the process's obj line before */
 	struct cgpu_cmd add;		/* ADD, BIND */
 	char version[CGPU_VERSION_MAX + 1];	/* FREEZE (empty: not given), FROM */
 };

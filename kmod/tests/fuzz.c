@@ -66,11 +66,14 @@ static void upgrade(const char *d, size_t n)
 	REQUIRE(u.op == CGPU_UPD_CHARGE || !u.keep);
 	REQUIRE(u.op != CGPU_UPD_OBJ || (u.pid >= 1 && u.pid <= CGPU_PID_MAX && u.bytes >= 1 &&
 		u.bytes <= CGPU_MAX_BYTES && !u.channels && memmem(d, n, u.id, CGPU_ID_LEN) &&
-		u.client >= 1 && u.client <= 0xffffffffULL && u.handle >= 1 &&
-		u.handle <= 0xffffffffULL && u.parent >= 1 && u.parent <= 0xffffffffULL &&
-		u.grand <= 0xffffffffULL && u.handle != u.client && u.parent != u.client &&
-		u.grand != u.client));
-	REQUIRE(u.op == CGPU_UPD_OBJ || !(u.client | u.handle | u.parent | u.grand));
+		u.same <= 1));
+	/* An object is named by RM's handles or by nvidia-uvm's duplicate, never both. */
+	REQUIRE(u.op != CGPU_UPD_OBJ || u.map || (u.client >= 1 && u.client <= 0xffffffffULL &&
+		u.handle >= 1 && u.handle <= 0xffffffffULL && u.parent >= 1 &&
+		u.parent <= 0xffffffffULL && u.grand <= 0xffffffffULL && u.handle != u.client &&
+		u.parent != u.client && u.grand != u.client));
+	REQUIRE(!u.map || (u.map <= 0xffffffffULL && !(u.client | u.handle | u.parent | u.grand)));
+	REQUIRE(u.op == CGPU_UPD_OBJ || !(u.client | u.handle | u.parent | u.grand | u.map | u.same));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -140,6 +140,8 @@ reload() {
 	rmmod cgpu_km
 	insmod "$KO" enforce=1 nv_version=$ver ngpus=2 reclaim_s=1 handover=1 max_channels="$max"
 	while IFS= read -r line; do echo "$line" >$P/upgrade; done <"$1"
+	# A check of the import's refusals, before the commit.
+	[ -z "${2:-}" ] || "$2" "$1"
 	echo commit >$P/upgrade
 	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after the hot update: $(state)"
 }
@@ -624,12 +626,18 @@ for ver in 535.261.03 550.163.01; do
 		grep -Eqx "charge 0 $SID $hpid 0 start=[0-9]+ channels=12" "$W/state" || fail "hot update's state: $(cat "$W/state")"
 	# Memory alone under its handle goes over as an object of its process's charge (c5's
 	# and f5's, under subdevice 0x1001 of device 0x1000); u5's, which nvidia-uvm's
-	# mappings hold too, does not.
+	# mappings alone hold, goes over by their handles in nvidia-uvm's client (map=)
+	# where the driver makes its duplicates in one client (550: maps=2), not where
+	# it makes one per MIG partition too (535).
+	maps=0
+	[ "$ver" = 535.261.03 ] || maps=2
 	obj() { echo "obj 0 $SID $1 $((64 * MiB)) client=[0-9]+ handle=$2 parent=4097 grand=4096 start=[0-9]+"; }
+	mapobj() { echo "obj 0 $SID $1 $((64 * MiB)) map=[0-9]+ start=[0-9]+"; }
 	grep -Eqx "$(obj "$pid" 8192)" "$W/state" && grep -Eqx "$(obj "$fpid" 8192)" "$W/state" &&
-		[ "$(grep -c '^obj ' "$W/state")" = 2 ] || fail "hot update's objects: $(grep '^obj ' "$W/state")"
+		[ "$(grep -Ecx "$(mapobj "$upid")" "$W/state")" = $maps ] &&
+		[ "$(grep -c '^obj ' "$W/state")" = $((2 + maps)) ] || fail "hot update's objects: $(grep '^obj ' "$W/state")"
 	objs() { sed -n 's/^objects kept for reservations: //p' $P/enforcement; }
-	[ "$(objs)" = 2 ] || fail "objects kept after the hot update: $(objs)"
+	[ "$(objs)" = $((2 + maps)) ] || fail "objects kept after the hot update: $(objs)"
 	# Another process of the container, and the host, free c5's object by its handles
 	# from files of their own: the driver refuses (the client is c5's file's), and
 	# nothing is given back.
@@ -637,7 +645,7 @@ for ver in 535.261.03 550.163.01; do
 	other=$(bash -c "echo \$\$ >$CG/cgroup.procs && exec $RAW rmfree $c5client 8192" | grep '^rmfree')
 	host=$("$RAW" rmfree "$c5client" 8192 | grep '^rmfree')
 	[ -n "$c5client" ] && [ "$other" != "rmfree: status 0x0" ] && [ "$host" != "rmfree: status 0x0" ] &&
-		[ "$(objs)" = 2 ] && [ "$(meminfo | sort)" = "$holders" ] ||
+		[ "$(objs)" = $((2 + maps)) ] && [ "$(meminfo | sort)" = "$holders" ] ||
 		fail "c5's object freed by others (client $c5client): $other, $host, $(objs) object(s) kept, $(meminfo)"
 	sleep 3
 	[ "$(meminfo | sort)" = "$holders" ] &&
@@ -667,7 +675,7 @@ for ver in 535.261.03 550.163.01; do
 	for _ in $(seq 100); do grep -qx done "$W/c5.out" 2>/dev/null && break; sleep 0.1; done
 	grep -qx "reopen: again 0x51, freed 0x0, then 0x0, the driver holds $((256 * MiB))" "$W/c5.out" &&
 		[ "$(meminfo | sort)" = "$holders" ] && [ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 2 ] &&
-		[ "$(objs)" = 1 ] ||
+		[ "$(objs)" = $((1 + maps)) ] ||
 		fail "a holder's file opened and closed, and its memory from before the hot update freed: $(cat "$W/c5.out" 2>&1), $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
 	# f5's parent and u5 exit; their children hold the memory through the files they
 	# inherited (f5's RM file; u5's nvidia-uvm file, which cgpu_km holds too, its
@@ -686,7 +694,8 @@ for ver in 535.261.03 550.163.01; do
 	grep -q "^charge 0 $SID $fchild $((64 * MiB)) start=" "$W/state2" &&
 		grep -q "^charge 0 $SID $uchild $((128 * MiB)) start=" "$W/state2" &&
 		grep -Eqx "$(obj "$pid" 8193)" "$W/state2" && grep -Eqx "$(obj "$fchild" 8192)" "$W/state2" &&
-		[ "$(grep -c '^obj ' "$W/state2")" = 2 ] ||
+		[ "$(grep -Ecx "$(mapobj "$uchild")" "$W/state2")" = $maps ] &&
+		[ "$(grep -c '^obj ' "$W/state2")" = $((2 + maps)) ] ||
 		fail "the second hot update's state (c5's object made after the first, f5's carried and named by its child): $(cat "$W/state2")"
 	sleep 3
 	[ "$(meminfo | sort)" = "$(printf 'Free: 0\nPID: %s Mem: %s\nPID: %s Mem: %s\nPID: %s Mem: %s' "$pid" $((64 * MiB)) \
@@ -698,13 +707,13 @@ for ver in 535.261.03 550.163.01; do
 	for _ in $(seq 100); do grep -qx done2 "$W/c5.out" 2>/dev/null && break; sleep 0.1; done
 	grep -qx "client freed 0x0, the driver holds $((192 * MiB))" "$W/c5.out" &&
 		[ "$(meminfo | sort)" = "$(printf 'Free: %s\nPID: %s Mem: %s\nPID: %s Mem: %s' $((64 * MiB)) \
-			"$fchild" $((64 * MiB)) "$uchild" $((128 * MiB)) | sort)" ] ||
-		[ "$(objs)" = 1 ] ||
+			"$fchild" $((64 * MiB)) "$uchild" $((128 * MiB)) | sort)" ] &&
+		[ "$(objs)" = $((1 + maps)) ] ||
 		fail "c5's client freed after the second hot update: $(cat "$W/c5.out"), $(meminfo), $(objs) object(s) kept, the driver holds $(used)"
 	kill -KILL "$fchild"
 	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && break; sleep 0.1; done
 	[ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && [ "$(used)" = $((128 * MiB)) ] &&
-		[ "$(objs)" = 0 ] || fail "after f5's child died: $(meminfo), $(objs) object(s) kept, the driver holds $(used)"
+		[ "$(objs)" = $maps ] || fail "after f5's child died: $(meminfo), $(objs) object(s) kept, the driver holds $(used)"
 	kill_it c5
 	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$uchild" $((128 * MiB)))" ] &&
 		[ "$(used)" = $((128 * MiB)) ] || fail "after c5 died: $(meminfo), the driver holds $(used)"
@@ -715,8 +724,8 @@ for ver in 535.261.03 550.163.01; do
 		[ "$(used)" = 0 ] || fail "u5's charge released while the driver holds $(used)"
 		break
 	done
-	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] ||
-		fail "after the holders died: $(meminfo), the driver holds $(used)"
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] && [ "$(objs)" = 0 ] ||
+		fail "after the holders died: $(meminfo), the driver holds $(used), $(objs) object(s) kept"
 	# A third: h8 holds 302 driver files (nvidiactl and /dev/nvidia0 301 times). The new
 	# module remembers 256 of them, no more, and keeps h8's reservation after it dies
 	# (a file not remembered could hold its memory anywhere), until the instance goes.
@@ -782,6 +791,60 @@ for ver in 535.261.03 550.163.01; do
 	wait $odd 2>/dev/null || true
 	rmdir "/sys/fs/cgroup/cgpu odd"
 	ok "$ver: hot update: memory alone under its handle goes over as an object of its process's charge (through a second update too, named by the child holding it), given back when the driver frees it or its client; holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM or nvidia-uvm file it inherited (through a second hot update too), and lose them when none does (one with more than 256 driver files keeps them until its instance goes, as one whose files no live process holds at a later update does: in flight on a socket); a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
+
+	# A sixth: memory as libcuda holds it, mapped through nvidia-uvm with its handle
+	# freed (A) and not (B), and memory not mapped (C). Where nvidia-uvm makes its
+	# duplicates in one RM client (550), the state names every handle of each (map=,
+	# same=1 after a memory's first line), and the next module gives a memory's bytes
+	# back once the driver has freed every one: m10 unmaps A and gets 64 MiB again; B,
+	# freed and still mapped, stays charged until unmapped. Where it does not (535),
+	# mapped memory is not carried: its bytes come back only when m10 holds no driver
+	# file (too much, never too little).
+	rm -f "$W/m10.go" "$W/m10.out"
+	start m10 cg uvmremap 64 "$W/m10.go" "$W/m10.out" "$P/0/$SID/meminfo"
+	m10pid=$(cat "$W/m10.pid")
+	[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$m10pid" $((256 * MiB)))" ] ||
+		fail "uvmremap: $(cat "$W/m10"), $(meminfo)"
+	# A line of a memory with bytes not those of the line before it: refused.
+	not_same() {
+		local l
+		l=$(grep "^obj 0 $SID $m10pid " "$1" | tail -1 | sed 's/ same=1$//; s/^\(obj [^ ]* [^ ]* [^ ]*\) [0-9]*/\1 1/')
+		[ -n "$l" ] && ! echo "$l same=1" >$P/upgrade 2>/dev/null ||
+			fail "an obj line of other bytes joining the memory before it: '$l same=1' imported"
+	}
+	echo freeze >$P/upgrade
+	reload "$W/state6" not_same
+	m10objs=$(grep "^obj 0 $SID $m10pid " "$W/state6")
+	grep -Eqx "obj 0 $SID $m10pid $((128 * MiB)) client=[0-9]+ handle=8194 parent=4096 start=[0-9]+" <<<"$m10objs" ||
+		fail "the sixth hot update's state: C: $m10objs"
+	if [ $maps = 2 ]; then
+		[ "$(wc -l <<<"$m10objs")" = 4 ] && [ "$(objs)" = 4 ] &&
+			grep -Eqx "$(mapobj "$m10pid")" <<<"$m10objs" &&
+			[ "$(grep -A1 -Ex "obj 0 $SID $m10pid $((64 * MiB)) client=[0-9]+ handle=8193 parent=4096 start=[0-9]+" <<<"$m10objs" |
+				sed 1d | grep -Ecx "$(mapobj "$m10pid") same=1")" = 1 ] ||
+			fail "the sixth hot update's state: A, B, C: $m10objs, $(objs) object(s) kept"
+		m10out=$(printf 'A unmapped: Free: %s\nagain 0x0\nB freed: Free: 0\nB unmapped: Free: %s\nthen 0x0\ndone' \
+			$((64 * MiB)) $((64 * MiB)))
+		m10used=$((256 * MiB))
+	else
+		[ "$(wc -l <<<"$m10objs")" = 1 ] && [ "$(objs)" = 1 ] ||
+			fail "the sixth hot update's state: C alone: $m10objs, $(objs) object(s) kept"
+		m10out=$(printf 'A unmapped: Free: 0\nagain 0x51\nB freed: Free: 0\nB unmapped: Free: 0\nthen 0x51\ndone')
+		m10used=$((128 * MiB))
+	fi
+	touch "$W/m10.go"
+	for _ in $(seq 100); do grep -qx done "$W/m10.out" 2>/dev/null && break; sleep 0.1; done
+	[ "$(cat "$W/m10.out")" = "$m10out" ] && [ "$(used)" = $m10used ] && [ "$(objs)" = 1 ] ||
+		fail "m10 unmapped and freed after the sixth hot update: $(cat "$W/m10.out"), the driver holds $(used), $(objs) object(s) kept"
+	kill_it m10
+	for _ in $(seq 50); do [ "$(meminfo)" = "Free: $((256 * MiB))" ] && break; sleep 0.1; done
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] && [ "$(objs)" = 0 ] ||
+		fail "after m10 died: $(meminfo), the driver holds $(used), $(objs) object(s) kept"
+	if [ $maps = 2 ]; then
+		ok "$ver: hot update: memory that nvidia-uvm's mappings hold goes over by every handle of it (map=, same=1), given back once the driver has freed them all: a mapping alone unmapped gives 64 MiB back at once, a memory freed and still mapped stays charged until unmapped"
+	else
+		ok "$ver: hot update: memory that nvidia-uvm's mappings hold is not carried (a duplicate's handle may repeat across MIG partitions' clients): charged until its process holds no driver file"
+	fi
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its

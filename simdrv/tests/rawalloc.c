@@ -82,6 +82,9 @@
  *   rawalloc uvmlater MIB GO OUT  (cgpu_km enforce=1) opens the nodes and a va_space and
  *                        allocates MIB MiB, says "held", and once GO exists maps that,
  *                        then allocates, maps and frees MIB MiB more (below)
+ *   rawalloc uvmremap MIB GO OUT FILE  (cgpu_km enforce=1) memory mapped through
+ *                        nvidia-uvm with and without its handle, and memory not mapped,
+ *                        held through a hot update, then unmapped and freed (below)
  *   rawalloc uvmhold MIB N [FILE]  N rounds of: MIB MiB on GPU 0 mapped through
  *                        /dev/nvidia-uvm (UVM_MAP_EXTERNAL_ALLOCATION into a range of
  *                        its own), then its handle freed, the mapping kept (below);
@@ -1426,6 +1429,61 @@ static void reopen(unsigned long long mib, const char *go, const char *out)
 }
 
 /*
+ * uvmremap MIB GO OUT FILE: (cgpu_km enforce=1) as libcuda holds memory through a hot
+ * update: MIB MiB A and B on GPU 0 mapped through nvidia-uvm, A's handle freed (its
+ * mapping alone holds it), and 2 x MIB MiB C not mapped: "held". Once GO exists: A's
+ * range freed and MIB MiB asked; B's handle freed; B's range freed and MIB MiB asked.
+ * Writes to OUT, FILE being path's first line at that point: "A unmapped: FILE", "again
+ * 0xS", "B freed: FILE", "B unmapped: FILE", "then 0xS", "done"; then waits.
+ */
+static void uvmremap(unsigned long long mib, const char *go, const char *out, const char *path)
+{
+	const unsigned long long va = 0x7b0000000000ULL, len = mib * MiB;
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = len };
+	unsigned int c, h, st, st2;
+	char line[256];
+	FILE *f;
+	int fd;
+
+	c = uvm_start(NULL, &fd);
+	for (h = 0x2000; h <= 0x2001; h++) {
+		unsigned int want = h;
+
+		m.size = len;
+		CHECK(alloc(0, c, 0x1000, &want, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+		uvm_range(fd, va + (h - 0x2000) * len, len);
+		CHECK(uvm_map(fd, va + (h - 0x2000) * len, len, c, h) == SD_NV_OK);
+	}
+	CHECK(rmfree(c, 0x2000) == SD_NV_OK);
+	h = 0x2002;
+	m.size = 2 * len;
+	CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	printf("held\n");
+	fflush(stdout);
+	while (access(go, F_OK))
+		usleep(10000);
+	f = fopen(out, "w");
+	CHECK(f != NULL);
+	uvm_free_range(fd, va, len);
+	fprintf(f, "A unmapped: %s\n", first_line(path, line, sizeof(line)));
+	h = 0x2003;
+	m.size = len;
+	st = alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	fprintf(f, "again 0x%x\n", st);
+	CHECK(rmfree(c, 0x2001) == SD_NV_OK);
+	fprintf(f, "B freed: %s\n", first_line(path, line, sizeof(line)));
+	uvm_free_range(fd, va + len, len);
+	fprintf(f, "B unmapped: %s\n", first_line(path, line, sizeof(line)));
+	h = 0x2004;
+	m.size = len;
+	st2 = alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+	fprintf(f, "then 0x%x\ndone\n", st2);
+	fclose(f);
+	for (;;)
+		pause();
+}
+
+/*
  * forkhold MIB GO: (cgpu_km enforce=1) MIB MiB on GPU 0, then a child that inherits the
  * driver's files and holds them: "forkhold: child C", "held"; once GO exists the parent
  * exits, and the child goes on holding the memory through the files until killed.
@@ -1674,6 +1732,8 @@ int main(int argc, char **argv)
 		inflight(strtoull(argv[2], NULL, 10), argv[3]);
 	else if (argc == 5 && !strcmp(argv[1], "reopen"))
 		reopen(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
+	else if (argc == 6 && !strcmp(argv[1], "uvmremap"))
+		uvmremap(strtoull(argv[2], NULL, 10), argv[3], argv[4], argv[5]);
 	else if (argc == 5 && !strcmp(argv[1], "uvmlater"))
 		uvmlater(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmhold"))
@@ -1691,7 +1751,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uncharged | rawalloc channels MAX FILL\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL\n");
 		return 2;
 	}
 	return 0;

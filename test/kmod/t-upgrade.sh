@@ -67,8 +67,8 @@ status() {
 	eq "running" "$(field state)" running
 	eq "version" "$(field version)" "$(cat $P/version)"
 	eq "no update" "$(field update) $(field last_update)" "none none"
-	eq "formats" "$(field state_format) $(field reads_formats) $(field abi)" "4 2-4 1-1"
-	eq "modinfo says the same" "$(modinfo -F cgpu_state_format "$KO") $(modinfo -F cgpu_state_reads "$KO") $(modinfo -F cgpu_abi "$KO")" "4 2-4 1-1"
+	eq "formats" "$(field state_format) $(field reads_formats) $(field abi)" "5 2-5 1-1"
+	eq "modinfo says the same" "$(modinfo -F cgpu_state_format "$KO") $(modinfo -F cgpu_state_reads "$KO") $(modinfo -F cgpu_abi "$KO")" "5 2-5 1-1"
 	eq "no file, no ABI in use" "$(field files_open) $(field abi_in_use)" "0 none"
 	eq "reclaim_s as loaded" "$(field reclaim_s)" 3
 	eq "major" "$(field major)" "$(cat $P/0/major)"
@@ -186,7 +186,7 @@ handover_path() {
 	eq "inst_ctl refused while importing" "$(wr $P/inst_ctl "add 0 $A memsize=1")" EBUSY
 	eq "a line before format" "$(wr $P/upgrade "default_memsize 1")" EPROTO
 	eq "format 1 (not read: no container bound)" "$(wr $P/upgrade "format 1")" EPROTO
-	eq "format 5 (not read)" "$(wr $P/upgrade "format 5")" EPROTO
+	eq "format 6 (not read)" "$(wr $P/upgrade "format 6")" EPROTO
 	eq "thaw while importing" "$(wr $P/upgrade thaw)" EBUSY
 	eq "freeze while importing" "$(wr $P/upgrade freeze)" EBUSY
 	while IFS= read -r line; do

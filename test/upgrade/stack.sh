@@ -153,7 +153,7 @@ sleep 8
 settings >"$W/settings"
 cp "$P/upgrade" "$W/upgrade.before"
 update "another state format: refused" 1 --yes --hot --ko "$V/incompatible/cgpu_km.ko"
-is "says why" grep -q "reads state formats 5-5, cgpu_km $NEXT writes format 4" "$W/out"
+is "says why" grep -q "reads state formats 6-6, cgpu_km $NEXT writes format 5" "$W/out"
 is "upgrade.sh changed nothing" grep -q 'upgrade.sh: nothing was changed' "$W/out"
 is "refused by the check, before the freeze" sh -c "grep -q 'upgrade.sh --check refused the update' $W/out && ! grep -q 'frozen ' $W/out"
 eq "module unchanged" "$(cat $P/version)" "$NEXT"

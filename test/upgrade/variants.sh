@@ -2,7 +2,7 @@
 # variants.sh OUT: builds, on the host, the cgpu_km modules the update tests load
 # (docs/upgrade.md), each from a copy of kmod/ with the next patch versions:
 #   OUT/next/cgpu_km.ko          VER+1, the same module: a compatible update
-#   OUT/incompatible/cgpu_km.ko  VER+2, make STATE_FORMAT=5: reads no other format
+#   OUT/incompatible/cgpu_km.ko  VER+2, make STATE_FORMAT=6: reads no other format
 #   OUT/fault/cgpu_km.ko         VER+3, make FAULT=init: its load fails at the end
 # and prints "NAME VERSION" for each. `variants.sh OUT NAME...` builds only those. A
 # variant whose sources did not change since its last build is not built again: the
@@ -16,7 +16,7 @@ me=variants
 source scripts/cgpu-lib.sh
 ver=$(version_of kmod)
 i=0
-for v in next: incompatible:STATE_FORMAT=5 fault:FAULT=init; do
+for v in next: incompatible:STATE_FORMAT=6 fault:FAULT=init; do
 	name=${v%%:*} flag=${v#*:} i=$((i + 1))
 	[ $# = 0 ] || [[ " $* " == *" $name "* ]] || continue
 	nv=$(awk -F. -v n=$i '{print $1 "." $2 "." $3 + n}' <<<"$ver")
