@@ -133,7 +133,7 @@ thaw_path() {
 		"$(dump | grep -E '^bind ' | tr '\n' ' ')" \
 		"bind 0 $a $(cinit "$(docker_cg "$A")") bind 0 $b $(cinit "$(docker_cg "$B")") bind 1 $b $(cinit "$(docker_cg "$B")") "
 	eq "dump: settings and instances" "$(dump | grep -E '^(format|from|default_memsize|gpu|add)')" \
-		"format 4
+		"format 5
 from $(cat $P/version)
 default_memsize $GIB
 gpu 0 max_inst=8 policy=2 prio_ratio=40
