@@ -1511,7 +1511,14 @@ static enum nvh_join nvh_src_join(struct nvh_file *rec, struct nvh_obj *o, struc
 	struct nvh_obj *src;
 
 	mutex_lock(&nvh.files_lock);
-	src = nvh_src_find(client, handle, seen->any_file);
+	/*
+	 * Not while a hot update is frozen or importing: the state written names every
+	 * handle of the memory (a line joined before, not yet made, has handle 0 and keeps
+	 * the memory out of it), and one made after would hold it unknown to the next module.
+	 * files_lock orders this look with the dump's.
+	 */
+	src = READ_ONCE(cgpu.state) == CGPU_RUNNING ?
+	      nvh_src_find(client, handle, seen->any_file) : NULL;
 	if (src) {
 		/* Its instance, through its own file's slot: the memory's payer may be closing. */
 		mine = cgpu_slot_of(rec->att, src->gpu);

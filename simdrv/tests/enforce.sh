@@ -130,13 +130,14 @@ kill_it() {
 	wait "$(cat "$W/$1.pid")" 2>/dev/null || true
 	rm -f "$W/$1.fifo"
 }
-# reload STATE: the frozen module's state saved in STATE, the module replaced by one
-# loaded for a hot update with the same max_channels (as upgrade.sh does), the state
-# imported and committed.
+# reload STATE [CHECK [saved]]: the frozen module's state saved in STATE (with saved:
+# saved there already), the module replaced by one loaded for a hot update with the
+# same max_channels (as upgrade.sh does), the state imported, CHECK STATE run if given,
+# and the state committed.
 reload() {
 	local line max
 	max=$(cat /sys/module/cgpu_km/parameters/max_channels)
-	sed -n '/^format /,$p' $P/upgrade >"$1"
+	[ "${3:-}" = saved ] || sed -n '/^format /,$p' $P/upgrade >"$1"
 	rmmod cgpu_km
 	insmod "$KO" enforce=1 nv_version=$ver ngpus=2 reclaim_s=1 handover=1 max_channels="$max"
 	while IFS= read -r line; do echo "$line" >$P/upgrade; done <"$1"
@@ -845,6 +846,27 @@ for ver in 535.261.03 550.163.01; do
 	else
 		ok "$ver: hot update: memory that nvidia-uvm's mappings hold is not carried (a duplicate's handle may repeat across MIG partitions' clients): charged until its process holds no driver file"
 	fi
+
+	# A seventh: while the module is frozen its state is written, and upgrade.sh reads it
+	# once; a duplicate or a map of memory made after would hold it unknown to the next
+	# module, so both are refused then. x11's memory, alone under its handle when the
+	# state is read, goes over as one object, and its free after the update gives it
+	# back with nothing left holding it.
+	rm -f "$W/x11.go" "$W/x11.go.2" "$W/x11.out"
+	start x11 cg frozendup 64 "$W/x11.go" "$W/x11.out" "$P/0/$SID/meminfo"
+	echo freeze >$P/upgrade
+	sed -n '/^format /,$p' $P/upgrade >"$W/state7"
+	touch "$W/x11.go"
+	for _ in $(seq 100); do [ -s "$W/x11.out" ] && break; sleep 0.1; done
+	grep -qx "dup 0x1b map 0x1b" "$W/x11.out" ||
+		fail "a duplicate and a map while frozen for a hot update: $(cat "$W/x11.out" 2>&1)"
+	reload "$W/state7" "" saved
+	touch "$W/x11.go.2"
+	for _ in $(seq 100); do grep -qx done "$W/x11.out" 2>/dev/null && break; sleep 0.1; done
+	grep -qx "freed 0x0: Free: $((256 * MiB))" "$W/x11.out" && [ "$(used)" = 0 ] ||
+		fail "x11's memory freed after the seventh hot update: $(cat "$W/x11.out"), the driver holds $(used)"
+	kill_it x11
+	ok "$ver: hot update: a duplicate or a map of a container's memory is refused while the module is frozen (the state read then would not name it)"
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its

@@ -82,6 +82,8 @@
  *   rawalloc uvmlater MIB GO OUT  (cgpu_km enforce=1) opens the nodes and a va_space and
  *                        allocates MIB MiB, says "held", and once GO exists maps that,
  *                        then allocates, maps and frees MIB MiB more (below)
+ *   rawalloc frozendup MIB GO OUT FILE  (cgpu_km enforce=1) memory duplicated and
+ *                        mapped while cgpu_km is frozen for a hot update (below)
  *   rawalloc uvmremap MIB GO OUT FILE  (cgpu_km enforce=1) memory mapped through
  *                        nvidia-uvm with and without its handle, and memory not mapped,
  *                        held through a hot update, then unmapped and freed (below)
@@ -1484,6 +1486,45 @@ static void uvmremap(unsigned long long mib, const char *go, const char *out, co
 }
 
 /*
+ * frozendup MIB GO OUT: (cgpu_km enforce=1) MIB MiB on GPU 0 and a va_space: "held". Once
+ * GO exists (cgpu_km frozen for a hot update): a duplicate of it in its own client and a
+ * map of it through nvidia-uvm; "dup 0xS map 0xS" to OUT. Once GO.2 exists (the update
+ * committed): the memory freed, "freed 0xS: FILE" (path's first line) and "done" to OUT;
+ * then waits.
+ */
+static void frozendup(unsigned long long mib, const char *go, const char *out, const char *path)
+{
+	const unsigned long long va = 0x7a0000000000ULL, len = mib * MiB;
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = len };
+	unsigned int c, h = 0x2000, dst, mst, fst;
+	char go2[4096], line[256];
+	FILE *f;
+	int fd;
+
+	snprintf(go2, sizeof(go2), "%s.2", go);
+	c = uvm_start(NULL, &fd);
+	CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	uvm_range(fd, va, len);
+	printf("held\n");
+	fflush(stdout);
+	while (access(go, F_OK))
+		usleep(10000);
+	dst = dup_on(ctl, c, 0x1000, 0x2001, c, 0x2000);
+	mst = uvm_map(fd, va, len, c, 0x2000);
+	f = fopen(out, "w");
+	CHECK(f != NULL);
+	fprintf(f, "dup 0x%x map 0x%x\n", dst, mst);
+	fflush(f);
+	while (access(go2, F_OK))
+		usleep(10000);
+	fst = rmfree(c, 0x2000);
+	fprintf(f, "freed 0x%x: %s\ndone\n", fst, first_line(path, line, sizeof(line)));
+	fclose(f);
+	for (;;)
+		pause();
+}
+
+/*
  * forkhold MIB GO: (cgpu_km enforce=1) MIB MiB on GPU 0, then a child that inherits the
  * driver's files and holds them: "forkhold: child C", "held"; once GO exists the parent
  * exits, and the child goes on holding the memory through the files until killed.
@@ -1732,6 +1773,8 @@ int main(int argc, char **argv)
 		inflight(strtoull(argv[2], NULL, 10), argv[3]);
 	else if (argc == 5 && !strcmp(argv[1], "reopen"))
 		reopen(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
+	else if (argc == 6 && !strcmp(argv[1], "frozendup"))
+		frozendup(strtoull(argv[2], NULL, 10), argv[3], argv[4], argv[5]);
 	else if (argc == 6 && !strcmp(argv[1], "uvmremap"))
 		uvmremap(strtoull(argv[2], NULL, 10), argv[3], argv[4], argv[5]);
 	else if (argc == 5 && !strcmp(argv[1], "uvmlater"))
@@ -1751,7 +1794,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL\n");
 		return 2;
 	}
 	return 0;
