@@ -217,6 +217,29 @@ static __attribute__((noreturn)) void held_until_killed(void)
 		pause();
 }
 
+/* Closes f (what the test reads) and keeps everything it holds until killed. */
+static __attribute__((noreturn)) void closed_until_killed(FILE *f)
+{
+	fclose(f);
+	for (;;)
+		pause();
+}
+
+/* Waits until the file go exists (the test's signal to go on). */
+static void wait_for(const char *go)
+{
+	while (access(go, F_OK))
+		usleep(10000);
+}
+
+/* Says "held" and waits for go. */
+static void held_until(const char *go)
+{
+	printf("held\n");
+	fflush(stdout);
+	wait_for(go);
+}
+
 /*
  * A child that inherits every file and holds them until killed: "NAME: child C",
  * "held"; once GO exists the parent exits.
@@ -232,8 +255,7 @@ static __attribute__((noreturn)) void hand_to_child(const char *name, const char
 	}
 	printf("%s: child %d\nheld\n", name, (int)child);
 	fflush(stdout);
-	while (access(go, F_OK))
-		usleep(10000);
+	wait_for(go);
 	exit(0);
 }
 
@@ -1283,10 +1305,7 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	old1 = client_on_gpu(1);
 	h = 0x1100;
 	CHECK(alloc(0, old1, old1, &h, SD_NV01_DEVICE_0, &d1) == SD_NV_OK);
-	printf("held\n");
-	fflush(stdout);
-	while (access(go, F_OK))
-		usleep(20000);
+	held_until(go);
 	ost = uvm_map(fd, va + len, len, old, 0x2001);
 	c = client_on_gpu(0);
 	h = 0x2000;
@@ -1327,9 +1346,7 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	for (i = 0; i < 8; i++)
 		fprintf(f, " %#x", late[i]);
 	fprintf(f, "\ndone\n");
-	fclose(f);
-	for (;;)
-		pause();
+	closed_until_killed(f);
 }
 
 /*
@@ -1374,8 +1391,7 @@ static void inflight(unsigned long long mib, const char *go)
 	CHECK(sendmsg(sv[0], &msg, 0) == 1);
 	printf("inflight: child %d\nheld\n", (int)child);
 	fflush(stdout);
-	while (access(go, F_OK))
-		usleep(10000);
+	wait_for(go);
 	exit(0);
 }
 
@@ -1402,10 +1418,7 @@ static void reopen(unsigned long long mib, const char *go, const char *out)
 	start();
 	c = client_on_gpu(0);
 	CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
-	printf("held\n");
-	fflush(stdout);
-	while (access(go, F_OK))
-		usleep(10000);
+	held_until(go);
 	fd = open("/dev/nvidiactl", O_RDWR);
 	CHECK(fd >= 0);
 	close(fd);
@@ -1421,13 +1434,10 @@ static void reopen(unsigned long long mib, const char *go, const char *out)
 	fprintf(f, "reopen: again 0x%x, freed 0x%x, then 0x%x, the driver holds %llu\ndone\n", st, fst,
 		st2, used(0));
 	fflush(f);
-	while (access(go2, F_OK))
-		usleep(10000);
+	wait_for(go2);
 	fst = rmfree(c, c);
 	fprintf(f, "client freed 0x%x, the driver holds %llu\ndone2\n", fst, used(0));
-	fclose(f);
-	for (;;)
-		pause();
+	closed_until_killed(f);
 }
 
 /*
@@ -1460,10 +1470,7 @@ static void uvmremap(unsigned long long mib, const char *go, const char *out, co
 	h = 0x2002;
 	m.size = 2 * len;
 	CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
-	printf("held\n");
-	fflush(stdout);
-	while (access(go, F_OK))
-		usleep(10000);
+	held_until(go);
 	f = fopen(out, "w");
 	CHECK(f != NULL);
 	uvm_free_range(fd, va, len);
@@ -1480,9 +1487,7 @@ static void uvmremap(unsigned long long mib, const char *go, const char *out, co
 	m.size = len;
 	st2 = alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
 	fprintf(f, "then 0x%x\ndone\n", st2);
-	fclose(f);
-	for (;;)
-		pause();
+	closed_until_killed(f);
 }
 
 /*
@@ -1505,23 +1510,17 @@ static void frozendup(unsigned long long mib, const char *go, const char *out, c
 	c = uvm_start(NULL, &fd);
 	CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
 	uvm_range(fd, va, len);
-	printf("held\n");
-	fflush(stdout);
-	while (access(go, F_OK))
-		usleep(10000);
+	held_until(go);
 	dst = dup_on(ctl, c, 0x1000, 0x2001, c, 0x2000);
 	mst = uvm_map(fd, va, len, c, 0x2000);
 	f = fopen(out, "w");
 	CHECK(f != NULL);
 	fprintf(f, "dup 0x%x map 0x%x\n", dst, mst);
 	fflush(f);
-	while (access(go2, F_OK))
-		usleep(10000);
+	wait_for(go2);
 	fst = rmfree(c, 0x2000);
 	fprintf(f, "freed 0x%x: %s\ndone\n", fst, first_line(path, line, sizeof(line)));
-	fclose(f);
-	for (;;)
-		pause();
+	closed_until_killed(f);
 }
 
 /*
