@@ -300,9 +300,10 @@ struct cgpu_driver_files {
 	 * is kept (files held for them are still to be let go). */
 	bool (*let_go)(void);
 	/* For the state: (pid, start) itself if it lives, else a live process holding a
-	 * file remembered for it, if any (left unchanged if none); whether the next module
-	 * must keep its reservation until the instance is deleted (keep=1). */
-	bool (*holder)(pid_t *pid, u64 *start);
+	 * file remembered for it, if any (left unchanged if none, or if attached: files of
+	 * its are attached to the ledger); whether the next module must keep its
+	 * reservation until the instance is deleted (keep=1). */
+	bool (*holder)(pid_t *pid, u64 *start, bool attached);
 };
 
 /*

@@ -656,8 +656,10 @@ void cgpu_ledger_dump_obj(struct seq_file *m, const struct cgpu_inst *inst, pid_
  * reservation is kept by driver files it held is named by a live process holding one
  * (a child that inherited it), which the next module, looking by process, can find;
  * where none can be named (or the process is full, nvcarry.c) the reservation is kept
- * until its instance is deleted (keep=1). Lines that name one process are merged at
- * the import.
+ * until its instance is deleted (keep=1), as is the charge of a process gone whose
+ * files attached here are open (a child inherited them; nvhook.c's obj lines name the
+ * process the charge is of, so it is not renamed). Lines that name one process are
+ * merged at the import.
  */
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 {
@@ -676,12 +678,15 @@ void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 		pid = p->pid;
 		start = p->start;
 		keep = p->keep;
-		/* Renamed only with no file attached: an attached one's process is the charge's. */
-		if (df && cgpu_proc_reserves(p)) {
+		/*
+		 * Renamed only with no file attached: an attached one's process is the charge's
+		 * (nvhook.c's obj lines name it); gone, its files live on elsewhere: kept.
+		 */
+		if (df && (cgpu_proc_reserves(p) || p->nfiles)) {
 			pid_t hpid = pid;
 			u64 hstart = start;
 
-			keep |= df->holder(&hpid, &hstart);
+			keep |= df->holder(&hpid, &hstart, p->nfiles);
 			if (!p->nfiles) {
 				pid = hpid;
 				start = hstart;
@@ -692,7 +697,7 @@ void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst)
 			seq_printf(m, " start=%llu", start);
 		if (p->nchan)
 			seq_printf(m, " channels=%u", p->nchan);
-		if (keep && cgpu_proc_reserves(p))
+		if (keep && (cgpu_proc_reserves(p) || p->nfiles))
 			seq_puts(m, " keep=1");
 		seq_putc(m, '\n');
 		/* Memory with a line not kept stays in the charge alone: its lines are not all here. */

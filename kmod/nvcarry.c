@@ -321,9 +321,11 @@ static int carry_seek_fd(const void *arg, struct file *f, unsigned int fd)
  * process, would find nothing and release it while the driver holds the memory. One
  * pass over every process's files, at a dump only. A key is a file's private data or
  * the file, compared only: one released meanwhile can at worst name a process that
- * keeps the reservation longer (too much, never too little).
+ * keeps the reservation longer (too much, never too little). attached: files of the
+ * process's are attached to the ledger (then it is not renamed): if it is gone, they
+ * are open in another process (a child that inherited them) that nothing names: kept.
  */
-static bool carry_holder(pid_t *pid, u64 *start)
+static bool carry_holder(pid_t *pid, u64 *start, bool attached)
 {
 	struct carry_seek sk = { .n = 0 };
 	struct carry_proc *c;
@@ -336,6 +338,8 @@ static bool carry_holder(pid_t *pid, u64 *start)
 	t = pid_task(find_pid_ns(*pid, &init_pid_ns), PIDTYPE_TGID);
 	alive = t && t->start_time == *start;
 	rcu_read_unlock();
+	if (attached)
+		return !alive;
 	mutex_lock(&carry.lock);
 	c = carry_proc(*pid, *start);
 	full = c && c->full;
