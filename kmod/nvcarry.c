@@ -338,8 +338,9 @@ static bool carry_holder(pid_t *pid, u64 *start, bool attached)
 	t = pid_task(find_pid_ns(*pid, &init_pid_ns), PIDTYPE_TGID);
 	alive = t && t->start_time == *start;
 	rcu_read_unlock();
-	if (attached)
-		return !alive;
+	/* Gone, its attached files open elsewhere: no process to name it by. */
+	if (attached && !alive)
+		return true;
 	mutex_lock(&carry.lock);
 	c = carry_proc(*pid, *start);
 	full = c && c->full;

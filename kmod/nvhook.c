@@ -1360,7 +1360,8 @@ static u32 nvh_rm_free(const struct nvh_call *c)
 	} else {
 		st = nvh_orig(c);
 	}
-	if (st == NVA_NV_OK && p->status == NVA_NV_OK && atomic_read(&cgpu.resobjs))
+	/* Client 0 names nvidia-uvm's duplicates there, never a caller's: not taken from it. */
+	if (st == NVA_NV_OK && p->status == NVA_NV_OK && p->hRoot && atomic_read(&cgpu.resobjs))
 		cgpu_give_back(p->hRoot, p->hObjectOld);
 	return st;
 }
@@ -1425,9 +1426,8 @@ static void nvh_dump_rec(struct seq_file *m, struct nvh_file *rec)
 				all &= nvh_line_named(q);
 			same = false;
 			list_for_each_entry(q, &mem->lines, mlink) {
-				if (!all)
-					break;
-				nvh_dump_line(m, rec, q, mem->slot, mem->bytes, same);
+				if (all)
+					nvh_dump_line(m, rec, q, mem->slot, mem->bytes, same);
 				same = true;
 			}
 		}
