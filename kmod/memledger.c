@@ -562,7 +562,8 @@ void cgpu_ledger_reserved(struct cgpu_inst *inst, struct cgpu_reserved *r)
  * One more channel group or channel held at the driver by s's file, unless its
  * instance holds max already (0: no cap): -ENOSPC. Counted apart from the bytes: the
  * driver says nowhere what memory it holds for them (nvhook.c), so they cannot be
- * charged. Per process too, for a hot update's state.
+ * charged. Per process too, for a hot update's state: a frozen module counts none
+ * (-EAGAIN), as it charges nothing, so none is made that its state does not count.
  */
 int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max)
 {
@@ -570,7 +571,9 @@ int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max)
 	int err = 0;
 
 	mutex_lock(&inst->lock);
-	if (max && inst->nchan >= max) {
+	if (READ_ONCE(cgpu.state) != CGPU_RUNNING) {
+		err = -EAGAIN;
+	} else if (max && inst->nchan >= max) {
 		err = -ENOSPC;
 	} else {
 		inst->nchan++;

@@ -49,6 +49,14 @@ struct nva_nv_state_head {
 #define NVA_NV01_MEMORY_LOCAL_PHYSICAL	0xc2
 #define NVA_NV_MEMORY_FABRIC		0xf8
 /*
+ * Objects that keep a client's video memory in RM's own client past the client's handles:
+ * a multicast object that fabric memory is attached to (cl00fd.h), and an export object
+ * (cl00e0.h: in releases after 535, whose attached memory RM duplicates; the number is
+ * checked where the release's headers have it).
+ */
+#define NVA_NV_MEMORY_MULTICAST_FABRIC	0xfd
+#define NVA_NV_MEMORY_EXPORT		0xe0
+/*
  * Channel groups (TSGs) and channels: each makes the driver hold video memory that no
  * figure it gives reports (GR context buffers, instance blocks), so a container's are
  * counted and capped (max_channels, nvhook.c). The GPFIFO classes are every one RM's
@@ -256,6 +264,13 @@ struct nva_rmapi_ops {
 #define NVA_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE 9
 #define NVA_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE	0x1000
 #define NVA_ADDR_SPACE_TYPE_VIDMEM		2
+/*
+ * What the GPU holds for video memory is that size rounded up to 64 KiB: RM's physical
+ * allocator takes memory of 4 KiB pages in 64 KiB pages, while the memory's descriptor,
+ * which PHYS_SIZE reports, keeps the 4 KiB-rounded size (video_mem.c,
+ * _vidmemPmaAllocate; simdrv/conformance checks it in 535's source).
+ */
+#define NVA_PMA_GRANULE				0x10000ULL
 struct nva_nv0041_surface_info {
 	u32 index;
 	u32 data;

@@ -107,6 +107,22 @@ struct carry_scan {
 	bool driver;			/* a file of the driver or of nvidia-uvm seen */
 };
 
+/*
+ * How many entries pin f: a file two reserved processes held (one forked from the
+ * other) is pinned by each, and is held by nobody else once its count is that many.
+ * Entries of one file share its bucket. carry.lock.
+ */
+static unsigned int carry_pins(const struct file *f)
+{
+	const struct carry_file *e;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&carry.lock);
+	hash_for_each_possible(carry.files, e, node, (unsigned long)f)
+		n += e->pin == f;
+	return n;
+}
+
 /* Whether f's release passes nvhook.c's nvh_close_wrap (an RM file): its entry goes there. */
 static bool carry_rm_file(const struct file *f)
 {
@@ -157,6 +173,29 @@ static void carry_del(struct carry_file *e)
 }
 
 /*
+ * c (NULL: none yet, made here) is full: its reservation is kept for good. ENOMEM: not
+ * marked (as a file that cannot be remembered).
+ */
+static void carry_full(struct carry_proc **cp, pid_t pid, u64 start)
+{
+	struct carry_proc *c = *cp;
+
+	lockdep_assert_held(&carry.lock);
+	if (!c) {
+		c = cgpu_zalloc(sizeof(*c));
+		if (!c)
+			return;
+		*c = (struct carry_proc){ .pid = pid, .start = start };
+		hash_add(carry.procs, &c->node, pid);
+		*cp = c;
+	}
+	if (!c->full) {
+		c->full = true;
+		carry.nfull++;
+	}
+}
+
+/*
  * One more file remembered for c (NULL: none yet, made here); false if c is full or
  * now becomes full, or on ENOMEM (the file is not remembered then).
  */
@@ -170,8 +209,7 @@ static bool carry_add(struct carry_proc **cp, pid_t pid, u64 start, const void *
 	if (c && c->full)
 		return false;
 	if (c && c->nfiles == CARRY_FILES) {
-		c->full = true;
-		carry.nfull++;
+		carry_full(cp, pid, start);
 		pr_warn_ratelimited("cgpu_km: enforce: pid %d held more than %u driver files at a hot update: its reservation is kept until its instance is deleted\n",
 				    pid, CARRY_FILES);
 		return false;
@@ -198,32 +236,16 @@ static bool carry_add(struct carry_proc **cp, pid_t pid, u64 start, const void *
 	return true;
 }
 
-/*
- * Remembers the driver files process (pid, start) holds now as carrying its
- * reservation, and says whether it holds a file of the NVIDIA driver or of nvidia-uvm.
- * Each file is referenced from the look until its entry is in: an RM file closed
- * meanwhile is released by our fput, after the entry, so its release takes the entry
- * away; another file's entry keeps the reference.
- */
-static bool carry_look(pid_t pid, u64 start)
+/* carry_look's pass over thread t's file table. */
+static bool carry_look_table(pid_t pid, u64 start, struct task_struct *t)
 {
 	struct carry_scan sc = { .driver = false };
 	struct carry_proc *c;
-	struct task_struct *t;
 	struct carry_file *e;
 	unsigned int i;
 	bool full;
 	int more;
 
-	rcu_read_lock();
-	t = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_TGID);
-	if (t && t->start_time == start)
-		get_task_struct(t);
-	else
-		t = NULL;
-	rcu_read_unlock();
-	if (!t)
-		return false;
 	do {
 		sc.n = 0;
 		task_lock(t);
@@ -252,8 +274,87 @@ static bool carry_look(pid_t pid, u64 start)
 			if (sc.f[i])
 				fput(sc.f[i]);
 	} while (more && !full);
-	put_task_struct(t);
 	return sc.driver;
+}
+
+/*
+ * The threads of process (pid, start) that hold its file tables, one each, referenced:
+ * the leader's table is gone once it exited (a thread may go on: pthread_exit of main),
+ * and a thread may have one of its own (unshare(CLONE_FILES)). How many; -1 if there
+ * are more than CARRY_TABLES tables, or the process is gone (0 then: none).
+ */
+#define CARRY_TABLES	8
+static int carry_tables(pid_t pid, u64 start, struct task_struct **th)
+{
+	const struct files_struct *seen[CARRY_TABLES];
+	struct task_struct *t, *leader;
+	int n = 0, i;
+
+	rcu_read_lock();
+	leader = pid_task(find_pid_ns(pid, &init_pid_ns), PIDTYPE_TGID);
+	if (!leader || leader->start_time != start) {
+		rcu_read_unlock();
+		return 0;
+	}
+	for_each_thread(leader, t) {
+		/*
+		 * Compared only, to look at each table once: a table can change under us as
+		 * its descriptors can, and each is read again under its thread's task_lock.
+		 */
+		const struct files_struct *fs = READ_ONCE(t->files);
+
+		if (!fs)
+			continue;
+		for (i = 0; i < n && seen[i] != fs; i++)
+			;
+		if (i < n)
+			continue;
+		if (n == CARRY_TABLES) {
+			n = -1;
+			break;
+		}
+		seen[n] = fs;
+		th[n++] = get_task_struct(t);
+	}
+	rcu_read_unlock();
+	if (n < 0)
+		for (i = 0; i < CARRY_TABLES; i++)
+			put_task_struct(th[i]);
+	return n;
+}
+
+/*
+ * Remembers the driver files process (pid, start) holds now, in any of its threads'
+ * tables, as carrying its reservation, and says whether it holds a file of the NVIDIA
+ * driver or of nvidia-uvm. Each file is referenced from the look until its entry is in:
+ * an RM file closed meanwhile is released by our fput, after the entry, so its release
+ * takes the entry away; another file's entry keeps the reference. A process of more
+ * tables than are looked at is full.
+ */
+static bool carry_look(pid_t pid, u64 start)
+{
+	struct task_struct *th[CARRY_TABLES];
+	bool driver = false;
+	int n, i;
+
+	n = carry_tables(pid, start, th);
+	if (n < 0) {
+		struct carry_proc *c;
+
+		mutex_lock(&carry.lock);
+		c = carry_proc(pid, start);
+		if (carry.on)
+			carry_full(&c, pid, start);
+		mutex_unlock(&carry.lock);
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d had more than %u file tables at a hot update: its reservation is kept until its instance is deleted\n",
+				    pid, CARRY_TABLES);
+		return true;
+	}
+	for (i = 0; i < n; i++) {
+		driver |= carry_look_table(pid, start, th[i]);
+		put_task_struct(th[i]);
+	}
+	return driver;
 }
 
 /*
@@ -291,12 +392,14 @@ static bool carry_holds(pid_t pid, u64 start)
 struct carry_seek {
 	const void *key[CARRY_SEEK_KEYS];
 	unsigned int n;
+	unsigned int seen;		/* a bit per key found */
+	bool all;			/* walk on past a match */
 };
 
-/* For iterate_fd, under the table's spinlock: whether f is a file sought. */
+/* For iterate_fd, under the table's spinlock: whether f is a file sought (marked seen). */
 static int carry_seek_fd(const void *arg, struct file *f, unsigned int fd)
 {
-	const struct carry_seek *sk = arg;
+	struct carry_seek *sk = (struct carry_seek *)arg;
 	const void *key;
 	unsigned int i;
 
@@ -304,9 +407,41 @@ static int carry_seek_fd(const void *arg, struct file *f, unsigned int fd)
 		return 0;
 	key = carry_rm_file(f) ? f->private_data : f;
 	for (i = 0; i < sk->n; i++)
-		if (sk->key[i] == key)
-			return 1;
+		if (sk->key[i] == key) {
+			sk->seen |= 1u << i;
+			return !sk->all;
+		}
 	return 0;
+}
+
+/* For iterate_fd: whether f is a file of the driver or of nvidia-uvm. */
+static int carry_any_fd(const void *arg, struct file *f, unsigned int fd)
+{
+	return carry_driver_file(f);
+}
+
+/*
+ * Walks every file table of process (pid, start) with fn(arg) until one answers
+ * nonzero: whether one did. Yes also for a process of more tables than are looked at
+ * (carry_look keeps its reservation for good); no for one gone.
+ */
+static bool carry_walk(pid_t pid, u64 start,
+		       int (*fn)(const void *, struct file *, unsigned int), const void *arg)
+{
+	struct task_struct *th[CARRY_TABLES];
+	bool hit = false;
+	int n, i;
+
+	n = carry_tables(pid, start, th);
+	if (n < 0)
+		return true;
+	for (i = 0; i < n; i++) {
+		task_lock(th[i]);
+		hit = hit || (th[i]->files && iterate_fd(th[i]->files, 0, fn, arg));
+		task_unlock(th[i]);
+		put_task_struct(th[i]);
+	}
+	return hit;
 }
 
 /*
@@ -328,18 +463,29 @@ static int carry_seek_fd(const void *arg, struct file *f, unsigned int fd)
 static bool carry_holder(pid_t *pid, u64 *start, bool attached)
 {
 	struct carry_seek sk = { .n = 0 };
+	const struct files_struct *last = NULL;
+	struct task_struct *p, *t;
 	struct carry_proc *c;
-	struct task_struct *t;
 	struct carry_file *e;
-	bool alive, full, open = false, found = false;
+	bool alive, full, open = false, more = false, found = false;
+	pid_t hpid = 0;
+	u64 hstart = 0;
 	int bkt;
 
 	rcu_read_lock();
 	t = pid_task(find_pid_ns(*pid, &init_pid_ns), PIDTYPE_TGID);
-	alive = t && t->start_time == *start;
+	/* A thread of it runs (its leader may have exited before the others). */
+	alive = t && t->start_time == *start && atomic_read(&t->signal->live) > 0;
 	rcu_read_unlock();
 	/* Gone, its attached files open elsewhere: no process to name it by. */
 	if (attached && !alive)
+		return true;
+	/*
+	 * Alive, its attached files open, none of the driver's in its tables: it passed
+	 * them on (to a child, over a socket) and closed its own; the next module, looking
+	 * at its files, would find nothing.
+	 */
+	if (attached && !carry_walk(*pid, *start, carry_any_fd, NULL))
 		return true;
 	mutex_lock(&carry.lock);
 	c = carry_proc(*pid, *start);
@@ -347,29 +493,50 @@ static bool carry_holder(pid_t *pid, u64 *start, bool attached)
 	/* A pinned file only cgpu_km holds is let go of soon: nobody can take it again. */
 	if (c && !alive && !full)
 		hash_for_each(carry.files, bkt, e, node)
-			if (e->by == c && (e->rm || (e->pin && file_count(e->pin) > 1))) {
+			if (e->by == c && (e->rm || (e->pin && file_count(e->pin) > carry_pins(e->pin)))) {
 				open = true;
 				if (sk.n < CARRY_SEEK_KEYS)
 					sk.key[sk.n++] = e->key;
+				else
+					more = true;
 			}
 	mutex_unlock(&carry.lock);
 	if (!open)
 		return full;
+	/* Every thread: a table may be a thread's own, or outlive its leader (carry_tables). */
 	rcu_read_lock();
-	for_each_process(t) {
-		if (t->flags & PF_EXITING)
+	for_each_process_thread(p, t) {
+		const struct files_struct *fs = READ_ONCE(t->files);
+
+		/* A group's threads come together: a table they share is walked once. */
+		if ((t->flags & PF_EXITING) || !fs || fs == last)
 			continue;
+		last = fs;
 		task_lock(t);
 		found = t->files && iterate_fd(t->files, 0, carry_seek_fd, &sk);
 		task_unlock(t);
 		if (found) {
-			*pid = task_tgid_nr(t);
-			*start = t->start_time;
-			break;
+			hpid = task_tgid_nr(t);
+			hstart = p->start_time;
+			goto out;	/* out of both loops */
 		}
 	}
+out:
 	rcu_read_unlock();
-	return !found;
+	if (!found)
+		return true;
+	*pid = hpid;
+	*start = hstart;
+	/*
+	 * The next module keeps it while that process holds one of them: it must hold every
+	 * one (a file another process kept would hold the memory past it).
+	 */
+	if (more)
+		return true;
+	sk.seen = 0;
+	sk.all = true;
+	carry_walk(hpid, hstart, carry_seek_fd, &sk);
+	return sk.seen != (1u << sk.n) - 1;
 }
 
 /* The RM file whose private data is key was released: it carries nothing any more. */
@@ -399,15 +566,22 @@ static void carry_let_go_work(struct work_struct *w)
 
 	mutex_lock(&carry.lock);
 	hash_for_each(carry.files, bkt, e, node) {
-		if (!e->pin)
+		struct file *f = e->pin;
+		struct carry_file *o;
+
+		if (!f)
 			continue;
-		if (file_count(e->pin) == 1) {
-			fput(e->pin);
-			e->pin = NULL;
-			e->let_go_at = carry.reclaims;
-		} else {
+		if (file_count(f) > carry_pins(f)) {
 			held = true;
+			continue;
 		}
+		/* Only our pins left: every entry of the file lets go. */
+		hash_for_each_possible(carry.files, o, node, (unsigned long)f)
+			if (o->pin == f) {
+				o->pin = NULL;
+				o->let_go_at = carry.reclaims;
+				fput(f);
+			}
 	}
 	if (held && carry.on)
 		queue_delayed_work(system_wq, &carry.let_go, msecs_to_jiffies(CARRY_LET_GO_MS));

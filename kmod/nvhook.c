@@ -185,6 +185,7 @@ enum nvh_kind { NVH_DEVICE, NVH_SUBDEVICE, NVH_MEMORY, NVH_CHANNEL };
 struct nvh_obj {
 	struct hlist_node node;
 	struct list_head doom;		/* a tree being dropped (nvh_drop_tree) */
+	bool doomed;			/* on that list */
 	u32 client, handle, parent;
 	u32 gpu;
 	enum nvh_kind kind;
@@ -483,7 +484,8 @@ static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 /*
  * The driver freed top and everything under it: a device takes its subdevices, channel
  * groups, channels and the memory under them with it, a group its channels. Few lines
- * have children, so one pass over the table per parent. rec->lock held.
+ * have children, so one pass over the table per parent. A parent of two lines (nvh_record)
+ * finds the same children twice: each goes on the list once. rec->lock held.
  */
 static void nvh_drop_tree(struct nvh_file *rec, struct nvh_obj *top)
 {
@@ -491,13 +493,16 @@ static void nvh_drop_tree(struct nvh_file *rec, struct nvh_obj *top)
 	LIST_HEAD(doom);
 	int bkt;
 
+	top->doomed = true;
 	list_add_tail(&top->doom, &doom);
 	list_for_each_entry(q, &doom, doom) {
 		if (q->kind == NVH_MEMORY)
 			continue;
 		hash_for_each(rec->objs, bkt, o, node)
-			if (o->client == q->client && o->parent == q->handle && o != q)
+			if (o->client == q->client && o->parent == q->handle && !o->doomed) {
+				o->doomed = true;
 				list_add_tail(&o->doom, &doom);
+			}
 	}
 	list_for_each_entry_safe(q, n, &doom, doom)
 		nvh_obj_drop(rec, q);
@@ -700,7 +705,11 @@ static int nvh_rm_control(void *sp, u32 client, u32 object, u32 cmd, void *param
 	return ops.params.control.status == NVA_NV_OK ? 0 : -EIO;
 }
 
-/* The driver's own figure for memory object (client, handle): its bytes, whether in video memory. */
+/*
+ * What the GPU holds for memory object (client, handle), from the driver's own figure
+ * (its descriptor's size, rounded up to what RM's physical allocator takes), and whether
+ * it is in video memory.
+ */
 static int nvh_rm_surface(void *sp, u32 client, u32 handle, u64 *bytes, bool *vidmem)
 {
 	struct nva_nv0041_surface_info list[2] = {
@@ -714,7 +723,8 @@ static int nvh_rm_surface(void *sp, u32 client, u32 handle, u64 *bytes, bool *vi
 
 	if (nvh_rm_control(sp, client, handle, NVA_NV0041_CTRL_CMD_GET_SURFACE_INFO, &gp, sizeof(gp)))
 		return -EIO;
-	*bytes = (u64)list[0].data * NVA_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE;
+	*bytes = round_up((u64)list[0].data * NVA_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE,
+			  NVA_PMA_GRANULE);
 	*vidmem = list[1].data == NVA_ADDR_SPACE_TYPE_VIDMEM;
 	return 0;
 }
@@ -1043,7 +1053,11 @@ static u32 nvh_take_back(const struct nvh_call *c, u32 code, const char *why, u6
  * the parent's GPU and the container's slot there (a memory's parent must be a device or
  * subdevice, a channel's a device or group), a place taken in rec's table if there is a
  * slot (*placed), and *late when the parent is none cgpu_km saw made (nvh_alloc_late).
- * The parent may go once unlocked (a free on another thread): its GPU is kept.
+ * On a file recorded from its open every parent passed a wrapper, so one with no line
+ * yet is one the driver has made and cgpu_km not yet recorded (another thread of the
+ * caller's names it before its allocation returned), or none: refused (no slot), never
+ * made by the driver before it is counted. The parent may go once unlocked (a free on
+ * another thread): its GPU is kept.
  */
 static struct cgpu_slot *nvh_place(struct nvh_file *rec, u32 client, u32 parent, bool memory,
 				   u32 *gpu, bool *placed, bool *late)
@@ -1058,7 +1072,7 @@ static struct cgpu_slot *nvh_place(struct nvh_file *rec, u32 client, u32 parent,
 		*gpu = par->gpu;
 		slot = cgpu_slot_of(rec->att, *gpu);
 	}
-	*late = !par && !nvh_lines(rec, client, parent);
+	*late = !par && !nvh_lines(rec, client, parent) && !READ_ONCE(rec->from_open);
 	*placed = slot && nvh_take_place_locked(rec);
 	mutex_unlock(&rec->lock);
 	return slot;
@@ -1070,8 +1084,8 @@ static struct cgpu_slot *nvh_place(struct nvh_file *rec, u32 client, u32 parent,
  * caller's), then the parent it took gets its lines and GPU from the driver
  * (nvh_adopt), and the new object is charged or counted there after the fact: freed and
  * refused past the budget or the cap, or on no GPU the container has. What follows under
- * that parent takes the usual way. Only a process that ran through a hot update or from
- * before cgpu_km attached comes here, so the memory it asks for may be held a moment
+ * that parent takes the usual way. Only a file opened before cgpu_km attached, or before
+ * a hot update, comes here (nvh_place), so the memory it asks for may be held a moment
  * before it is found past the budget and freed.
  */
 static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
@@ -1084,6 +1098,7 @@ static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
 	u64 got = 0, used, memsize;
 	struct nvh_obj *o;
 	u32 gpu, st;
+	int err;
 
 	o = cgpu_zalloc(sizeof(*o));
 	if (!o || !nvh_take_place(rec)) {
@@ -1111,7 +1126,11 @@ static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
 			st = nvh_take_back(c, code, "over the budget once the driver had made it", got);
 			goto undo;
 		}
-	} else if (cgpu_ledger_chan_take(slot, max)) {
+	} else if ((err = cgpu_ledger_chan_take(slot, max))) {
+		if (err == -EAGAIN) {
+			st = nvh_take_back(c, code, "while a hot update is under way", 0);
+			goto undo;
+		}
 		atomic64_inc(&nvh.channels_refused);
 		st = nvh_take_back(c, code, "past max_channels", 0);
 		goto undo;
@@ -1246,6 +1265,7 @@ static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
 	bool placed, late;
 	struct nvh_obj *o;
 	u32 gpu, st;
+	int err;
 
 	o = cgpu_zalloc(sizeof(*o));
 	if (!o)
@@ -1263,7 +1283,14 @@ static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
 					  p->hClass);
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
-	if (cgpu_ledger_chan_take(slot, max)) {
+	err = cgpu_ledger_chan_take(slot, max);
+	if (err == -EAGAIN) {
+		nvh_give_place(rec);
+		cgpu_free(o);
+		return nvh_refuse(nvh_alloc_status(c), NVA_ERR_NO_FREE_FIFOS,
+				  "channel while a hot update is under way, class", p->hClass);
+	}
+	if (err) {
 		nvh_give_place(rec);
 		cgpu_free(o);
 		atomic64_inc(&nvh.channels_refused);
@@ -1286,7 +1313,8 @@ static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
 static __always_inline bool nvh_class_refused(u32 cls)
 {
 	return cls == NVA_NV_MEMORY_EXTENDED_USER || cls == NVA_NV01_MEMORY_LOCAL_PHYSICAL ||
-	       cls == NVA_NV_MEMORY_FABRIC;
+	       cls == NVA_NV_MEMORY_FABRIC || cls == NVA_NV_MEMORY_MULTICAST_FABRIC ||
+	       cls == NVA_NV_MEMORY_EXPORT;
 }
 
 /*
@@ -1382,12 +1410,16 @@ static bool nvh_line_named(const struct nvh_obj *o)
 
 /*
  * Line o of memory of bytes charged to slot, as an obj line of slot's process, with its
- * parent's own parent if rec (locked) holds it; same: not the memory's first line.
+ * parent's own parent if rec (locked) holds it under one line; same: not the memory's
+ * first line. A parent of two lines (nvh_record) names no grandparent: which of them the
+ * driver holds is not known, and a wrong one would let a free of an unrelated object give
+ * the memory back (grand=0 gives back too little, never too much).
  */
 static void nvh_dump_line(struct seq_file *m, struct nvh_file *rec, const struct nvh_obj *o,
 			  const struct cgpu_slot *slot, u64 bytes, bool same)
 {
-	struct nvh_obj *up = o->client && o->rec == rec ?
+	struct nvh_obj *up = o->client && o->rec == rec &&
+			     nvh_lines(rec, o->client, o->parent) == 1 ?
 			     nvh_obj_find(rec, o->client, o->parent) : NULL;
 
 	cgpu_ledger_dump_obj(m, slot->inst, slot->proc->pid, slot->proc->start, bytes, o->client,

@@ -20,14 +20,16 @@ want=(535.261.03 550.163.01)
 # uvm_global.c and uvm_gpu.c make its one RM session and a device in it per GPU.
 uvm=(uvm_linux_ioctl.h uvm_ioctl.h uvm_types.h uvm_common.h uvm.c nvidia-uvm.Kbuild
 	uvm_global.c uvm_gpu.c)
-# RM's side of nvidia-uvm's duplicates, in the source package only.
+# RM's side of nvidia-uvm's duplicates, and RM's video-memory allocation (what PMA
+# takes for it), in the source package only.
 gpu_ops=src/nvidia/src/kernel/rmapi/nv_gpu_ops.c
+vidmem=src/nvidia/src/kernel/mem_mgr/video_mem.c
 missing=()
 # A cache from before a file joined the list is fetched again.
 for v in "${want[@]}"; do
 	ok=1
 	for f in .kind "${uvm[@]/#/kernel-open/nvidia-uvm/}"; do [ -f "$cache/$v/$f" ] || ok=0; done
-	[ $ok = 0 ] || [ "$(cat "$cache/$v/.kind")" != source ] || [ -f "$cache/$v/$gpu_ops" ] || ok=0
+	[ $ok = 0 ] || [ "$(cat "$cache/$v/.kind")" != source ] || { [ -f "$cache/$v/$gpu_ops" ] && [ -f "$cache/$v/$vidmem" ]; } || ok=0
 	[ $ok = 1 ] || missing+=("$v")
 done
 [ ${#missing[@]} -gt 0 ] || { echo "$cache"; exit 0; }
@@ -44,7 +46,7 @@ private_apt "$tmp" "${lines[@]}"
 
 # The files the checks read, by their place in the upstream tree.
 headers=(src/common/sdk/nvidia/inc src/nvidia/arch/nvalloc/unix/include kernel-open/common/inc
-	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c "$gpu_ops"
+	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c "$gpu_ops" "$vidmem"
 	"${uvm[@]/#/kernel-open/nvidia-uvm/}")
 
 for v in "${missing[@]}"; do

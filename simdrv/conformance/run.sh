@@ -199,5 +199,22 @@ for ver in 535.261.03 550.163.01; do
 		mig=$(cat "$u"/*.c | grep -c 'uvm_rm_locked_call(nvUvmInterfaceSessionCreate(') || true
 		echo "conformance $ver: nvidia-uvm's duplicates are in its one RM session for every GPU (sessions of its own per MIG partition: $([ "$mig" -gt 1 ] && echo yes || echo no))$([ "$kind" = source ] || echo "; nv_gpu_ops.c not in the archive: checked against 535 only")"
 	fi
+
+	# What the GPU holds for video memory of 4 KiB pages: RM's physical allocator takes
+	# it in 64 KiB pages, while the memory's descriptor (every size RM reports of it,
+	# GET_SURFACE_INFO's PHYS_SIZE too) keeps the 4 KiB-rounded size. The stand-in's
+	# SD_PMA_GRANULE and cgpu_km's NVA_PMA_GRANULE (its charge) rest on this.
+	if [ "$kind" = source ]; then
+		pma=$(fn "$src/src/nvidia/src/kernel/mem_mgr/video_mem.c" "_vidmemPmaAllocate" | flat)
+		if [[ $pma == *"if(pageSize == RM_PAGE_SIZE){"*"pageSize = RM_PAGE_SIZE_64K;}"* &&
+			$pma == *"pageCount =(NvU32)NV_DIV_AND_CEIL(size,pageSize);"* ]] &&
+			grep -A2 'memdescDescribe(pAllocRequest->pMemDesc, ADDR_FBMEM,' "$src/src/nvidia/src/kernel/mem_mgr/video_mem.c" |
+			grep -q 'pFbAllocInfo->adjustedSize);'; then
+			echo "conformance $ver: RM's physical allocator takes video memory of 4 KiB pages in 64 KiB pages; its descriptor keeps the asked size (video_mem.c)"
+		else
+			echo "conformance $ver: video_mem.c's _vidmemPmaAllocate no longer takes 4 KiB-page memory in 64 KiB pages as SD_PMA_GRANULE and NVA_PMA_GRANULE say" >&2
+			fail=1
+		fi
+	fi
 done
 exit "$fail"

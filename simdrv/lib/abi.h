@@ -46,6 +46,8 @@
 #define SD_NV_MEMORY_EXTENDED_USER	0x42
 #define SD_NV01_MEMORY_LOCAL_PHYSICAL	0xc2
 #define SD_NV_MEMORY_FABRIC		0xf8
+#define SD_NV_MEMORY_MULTICAST_FABRIC	0xfd
+#define SD_NV_MEMORY_EXPORT		0xe0	/* after 535 */
 
 /* Status codes (the params' status; the ioctl returns 0 when one is set) */
 #define SD_NV_OK			0x00

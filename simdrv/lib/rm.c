@@ -130,7 +130,7 @@ static void put_mem(struct sd_node *n, const struct sd_obj *o)
 	if (!m)
 		return;
 	if (--m->refs == 0) {
-		n->used[m->gpu] -= m->bytes;
+		n->used[m->gpu] -= m->held;
 		sd_free(m);
 		return;
 	}
@@ -443,6 +443,7 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 			return SD_NV_ERR_NO_MEMORY;
 		m->internal = 1;
 		m->bytes = r->cls == SD_KEPLER_CHANNEL_GROUP_A ? SD_GROUP_HELD : SD_CHANNEL_HELD;
+		m->held = m->bytes;
 		break;
 	default: /* SD_NV01_MEMORY_LOCAL_USER, sized and checked by check_memory */
 		if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0))
@@ -452,11 +453,12 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 		if (!m)
 			return SD_NV_ERR_NO_MEMORY;
 		m->bytes = r->p.mem.size;
+		m->held = (m->bytes + SD_PMA_GRANULE - 1) & ~(SD_PMA_GRANULE - 1);
 		m->page = page_size(&r->p.mem, &field);
 		break;
 	}
 	if (m) {
-		if (m->bytes > n->total[gpu] - n->used[gpu]) {
+		if (m->held > n->total[gpu] - n->used[gpu]) {
 			sd_free(m);
 			return SD_NV_ERR_NO_MEMORY;
 		}
@@ -471,7 +473,7 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 	if (m) {
 		o->mem = m;
 		m->listed = o;
-		n->used[gpu] += m->bytes;
+		n->used[gpu] += m->held;
 	}
 	r->hNew = h;
 	return SD_NV_OK;

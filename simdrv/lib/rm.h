@@ -15,6 +15,7 @@
 #define SD_PAGE_4K		0x1000ULL
 #define SD_PAGE_BIG		0x10000ULL	/* 64 KiB, the big page of Turing on */
 #define SD_PAGE_HUGE		0x200000ULL
+#define SD_PMA_GRANULE		SD_PAGE_BIG	/* RM's physical allocator's least page */
 #define SD_PAGE_512M		0x20000000ULL
 /* Handle generators of RM's resource server. */
 #define SD_CLIENT_HANDLE_BASE	0xc1d00000u
@@ -78,7 +79,14 @@ void sd_free(void *p);
 struct sd_mem {
 	sd_u32 refs;
 	sd_u32 gpu;
-	sd_u64 bytes;		/* whole pages */
+	sd_u64 bytes;		/* whole pages: the memory descriptor's size, what RM reports */
+	/*
+	 * What the GPU holds for it: RM's physical allocator (PMA) takes no less than
+	 * 64 KiB pages, so memory of 4 KiB pages takes bytes rounded up to 64 KiB
+	 * (_vidmemPmaAllocate, video_mem.c: "Minimum granularity of PMA is 64K"), while
+	 * the descriptor, and every figure RM gives of the object, keeps bytes.
+	 */
+	sd_u64 held;
 	sd_u64 page;		/* the page size RM took */
 	/*
 	 * The object its bytes are listed under per process: the one that allocated it,

@@ -275,6 +275,17 @@ for ver in 535.261.03 550.163.01; do
 	kill_it c2
 	ok "$ver: 2 MiB page rounding"
 
+	# RM reports 4 KiB for an allocation of 4 KiB pages; the GPU holds PMA's 64 KiB page
+	# for it, and that is the charge. The look before the driver runs takes 2 MiB pages, so
+	# the loop stops with less than 2 MiB left: 4065 of them, 254 MiB held, all charged.
+	start s4 cg small 20000
+	grep -qx "small: 4065 x 4 KiB, then status 0x51" "$W/s4" || fail "4 KiB loop: $(cat "$W/s4"), the driver holds $(used)"
+	[ "$(used)" = $((4065 * 65536)) ] && [ "$(meminfo | head -1)" = "Free: $((256 * MiB - 4065 * 65536))" ] ||
+		fail "4 KiB loop: meminfo $(meminfo), the driver holds $(used)"
+	kill_it s4
+	[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after the 4 KiB loop: $(meminfo), the driver holds $(used)"
+	ok "$ver: memory of 4 KiB pages charged as the 64 KiB pages the GPU holds for it"
+
 	# The simulated libcuda in the container allocates through the driver: its context
 	# takes 64 MiB, and its cuMemAlloc loop stops at the budget with
 	# CUDA_ERROR_OUT_OF_MEMORY, with libcgpu preloaded (kernel mode: it leaves the charge
@@ -458,7 +469,7 @@ for ver in 535.261.03 550.163.01; do
 	# host's calls reach the stand-in, which serves none of them (NV_ERR_INVALID_CLASS
 	# 0x22; EINVAL for the escapes).
 	start u1 cg uncharged
-	grep -qx "class 0x42: 0x56 0x56, class 0xc2: 0x56 0x56, class 0xf8: 0x56 0x56, alloc: status 0x56 status 0x56, info: errno 22 errno 22" "$W/u1" ||
+	grep -qx "class 0x42: 0x56 0x56, class 0xc2: 0x56 0x56, class 0xf8: 0x56 0x56, class 0xfd: 0x56 0x56, class 0xe0: 0x56 0x56, alloc: status 0x56 status 0x56, info: errno 22 errno 22" "$W/u1" ||
 		fail "container uncharged: $(cat "$W/u1")"
 	# A device whose parameters cannot be read gets the driver's answer (cgpu_km reads
 	# none: its subdevice says which GPU), as the host does.
@@ -468,7 +479,7 @@ for ver in 535.261.03 550.163.01; do
 		fail "container's deprecated calls, imports and exports: $(cat "$W/u1")"
 	start u2 host uncharged
 	grep -qx "device without parameters: 0x1f, unreadable: 0x1e" "$W/u2" || fail "host device without parameters: $(cat "$W/u2")"
-	grep -qx "class 0x42: 0x22 0x22, class 0xc2: 0x22 0x22, class 0xf8: 0x22 0x22, alloc: errno 22 errno 22, info: errno 22 errno 22" "$W/u2" ||
+	grep -qx "class 0x42: 0x22 0x22, class 0xc2: 0x22 0x22, class 0xf8: 0x22 0x22, class 0xfd: 0x22 0x22, class 0xe0: 0x22 0x22, alloc: errno 22 errno 22, info: errno 22 errno 22" "$W/u2" ||
 		fail "host uncharged: $(cat "$W/u2")"
 	grep -qx "alloc memory 0x40: errno 22, 0x3e: errno 22, alloc object 0x40: errno 22, import: errno 22 errno 22 export: errno 22 errno 22" "$W/u2" ||
 		fail "host's deprecated calls, imports and exports: $(cat "$W/u2")"
@@ -894,6 +905,62 @@ for ver in 535.261.03 550.163.01; do
 	kept_till_instance "$f12child" "$(printf 'Free: %s\nPID: %s Mem: %s' $((224 * MiB)) "$f12pid" $((32 * MiB)))" \
 		"the eighth hot update, f12's child holding its file"
 	ok "$ver: hot update: the charge of a process gone whose driver file a child holds is kept until its instance goes (keep=1)"
+
+	# A ninth: l13's main thread exits (pthread_exit) after its allocation, a second
+	# thread going on with the process's file table, which the exited leader no longer
+	# names. The next module looks at every thread's table: the reservation stays while
+	# the thread lives, and goes with it (looking at the leader's alone, it released the
+	# 32 MiB at its first reclaim while the driver held them).
+	start l13 cg leaderexit 32
+	l13pid=$(cat "$W/l13.pid")
+	echo freeze >$P/upgrade
+	reload "$W/state9"
+	sleep 3
+	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((224 * MiB)) "$l13pid" $((32 * MiB)))" ] &&
+		[ "$(used)" = $((32 * MiB)) ] ||
+		fail "3 reclaim_s after the ninth hot update, l13's main thread gone: $(meminfo), the driver holds $(used)"
+	kill_it l13
+	for _ in $(seq 50); do [ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] && break; sleep 0.1; done
+	[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] ||
+		fail "after l13 was killed: $(meminfo), the driver holds $(used)"
+	ok "$ver: hot update: a process whose main thread exited keeps its reservation while another of its threads holds its driver file"
+
+	# A tenth: f14 hands its driver files to a child and closes its own, living on. The
+	# charge is still f14's, through files it no longer holds: the next module, looking
+	# at f14's files, would find none and release it at its first reclaim while the
+	# child holds the memory; it is kept (keep=1) until the instance goes.
+	rm -f "$W/f14.go"
+	start f14 cg forkclose 32 "$W/f14.go"
+	f14pid=$(cat "$W/f14.pid")
+	f14child=$(sed -n 's/^forkclose: child //p' "$W/f14")
+	touch "$W/f14.go"
+	for _ in $(seq 100); do [ "$(ls /proc/"$f14pid"/fd | wc -l)" -le 3 ] && break; sleep 0.05; done
+	echo freeze >$P/upgrade
+	reload "$W/state10"
+	grep -Eqx "charge 0 $SID $f14pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state10" ||
+		fail "the tenth hot update's state (f14 alive, its files passed to its child): $(grep '^charge' "$W/state10")"
+	kept_till_instance "$f14child" "$(printf 'Free: %s\nPID: %s Mem: %s' $((224 * MiB)) "$f14pid" $((32 * MiB)))" \
+		"the tenth hot update, f14's child holding its files"
+	kill_it f14
+	ok "$ver: hot update: the charge of a live process whose driver files only a child holds is kept until its instance goes (keep=1)"
+
+	# An eleventh: v15 maps 32 MiB through nvidia-uvm (its handle freed) and forks a
+	# child that holds the same va_space file and 32 MiB of its own: each process's
+	# reservation remembers that file, pinned once for each. Once both are killed only
+	# the pins hold it: both let go, nvidia-uvm frees the mapping, and nothing is left
+	# (with one pin per process counted as a holder, the file was never let go: the
+	# driver held the 32 MiB, uncharged once the instance went, until cgpu_km unloaded).
+	start v15 cg uvmshare 32
+	v15child=$(sed -n 's/^uvmshare: child //p' "$W/v15")
+	[ "$(used)" = $((64 * MiB)) ] || fail "uvmshare: $(cat "$W/v15"), the driver holds $(used)"
+	echo freeze >$P/upgrade
+	reload "$W/state11"
+	kill -KILL "$v15child"
+	kill_it v15
+	for _ in $(seq 50); do [ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] && break; sleep 0.1; done
+	[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] ||
+		fail "after v15 and its child were killed: $(meminfo), the driver holds $(used), $(grep '^files kept' $P/enforcement)"
+	ok "$ver: hot update: a va_space file two reserved processes held is let go once both are gone"
 
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its

@@ -14,6 +14,12 @@
  *                        turns, until the status is not NV_OK; prints
  *                        "loop: N x MIB MiB, then status 0xS"; frees the last one and
  *                        allocates it again ("refill: 0xS"), prints "held", waits
+ *   rawalloc leaderexit MIB  (cgpu_km enforce=1) MIB MiB on GPU 0; its main thread
+ *                        exits and a second thread goes on: "held" once it has, waits
+ *                        to be killed
+ *   rawalloc small MAX   allocations of 4 KiB in 4 KiB pages on GPU 0 until the status
+ *                        is not NV_OK, at most MAX; prints "small: N x 4 KiB, then
+ *                        status 0xS", "held", waits to be killed
  *   rawalloc dup MIB     (cgpu_km enforce=1) allocates MIB MiB on GPU 0 and asks
  *                        NV_ESC_RM_DUP_OBJECT of it, and of its device; prints
  *                        "dup memory: A, dup device: B", each "status 0xS" or, where
@@ -56,6 +62,11 @@
  *   rawalloc forkhold MIB GO  (cgpu_km enforce=1) MIB MiB on GPU 0 and a child holding
  *                        the driver's files: "forkhold: child C", "held"; the parent
  *                        exits once GO exists (below)
+ *   rawalloc uvmshare MIB  (cgpu_km enforce=1) MIB MiB mapped through nvidia-uvm, and
+ *                        a child, holding the va_space's file too, with MIB MiB of its
+ *                        own: "uvmshare: child C", "held"; both wait to be killed
+ *   rawalloc forkclose MIB GO  as forkhold, but once GO exists the parent closes its
+ *                        files (all but its output) and lives on until killed
  *   rawalloc rmfree C H   NV_ESC_RM_FREE of handle H of client C (another process's) from
  *                        a /dev/nvidiactl of its own: "rmfree: status 0xS"
  *   rawalloc inflight MIB GO  (cgpu_km enforce=1) MIB MiB on GPU 0, the driver's files
@@ -97,6 +108,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <sched.h>
 #include <fcntl.h>
@@ -242,9 +254,10 @@ static void held_until(const char *go)
 
 /*
  * A child that inherits every file and holds them until killed: "NAME: child C",
- * "held"; once GO exists the parent exits.
+ * "held"; once GO exists the parent exits, or (stay) closes every file of its own but
+ * its output and lives on until killed.
  */
-static __attribute__((noreturn)) void hand_to_child(const char *name, const char *go)
+static __attribute__((noreturn)) void hand_to_child(const char *name, const char *go, bool stay)
 {
 	pid_t child = fork();
 
@@ -256,7 +269,12 @@ static __attribute__((noreturn)) void hand_to_child(const char *name, const char
 	printf("%s: child %d\nheld\n", name, (int)child);
 	fflush(stdout);
 	wait_for(go);
-	exit(0);
+	if (!stay)
+		exit(0);
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	for (;;)
+		pause();
 }
 
 /* A va_space on /dev/nvidia-uvm, initialized, GPU 0 registered; its descriptor. */
@@ -380,6 +398,31 @@ out:
 	held_until_killed();
 }
 
+/*
+ * Allocations of 4 KiB in 4 KiB pages on GPU 0 until the status is not NV_OK, at most
+ * MAX: RM reports each as 4 KiB, the GPU holds a 64 KiB page of its physical allocator
+ * for it. Prints "small: N x 4 KiB, then status 0xS", "held", waits to be killed.
+ */
+static void small(unsigned int max)
+{
+	struct sd_memory_alloc m;
+	unsigned int c, h, st = SD_NV_OK, n;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	for (n = 0; n < max; n++) {
+		h = 0x10000 + n;
+		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = 4096,
+			.attr = SD_ATTR_PAGE_SIZE_4KB << SD_ATTR_PAGE_SIZE_SHIFT };
+		st = alloc(n % 4, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		if (st != SD_NV_OK)
+			break;
+	}
+	printf("small: %u x 4 KiB, then status 0x%x\n", n, st);
+	held_until_killed();
+}
+
 /* "status 0xS" when the ioctl returned 0 (with status st), else "errno E" (read at once). */
 static const char *answer(int r, unsigned int st, char *buf, size_t len)
 {
@@ -459,7 +502,7 @@ static const char *fd_share(unsigned int c, unsigned int cmd, char *buf, size_t 
 
 /*
  * The ways to video memory that cgpu_km does not charge, each in two forms: the
- * classes it refuses (0x42, 0xc2, 0xf8) and the heap interface's allocating function
+ * classes it refuses (0x42, 0xc2, 0xf8, 0xfd, 0xe0) and the heap interface's allocating function
  * (and its INFO, which passes); RM's deprecated calls (RM_ALLOC_MEMORY of video and of
  * system memory, RM_ALLOC_OBJECT of video memory); the imports from and exports to a
  * file descriptor: two lines of answers, then "held".
@@ -467,7 +510,8 @@ static const char *fd_share(unsigned int c, unsigned int cmd, char *buf, size_t 
 static void uncharged(void)
 {
 	static const unsigned int cls[] = { SD_NV_MEMORY_EXTENDED_USER,
-		SD_NV01_MEMORY_LOCAL_PHYSICAL, SD_NV_MEMORY_FABRIC };
+		SD_NV01_MEMORY_LOCAL_PHYSICAL, SD_NV_MEMORY_FABRIC, SD_NV_MEMORY_MULTICAST_FABRIC,
+		SD_NV_MEMORY_EXPORT };
 	unsigned char params[256] = { 0 };
 	unsigned int c, h, i;
 	char a[32], b[32];
@@ -1272,7 +1316,39 @@ static void uvmkeep(unsigned long long mib, int rounds, const char *go)
 	CHECK(close(ctl) == 0 && close(gpu) == 0);
 	printf("uvmkeep: %d mapped, only /dev/nvidia-uvm open\n", n);
 	if (go)
-		hand_to_child("uvmkeep", go);
+		hand_to_child("uvmkeep", go, false);
+	held_until_killed();
+}
+
+/*
+ * uvmshare: MIB MiB mapped through a va_space (uvm_rounds, one round), then a child
+ * that inherits every file and makes a charge of its own (MIB MiB on a client of a new
+ * /dev/nvidiactl): both hold the va_space's file. Prints "uvmshare: child C", "held",
+ * waits; the child waits too.
+ */
+static void uvmshare(unsigned long long mib)
+{
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
+	unsigned int c, h = 0x2000;
+	int fd, p[2];
+	pid_t child;
+	char ok;
+
+	c = uvm_start(NULL, &fd);
+	CHECK(uvm_rounds("uvmshare", fd, c, mib, 1, 0x7b0000000000ULL) == 1);
+	CHECK(pipe(p) == 0);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		start();
+		c = client_on_gpu(0);
+		CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+		CHECK(write(p[1], "y", 1) == 1);
+		for (;;)
+			pause();
+	}
+	CHECK(read(p[0], &ok, 1) == 1);
+	printf("uvmshare: child %d\n", (int)child);
 	held_until_killed();
 }
 
@@ -1528,7 +1604,7 @@ static void frozendup(unsigned long long mib, const char *go, const char *out, c
  * driver's files and holds them: "forkhold: child C", "held"; once GO exists the parent
  * exits, and the child goes on holding the memory through the files until killed.
  */
-static void forkhold(unsigned long long mib, const char *go)
+static void forkhold(unsigned long long mib, const char *go, bool stay)
 {
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
 	unsigned int c, h = 0x2000;
@@ -1537,7 +1613,45 @@ static void forkhold(unsigned long long mib, const char *go)
 	start();
 	c = client_on_gpu(0);
 	CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
-	hand_to_child("forkhold", go);
+	hand_to_child(stay ? "forkclose" : "forkhold", go, stay);
+}
+
+/* leaderexit's second thread: once the main thread has exited, "held", then waits. */
+static void *leader_gone(void *arg)
+{
+	char path[64], st[512], *state;
+	FILE *f;
+
+	(void)arg;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", getpid());
+	for (;;) {
+		f = fopen(path, "r");
+		CHECK(f && fgets(st, sizeof(st), f));
+		fclose(f);
+		state = strrchr(st, ')');
+		if (state && state[1] == ' ' && state[2] == 'Z')
+			break;
+		usleep(1000);
+	}
+	held_until_killed();
+}
+
+/*
+ * MIB MiB on GPU 0, then the main thread exits (pthread_exit) while a second one goes
+ * on with the process's files: "held" once the main thread is a zombie.
+ */
+static void leaderexit(unsigned long long mib)
+{
+	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
+	unsigned int c, h = 0x2000;
+	pthread_t t;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	CHECK(pthread_create(&t, NULL, leader_gone, NULL) == 0);
+	pthread_exit(NULL);
 }
 
 static void uvm(void)
@@ -1747,6 +1861,10 @@ int main(int argc, char **argv)
 		press(strtoull(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "churn"))
 		churn(strtoull(argv[2], NULL, 10));
+	else if (argc == 3 && !strcmp(argv[1], "leaderexit"))
+		leaderexit(strtoull(argv[2], NULL, 0));
+	else if (argc == 3 && !strcmp(argv[1], "small"))
+		small(atoi(argv[2]));
 	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "loop"))
 		loop(strtoull(argv[2], NULL, 10), argc == 4 ? atoi(argv[3]) : 0);
 	else if (argc == 5 && !strcmp(argv[1], "race"))
@@ -1764,7 +1882,11 @@ int main(int argc, char **argv)
 	else if (argc == 4 && !strcmp(argv[1], "dmabuf"))
 		dmabufs(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	else if (argc == 4 && !strcmp(argv[1], "forkhold"))
-		forkhold(strtoull(argv[2], NULL, 10), argv[3]);
+		forkhold(strtoull(argv[2], NULL, 10), argv[3], false);
+	else if (argc == 3 && !strcmp(argv[1], "uvmshare"))
+		uvmshare(strtoull(argv[2], NULL, 0));
+	else if (argc == 4 && !strcmp(argv[1], "forkclose"))
+		forkhold(strtoull(argv[2], NULL, 10), argv[3], true);
 	else if (argc == 4 && !strcmp(argv[1], "rmfree")) {
 		start();
 		printf("rmfree: status 0x%x\n", rmfree(strtoul(argv[2], NULL, 10), strtoul(argv[3], NULL, 10)));
@@ -1793,7 +1915,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB\n");
 		return 2;
 	}
 	return 0;

@@ -495,6 +495,7 @@ static void test_memory_rules(void)
 {
 	struct sd_file ctl;
 	struct sd_memory_alloc m;
+	sd_u64 listed;
 	sd_u32 h = 0x3000;
 
 	sd_file_init(&ctl, &node, SD_CTL_MINOR);
@@ -534,20 +535,26 @@ static void test_memory_rules(void)
 	h = 0x3001;
 	REQUIRE(alloc(&ctl, 0, 0x20, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_NO_MEMORY);
 	REQUIRE(rmfree(&ctl, 0x20, 0x3000) == SD_NV_OK && node.used[0] == 0);
-	/* Page sizes: small allocations in 4 KiB and 64 KiB pages, huge 512 MiB on request. */
+	/*
+	 * Page sizes: small allocations in 4 KiB and 64 KiB pages, huge 512 MiB on request.
+	 * One of 4 KiB pages is 4096 bytes to RM (its size, the process's figure) and holds
+	 * PMA's 64 KiB page of the GPU.
+	 */
 	m = vidmem(100);
 	REQUIRE(alloc(&ctl, 0, 0x20, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
-	REQUIRE(node.used[0] == 4096);
+	listed = 0;
+	sd_gpu_clients(&node, 0, add_bytes, &listed);
+	REQUIRE(listed == 4096 && node.used[0] == 65536);
 	m = vidmem(65537);
 	h = 0x3002;
 	REQUIRE(alloc(&ctl, 0, 0x20, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
-	REQUIRE(node.used[0] == 4096 + 2 * 65536);
+	REQUIRE(node.used[0] == 65536 + 2 * 65536);
 	m = vidmem(1);
 	m.attr = SD_ATTR_PAGE_SIZE_HUGE << SD_ATTR_PAGE_SIZE_SHIFT;
 	m.attr2 = SD_ATTR2_PAGE_SIZE_HUGE_512MB << SD_ATTR2_PAGE_SIZE_HUGE_SHIFT;
 	h = 0x3003;
 	REQUIRE(alloc(&ctl, 0, 0x20, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_OK);
-	REQUIRE(node.used[0] == 4096 + 2 * 65536 + 512 * MiB);
+	REQUIRE(node.used[0] == 65536 + 2 * 65536 + 512 * MiB);
 	/* Freeing the subdevice frees the memory under it, and only that. */
 	h = 0x3004;
 	m = vidmem(2 * MiB);
