@@ -457,8 +457,11 @@ static bool carry_walk(pid_t pid, u64 start,
  * pass over every process's files, at a dump only. A key is a file's private data or
  * the file, compared only: one released meanwhile can at worst name a process that
  * keeps the reservation longer (too much, never too little). attached: files of the
- * process's are attached to the ledger (then it is not renamed): if it is gone, they
- * are open in another process (a child that inherited them) that nothing names: kept.
+ * process's are attached to the ledger (then it is not renamed): if it is gone, or
+ * alive with no driver file in its tables (it passed them on and closed its own), they
+ * are open in another process that nothing names: kept. A process named must hold
+ * every remembered file still open, else kept: the next module would release the
+ * reservation when it lets go, while another process holds the rest.
  */
 static bool carry_holder(pid_t *pid, u64 *start, bool attached)
 {

@@ -286,6 +286,20 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after the 4 KiB loop: $(meminfo), the driver holds $(used)"
 	ok "$ver: memory of 4 KiB pages charged as the 64 KiB pages the GPU holds for it"
 
+	# A second thread asks for 300 MiB (past the budget) under the handle of a subdevice
+	# its first thread is making, 300 rounds: a parent with no line yet, on a file
+	# followed from its open, is one the driver made and cgpu_km has not recorded yet, or
+	# none; refused before the driver runs, so the driver never holds the 300 MiB and
+	# nothing is taken back after the fact (before, the driver ran first: it answered
+	# the absent parent itself, and made the memory under one not yet recorded).
+	tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
+	out=$(bash -c "echo \$\$ >$CG/cgroup.procs && exec $RAW parentrace 300 300" | grep '^parentrace')
+	tb=$(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0))
+	[[ "$out" =~ ^parentrace:\ 300\ rounds,\ [0-9]+\ asked:\ 0\ made,\ [0-9]+\ refused\ \(no\ memory\),\ 0\ no\ parent,\ 0\ other$ ]] &&
+		[ "$tb" = 0 ] && [ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] ||
+		fail "parentrace: $out, taken back $tb, $(meminfo), the driver holds $(used)"
+	ok "$ver: memory under a subdevice not yet recorded refused before the driver runs ($out)"
+
 	# The simulated libcuda in the container allocates through the driver: its context
 	# takes 64 MiB, and its cuMemAlloc loop stops at the budget with
 	# CUDA_ERROR_OUT_OF_MEMORY, with libcgpu preloaded (kernel mode: it leaves the charge

@@ -62,6 +62,10 @@
  *   rawalloc forkhold MIB GO  (cgpu_km enforce=1) MIB MiB on GPU 0 and a child holding
  *                        the driver's files: "forkhold: child C", "held"; the parent
  *                        exits once GO exists (below)
+ *   rawalloc parentrace N BIG  (cgpu_km enforce=1) N rounds of a device and its first
+ *                        subdevice made and freed while a second thread asks for BIG
+ *                        MiB under the subdevice's handle: "parentrace: N rounds, A
+ *                        asked: M made, R refused (no memory), P no parent, O other"
  *   rawalloc uvmshare MIB  (cgpu_km enforce=1) MIB MiB mapped through nvidia-uvm, and
  *                        a child, holding the va_space's file too, with MIB MiB of its
  *                        own: "uvmshare: child C", "held"; both wait to be killed
@@ -1616,6 +1620,67 @@ static void forkhold(unsigned long long mib, const char *go, bool stay)
 	hand_to_child(stay ? "forkclose" : "forkhold", go, stay);
 }
 
+/* parentrace: the subdevice its second thread allocates under, and when to stop. */
+static unsigned int pr_client;
+static volatile int pr_done;
+static unsigned int pr_asked, pr_made, pr_status[4];
+
+/* parentrace's second thread: BIG MiB under subdevice 0x1001, freed if made, until done. */
+static void *parent_racer(void *arg)
+{
+	unsigned long long big = *(unsigned long long *)arg;
+	struct sd_memory_alloc m;
+	unsigned int h, st;
+
+	pin(1);
+	while (!pr_done) {
+		h = 0x5000;
+		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = big * MiB };
+		st = alloc(pr_asked % 4, pr_client, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		pr_asked++;
+		if (st == SD_NV_OK) {
+			pr_made++;
+			CHECK(rmfree(pr_client, 0x5000) == SD_NV_OK);
+		}
+		pr_status[st == SD_NV_OK ? 0 : st == SD_NV_ERR_NO_MEMORY ? 1 :
+			  st == SD_NV_ERR_INVALID_OBJECT_PARENT ? 2 : 3]++;
+	}
+	return NULL;
+}
+
+/*
+ * N rounds of: device 0x1000 on GPU 0, its first subdevice 0x1001 (which GPU the
+ * device is on is asked of the driver once it is made), the device freed; all the while
+ * a second thread asks for BIG MiB under 0x1001, whose handle it knows before the
+ * subdevice's allocation returns. Prints "parentrace: N rounds, A asked: M made, R
+ * refused (no memory), P no parent, O other".
+ */
+static void parentrace(int rounds, unsigned long long big)
+{
+	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	struct sd_nv2080_alloc sub = { 0 };
+	unsigned int h;
+	pthread_t t;
+	int r;
+
+	open_gpu(0);
+	start();
+	CHECK(alloc(0, 0, 0, &pr_client, SD_NV01_ROOT, NULL) == SD_NV_OK);
+	pin(0);
+	CHECK(pthread_create(&t, NULL, parent_racer, &big) == 0);
+	for (r = 0; r < rounds; r++) {
+		h = 0x1000;
+		CHECK(alloc(r % 4, pr_client, pr_client, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+		h = 0x1001;
+		CHECK(alloc(r % 4, pr_client, 0x1000, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+		CHECK(rmfree(pr_client, 0x1000) == SD_NV_OK);
+	}
+	pr_done = 1;
+	CHECK(pthread_join(t, NULL) == 0);
+	printf("parentrace: %d rounds, %u asked: %u made, %u refused (no memory), %u no parent, %u other\n",
+	       rounds, pr_asked, pr_status[0], pr_status[1], pr_status[2], pr_status[3]);
+}
+
 /* leaderexit's second thread: once the main thread has exited, "held", then waits. */
 static void *leader_gone(void *arg)
 {
@@ -1883,6 +1948,8 @@ int main(int argc, char **argv)
 		dmabufs(strtoull(argv[2], NULL, 10), atoi(argv[3]));
 	else if (argc == 4 && !strcmp(argv[1], "forkhold"))
 		forkhold(strtoull(argv[2], NULL, 10), argv[3], false);
+	else if (argc == 4 && !strcmp(argv[1], "parentrace"))
+		parentrace(atoi(argv[2]), strtoull(argv[3], NULL, 0));
 	else if (argc == 3 && !strcmp(argv[1], "uvmshare"))
 		uvmshare(strtoull(argv[2], NULL, 0));
 	else if (argc == 4 && !strcmp(argv[1], "forkclose"))
@@ -1915,7 +1982,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB | rawalloc parentrace N BIG\n");
 		return 2;
 	}
 	return 0;
