@@ -881,7 +881,8 @@ for ver in 535.261.03 550.163.01; do
 
 	# A seventh: while the module is frozen its state is written, and upgrade.sh reads it
 	# once; a duplicate or a map of memory made after would hold it unknown to the next
-	# module, so both are refused then. x11's memory, alone under its handle when the
+	# module, and a channel group made after would not count against its max_channels,
+	# so all are refused then. x11's memory, alone under its handle when the
 	# state is read, goes over as one object, and its free after the update gives it
 	# back with nothing left holding it.
 	rm -f "$W/x11.go" "$W/x11.go.2" "$W/x11.out"
@@ -890,15 +891,15 @@ for ver in 535.261.03 550.163.01; do
 	sed -n '/^format /,$p' $P/upgrade >"$W/state7"
 	touch "$W/x11.go"
 	for _ in $(seq 100); do [ -s "$W/x11.out" ] && break; sleep 0.1; done
-	grep -qx "dup 0x1b map 0x1b" "$W/x11.out" ||
-		fail "a duplicate and a map while frozen for a hot update: $(cat "$W/x11.out" 2>&1)"
+	grep -qx "dup 0x1b map 0x1b group 0x4f" "$W/x11.out" ||
+		fail "a duplicate, a map and a channel group while frozen for a hot update: $(cat "$W/x11.out" 2>&1)"
 	reload "$W/state7" "" saved
 	touch "$W/x11.go.2"
 	for _ in $(seq 100); do grep -qx done "$W/x11.out" 2>/dev/null && break; sleep 0.1; done
 	grep -qx "freed 0x0: Free: $((256 * MiB))" "$W/x11.out" && [ "$(used)" = 0 ] ||
 		fail "x11's memory freed after the seventh hot update: $(cat "$W/x11.out"), the driver holds $(used)"
 	kill_it x11
-	ok "$ver: hot update: a duplicate or a map of a container's memory is refused while the module is frozen (the state read then would not name it)"
+	ok "$ver: hot update: a duplicate or a map of a container's memory, and a channel group, are refused while the module is frozen (the state read then would not name or count them)"
 
 	# An eighth: f12's parent exits before the update, its child holding the driver file
 	# it inherited. The charge is still the parent's, through that file, but the next

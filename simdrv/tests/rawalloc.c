@@ -1572,8 +1572,9 @@ static void uvmremap(unsigned long long mib, const char *go, const char *out, co
 
 /*
  * frozendup MIB GO OUT: (cgpu_km enforce=1) MIB MiB on GPU 0 and a va_space: "held". Once
- * GO exists (cgpu_km frozen for a hot update): a duplicate of it in its own client and a
- * map of it through nvidia-uvm; "dup 0xS map 0xS" to OUT. Once GO.2 exists (the update
+ * GO exists (cgpu_km frozen for a hot update): a duplicate of it in its own client, a
+ * map of it through nvidia-uvm and a channel group; "dup 0xS map 0xS group 0xS" to OUT
+ * (a group made is freed). Once GO.2 exists (the update
  * committed): the memory freed, "freed 0xS: FILE" (path's first line) and "done" to OUT;
  * then waits.
  */
@@ -1581,7 +1582,8 @@ static void frozendup(unsigned long long mib, const char *go, const char *out, c
 {
 	const unsigned long long va = 0x7a0000000000ULL, len = mib * MiB;
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = len };
-	unsigned int c, h = 0x2000, dst, mst, fst;
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	unsigned int c, h = 0x2000, dst, mst, gst, fst;
 	char go2[4096], line[256];
 	FILE *f;
 	int fd;
@@ -1593,9 +1595,13 @@ static void frozendup(unsigned long long mib, const char *go, const char *out, c
 	held_until(go);
 	dst = dup_on(ctl, c, 0x1000, 0x2001, c, 0x2000);
 	mst = uvm_map(fd, va, len, c, 0x2000);
+	h = 0x3000;
+	gst = alloc(0, c, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g);
+	if (gst == SD_NV_OK)
+		CHECK(rmfree(c, 0x3000) == SD_NV_OK);
 	f = fopen(out, "w");
 	CHECK(f != NULL);
-	fprintf(f, "dup 0x%x map 0x%x\n", dst, mst);
+	fprintf(f, "dup 0x%x map 0x%x group 0x%x\n", dst, mst, gst);
 	fflush(f);
 	wait_for(go2);
 	fst = rmfree(c, 0x2000);
@@ -1623,7 +1629,8 @@ static void forkhold(unsigned long long mib, const char *go, bool stay)
 /* parentrace: the subdevice its second thread allocates under, and when to stop. */
 static unsigned int pr_client;
 static volatile int pr_done;
-static unsigned int pr_asked, pr_made, pr_status[4];
+static volatile unsigned int pr_asked;
+static unsigned int pr_status[4];
 
 /* parentrace's second thread: BIG MiB under subdevice 0x1001, freed if made, until done. */
 static void *parent_racer(void *arg)
@@ -1638,10 +1645,9 @@ static void *parent_racer(void *arg)
 		m = (struct sd_memory_alloc){ .owner = 0x1234, .size = big * MiB };
 		st = alloc(pr_asked % 4, pr_client, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
 		pr_asked++;
-		if (st == SD_NV_OK) {
-			pr_made++;
-			CHECK(rmfree(pr_client, 0x5000) == SD_NV_OK);
-		}
+		/* Freed with its device if the first thread was quicker. */
+		if (st == SD_NV_OK)
+			rmfree(pr_client, 0x5000);
 		pr_status[st == SD_NV_OK ? 0 : st == SD_NV_ERR_NO_MEMORY ? 1 :
 			  st == SD_NV_ERR_INVALID_OBJECT_PARENT ? 2 : 3]++;
 	}
@@ -1669,11 +1675,16 @@ static void parentrace(int rounds, unsigned long long big)
 	pin(0);
 	CHECK(pthread_create(&t, NULL, parent_racer, &big) == 0);
 	for (r = 0; r < rounds; r++) {
+		/* The racer asks at least twice a round, in whatever state it finds. */
+		unsigned int want = pr_asked + 2;
+
 		h = 0x1000;
 		CHECK(alloc(r % 4, pr_client, pr_client, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
 		h = 0x1001;
 		CHECK(alloc(r % 4, pr_client, 0x1000, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
 		CHECK(rmfree(pr_client, 0x1000) == SD_NV_OK);
+		while (pr_asked < want)
+			sched_yield();
 	}
 	pr_done = 1;
 	CHECK(pthread_join(t, NULL) == 0);
