@@ -1072,7 +1072,7 @@ static struct cgpu_slot *nvh_place(struct nvh_file *rec, u32 client, u32 parent,
 		*gpu = par->gpu;
 		slot = cgpu_slot_of(rec->att, *gpu);
 	}
-	*late = !par && !nvh_lines(rec, client, parent);
+	*late = !par && !nvh_lines(rec, client, parent) && !READ_ONCE(rec->from_open);
 	*placed = slot && nvh_take_place_locked(rec);
 	mutex_unlock(&rec->lock);
 	return slot;
