@@ -280,8 +280,8 @@ static bool carry_look_table(pid_t pid, u64 start, struct task_struct *t)
 /*
  * The threads of process (pid, start) that hold its file tables, one each, referenced:
  * the leader's table is gone once it exited (a thread may go on: pthread_exit of main),
- * and a thread may have one of its own (unshare(CLONE_FILES)). How many; -1 if there
- * are more than CARRY_TABLES tables, or the process is gone (0 then: none).
+ * and a thread may have one of its own (unshare(CLONE_FILES)). How many: 0 for a
+ * process gone, -1 (none referenced) for one of more than CARRY_TABLES tables.
  */
 #define CARRY_TABLES	8
 static int carry_tables(pid_t pid, u64 start, struct task_struct **th)

@@ -1413,7 +1413,8 @@ static bool nvh_line_named(const struct nvh_obj *o)
  * parent's own parent if rec (locked) holds it under one line; same: not the memory's
  * first line. A parent of two lines (nvh_record) names no grandparent: which of them the
  * driver holds is not known, and a wrong one would let a free of an unrelated object give
- * the memory back (grand=0 gives back too little, never too much).
+ * the memory back (without one, the grandparent's free gives nothing back: too much,
+ * never too little).
  */
 static void nvh_dump_line(struct seq_file *m, struct nvh_file *rec, const struct nvh_obj *o,
 			  const struct cgpu_slot *slot, u64 bytes, bool same)
