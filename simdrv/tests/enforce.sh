@@ -147,6 +147,30 @@ kept_till_instance() {
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(objs)" = 0 ] ||
 		fail "after $3, its instance made again: $(meminfo), $(objs) object(s) kept"
 }
+# handed_keep NAME MODE N WHAT: NAME runs `rawalloc MODE 32 GO` in the container, whose
+# child holds its driver files once GO exists, the parent exiting (forkhold) or closing
+# its own (forkclose); then the Nth hot update, whose state must say keep=1 for NAME's
+# charge (WHAT), kept until its instance goes (kept_till_instance).
+handed_keep() {
+	local name=$1 mode=$2 n=$3 what=$4 pid child
+	rm -f "$W/$name.go"
+	start "$name" cg "$mode" 32 "$W/$name.go"
+	pid=$(cat "$W/$name.pid")
+	child=$(sed -n "s/^$mode: child //p" "$W/$name")
+	touch "$W/$name.go"
+	if [ "$mode" = forkhold ]; then
+		wait "$pid" 2>/dev/null || true
+		rm -f "$W/$name.fifo"
+	else
+		for _ in $(seq 100); do [ "$(ls /proc/"$pid"/fd | wc -l)" -le 3 ] && break; sleep 0.05; done
+	fi
+	echo freeze >$P/upgrade
+	reload "$W/state$n"
+	grep -Eqx "charge 0 $SID $pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state$n" ||
+		fail "hot update $n's state ($what): $(grep '^charge' "$W/state$n")"
+	kept_till_instance "$child" "$(printf 'Free: %s\nPID: %s Mem: %s' $((224 * MiB)) "$pid" $((32 * MiB)))" \
+		"hot update $n, $what"
+}
 # reload STATE [CHECK [saved]]: the frozen module's state saved in STATE (with saved:
 # saved there already), the module replaced by one loaded for a hot update with the
 # same max_channels (as upgrade.sh does), the state imported, CHECK STATE run if given,
@@ -906,19 +930,7 @@ for ver in 535.261.03 550.163.01; do
 	# module, which looks by process, finds no process holding it: it is kept (keep=1)
 	# until the instance goes (too much, never too little). Without it, the next module
 	# released it at its first reclaim while the driver held the memory.
-	rm -f "$W/f12.go"
-	start f12 cg forkhold 32 "$W/f12.go"
-	f12pid=$(cat "$W/f12.pid")
-	f12child=$(sed -n 's/^forkhold: child //p' "$W/f12")
-	touch "$W/f12.go"
-	wait "$f12pid" 2>/dev/null || true
-	rm -f "$W/f12.fifo"
-	echo freeze >$P/upgrade
-	reload "$W/state8"
-	grep -Eqx "charge 0 $SID $f12pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state8" ||
-		fail "the eighth hot update's state (f12 gone, its child holding its file): $(grep '^charge' "$W/state8")"
-	kept_till_instance "$f12child" "$(printf 'Free: %s\nPID: %s Mem: %s' $((224 * MiB)) "$f12pid" $((32 * MiB)))" \
-		"the eighth hot update, f12's child holding its file"
+	handed_keep f12 forkhold 8 "f12 gone, its child holding its file"
 	ok "$ver: hot update: the charge of a process gone whose driver file a child holds is kept until its instance goes (keep=1)"
 
 	# A ninth: l13's main thread exits (pthread_exit) after its allocation, a second
@@ -944,18 +956,7 @@ for ver in 535.261.03 550.163.01; do
 	# charge is still f14's, through files it no longer holds: the next module, looking
 	# at f14's files, would find none and release it at its first reclaim while the
 	# child holds the memory; it is kept (keep=1) until the instance goes.
-	rm -f "$W/f14.go"
-	start f14 cg forkclose 32 "$W/f14.go"
-	f14pid=$(cat "$W/f14.pid")
-	f14child=$(sed -n 's/^forkclose: child //p' "$W/f14")
-	touch "$W/f14.go"
-	for _ in $(seq 100); do [ "$(ls /proc/"$f14pid"/fd | wc -l)" -le 3 ] && break; sleep 0.05; done
-	echo freeze >$P/upgrade
-	reload "$W/state10"
-	grep -Eqx "charge 0 $SID $f14pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state10" ||
-		fail "the tenth hot update's state (f14 alive, its files passed to its child): $(grep '^charge' "$W/state10")"
-	kept_till_instance "$f14child" "$(printf 'Free: %s\nPID: %s Mem: %s' $((224 * MiB)) "$f14pid" $((32 * MiB)))" \
-		"the tenth hot update, f14's child holding its files"
+	handed_keep f14 forkclose 10 "f14 alive, its files passed to its child"
 	kill_it f14
 	ok "$ver: hot update: the charge of a live process whose driver files only a child holds is kept until its instance goes (keep=1)"
 
