@@ -7,6 +7,7 @@
  * the real entry by symbol finds this one.
  */
 #include <linux/cdev.h>
+#include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/dma-buf.h>
 #include <linux/fdtable.h>
@@ -37,6 +38,19 @@ MODULE_PARM_DESC(mem_mib, "memory of each GPU in MiB (default: a Tesla T4's 1510
 static char *version = "535.261.03";
 module_param(version, charp, 0444);
 MODULE_PARM_DESC(version, "driver version served; 545.23.06 and later get that release's layouts and entry name");
+
+/*
+ * A test instrument, no part of NVIDIA's driver: the next RM_ALLOC of class
+ * answer_delay_class that the driver makes returns answer_delay_ms later, once, the
+ * object made and the node's lock let go, as a preempted caller's would (suite 57 races
+ * cgpu_km's record of an object against a free of it that way). 0: none.
+ */
+static unsigned int answer_delay_ms;
+module_param(answer_delay_ms, uint, 0644);
+MODULE_PARM_DESC(answer_delay_ms, "test instrument: the next RM_ALLOC of answer_delay_class made returns this many ms later, once");
+static unsigned int answer_delay_class;
+module_param(answer_delay_class, uint, 0644);
+MODULE_PARM_DESC(answer_delay_class, "test instrument: the class answer_delay_ms delays");
 
 static struct sd_node node;
 /* The one lock of the node: every object tree, ledger and file's attachment. */
@@ -153,7 +167,15 @@ static const struct sd_env env = {
 u32 rm_ioctl(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size);
 noinline u32 rm_ioctl(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size)
 {
-	return sd_rm_ioctl(nvfp, &env, cmd, data, size) == SD_OK ? SD_NV_OK : SD_NV_ERR_INVALID_ARGUMENT;
+	enum sd_rc rc = sd_rm_ioctl(nvfp, &env, cmd, data, size);
+	const struct sd_nvos21 *p = data;
+	unsigned int ms;
+
+	if (rc == SD_OK && cmd == SD_ESC_RM_ALLOC && size >= sizeof(*p) &&
+	    p->status == SD_NV_OK && READ_ONCE(answer_delay_ms) &&
+	    p->hClass == READ_ONCE(answer_delay_class) && (ms = xchg(&answer_delay_ms, 0)))
+		msleep(ms);
+	return rc == SD_OK ? SD_NV_OK : SD_NV_ERR_INVALID_ARGUMENT;
 }
 
 static enum sd_rc env_rm_ioctl(void *ctx, struct sd_file *f, sd_u32 nr, void *arg, sd_u32 size)

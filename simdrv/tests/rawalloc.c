@@ -66,6 +66,10 @@
  *                        subdevice made and freed while a second thread asks for BIG
  *                        MiB under the subdevice's handle: "parentrace: N rounds, A
  *                        asked: M made, R refused (no memory), P no parent, O other"
+ *   rawalloc dropdouble  (cgpu_km enforce=1, the stand-in's answer_delay_ms) a channel
+ *                        group's handle recorded twice by cgpu_km, then its device
+ *                        freed: "dropdouble: group 0xS, freed 0xS 0xS 0xS, then N pairs,
+ *                        status 0xS", "held", waits
  *   rawalloc uvmshare MIB  (cgpu_km enforce=1) MIB MiB mapped through nvidia-uvm, and
  *                        a child, holding the va_space's file too, with MIB MiB of its
  *                        own: "uvmshare: child C", "held"; both wait to be killed
@@ -632,6 +636,71 @@ static void channels(unsigned int max, unsigned long long fill)
 	CHECK(alloc(0, c, 0x1200, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
 	n = channel_pairs(c, 0x1200, 0x8000, max, &st);
 	printf("again: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
+	held_until_killed();
+}
+
+/* dropdouble's second thread: channel group 0x3000 under device 0x1000, its status. */
+static void *group_late(void *arg)
+{
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	unsigned int h = 0x3000;
+
+	*(unsigned int *)arg = alloc(0, *(unsigned int *)arg, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g);
+	return NULL;
+}
+
+/* Writes s to the stand-in's parameter name. */
+static void simdrv_param(const char *name, const char *s)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/nvidia/parameters/%s", name);
+	f = fopen(path, "w");
+	CHECK(f && fputs(s, f) >= 0 && fclose(f) == 0);
+}
+
+/*
+ * A handle of two lines in cgpu_km's records, then its device freed: a second thread
+ * makes channel group 0x3000, whose answer the stand-in holds back 300 ms
+ * (answer_delay_ms); meanwhile the group is freed, made again and a channel made in it,
+ * so the second thread's record of the group comes after another of the same handle
+ * with a child. Then the device's free drops the tree, and as many channel pairs as
+ * the cap lets are made again under a new device. Prints "dropdouble: group 0xS, freed
+ * 0xS 0xS 0xS, then N pairs, status 0xS", "held", waits.
+ */
+static void dropdouble(void)
+{
+	struct sd_channel_alloc_head ch = { 0 };
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	struct sd_nv2080_alloc sub = { 0 };
+	unsigned int c, h, late, f1, f2, f3, n, st;
+	pthread_t t;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	simdrv_param("answer_delay_class", "0xa06c");
+	simdrv_param("answer_delay_ms", "300");
+	late = c;
+	CHECK(pthread_create(&t, NULL, group_late, &late) == 0);
+	usleep(100000);
+	f1 = rmfree(c, 0x3000);
+	h = 0x3000;
+	CHECK(alloc(1, c, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g) == SD_NV_OK);
+	h = 0x3001;
+	CHECK(alloc(2, c, 0x3000, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch) == SD_NV_OK);
+	CHECK(pthread_join(t, NULL) == 0);
+	f2 = rmfree(c, 0x1000);
+	f3 = rmfree(c, 0x3000);
+	h = 0x1100;
+	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	h = 0x1101;
+	CHECK(alloc(0, c, 0x1100, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	n = channel_pairs(c, 0x1100, 0x4000, 40, &st);
+	printf("dropdouble: group 0x%x, freed 0x%x 0x%x 0x%x, then %u pairs, status 0x%x\n",
+	       late, f1, f2, f3, n, st);
 	held_until_killed();
 }
 
@@ -1961,6 +2030,8 @@ int main(int argc, char **argv)
 		forkhold(strtoull(argv[2], NULL, 10), argv[3], false);
 	else if (argc == 4 && !strcmp(argv[1], "parentrace"))
 		parentrace(atoi(argv[2]), strtoull(argv[3], NULL, 0));
+	else if (argc == 2 && !strcmp(argv[1], "dropdouble"))
+		dropdouble();
 	else if (argc == 3 && !strcmp(argv[1], "uvmshare"))
 		uvmshare(strtoull(argv[2], NULL, 0));
 	else if (argc == 4 && !strcmp(argv[1], "forkclose"))
@@ -1993,7 +2064,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB | rawalloc parentrace N BIG\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB | rawalloc parentrace N BIG | rawalloc dropdouble\n");
 		return 2;
 	}
 	return 0;
