@@ -344,15 +344,25 @@ static void open_gpu(unsigned int gpu)
 	CHECK(open(path, O_RDWR) >= 0);
 }
 
-static void hold(unsigned long long mib, unsigned int files)
+/*
+ * MIB MiB of video memory (handle 0x2000, alloc's FORM) under subdevice 0x1001 of a new
+ * client on GPU 0, on a /dev/nvidiactl opened now (start): the client.
+ */
+static unsigned int mib_on_gpu0(unsigned long long mib, int form)
 {
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
 	unsigned int c, h = 0x2000;
 
-	open_gpu(0);
 	start();
 	c = client_on_gpu(0);
-	CHECK(alloc(3, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	CHECK(alloc(form, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	return c;
+}
+
+static void hold(unsigned long long mib, unsigned int files)
+{
+	open_gpu(0);
+	mib_on_gpu0(mib, 3);
 	while (files--)
 		open_gpu(0);
 	held_until_killed();
@@ -1401,8 +1411,7 @@ static void uvmkeep(unsigned long long mib, int rounds, const char *go)
  */
 static void uvmshare(unsigned long long mib)
 {
-	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
-	unsigned int c, h = 0x2000;
+	unsigned int c;
 	int fd, p[2];
 	pid_t child;
 	char ok;
@@ -1413,9 +1422,7 @@ static void uvmshare(unsigned long long mib)
 	child = fork();
 	CHECK(child >= 0);
 	if (child == 0) {
-		start();
-		c = client_on_gpu(0);
-		CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+		mib_on_gpu0(mib, 0);
 		CHECK(write(p[1], "y", 1) == 1);
 		for (;;)
 			pause();
@@ -1507,21 +1514,17 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
  */
 static void inflight(unsigned long long mib, const char *go)
 {
-	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
 	char cbuf[CMSG_SPACE(2 * sizeof(int))] = { 0 };
 	struct iovec iov = { .iov_base = "x", .iov_len = 1 };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			      .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	unsigned int c, h = 0x2000;
 	int sv[2], gpu;
 	pid_t child;
 
 	gpu = open("/dev/nvidia0", O_RDWR);
 	CHECK(gpu >= 0);
-	start();
-	c = client_on_gpu(0);
-	CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	mib_on_gpu0(mib, 0);
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
 	child = fork();
 	CHECK(child >= 0);
@@ -1564,9 +1567,7 @@ static void reopen(unsigned long long mib, const char *go, const char *out)
 
 	snprintf(go2, sizeof(go2), "%s.2", go);
 	open_gpu(0);
-	start();
-	c = client_on_gpu(0);
-	CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	c = mib_on_gpu0(mib, 0);
 	held_until(go);
 	fd = open("/dev/nvidiactl", O_RDWR);
 	CHECK(fd >= 0);
@@ -1685,13 +1686,8 @@ static void frozendup(unsigned long long mib, const char *go, const char *out, c
  */
 static void forkhold(unsigned long long mib, const char *go, bool stay)
 {
-	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
-	unsigned int c, h = 0x2000;
-
 	open_gpu(0);
-	start();
-	c = client_on_gpu(0);
-	CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	mib_on_gpu0(mib, 0);
 	hand_to_child(stay ? "forkclose" : "forkhold", go, stay);
 }
 
@@ -1787,14 +1783,10 @@ static void *leader_gone(void *arg)
  */
 static void leaderexit(unsigned long long mib)
 {
-	struct sd_memory_alloc m = { .owner = 0x1234, .size = mib * MiB };
-	unsigned int c, h = 0x2000;
 	pthread_t t;
 
 	open_gpu(0);
-	start();
-	c = client_on_gpu(0);
-	CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	mib_on_gpu0(mib, 0);
 	CHECK(pthread_create(&t, NULL, leader_gone, NULL) == 0);
 	pthread_exit(NULL);
 }
