@@ -318,6 +318,49 @@ noinline u32 nvUvmInterfaceFreeDupedHandle(void *device, u32 hPhysHandle)
 EXPORT_SYMBOL(nvUvmInterfaceFreeDupedHandle);
 
 /*
+ * nvUvmInterfaceRetainChannel(vaSpace, hClient, hChannel, &retained, info): vaSpace is
+ * nvidia-uvm's GPU VA space of a GPU, here that GPU's device (the stand-in has no VA
+ * spaces); channelInstanceInfo (UvmGpuChannelInstanceInfo) is not filled, as nothing of
+ * the stand-in's nvidia-uvm reads it. The retained channel is an allocation of the
+ * driver's, as RM's gpuRetainedChannel is, until nvUvmInterfaceReleaseChannel.
+ */
+struct simdrv_retained {
+	u32 hold;
+};
+
+noinline u32 nvUvmInterfaceRetainChannel(void *vaSpace, u32 hClient, u32 hChannel, void **retainedChannel, void *channelInstanceInfo)
+{
+	struct simdrv_uvm_device *dev = vaSpace;
+	struct simdrv_retained *r;
+	u32 st;
+
+	if (!dev || !retainedChannel || !channelInstanceInfo)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return SD_NV_ERR_NO_MEMORY;
+	st = sd_uvm_retain(&node, &env, dev->gpu, hClient, hChannel, &r->hold);
+	if (st != SD_NV_OK) {
+		kfree(r);
+		return st;
+	}
+	*retainedChannel = r;
+	return SD_NV_OK;
+}
+EXPORT_SYMBOL(nvUvmInterfaceRetainChannel);
+
+noinline void nvUvmInterfaceReleaseChannel(void *retainedChannel)
+{
+	struct simdrv_retained *r = retainedChannel;
+
+	if (!r)
+		return;
+	sd_uvm_release(&node, &env, r->hold);
+	kfree(r);
+}
+EXPORT_SYMBOL(nvUvmInterfaceReleaseChannel);
+
+/*
  * The RM API for kernel clients (nvidia-modeset's), by NVIDIA's names: nvidia_get_rm_ops
  * is exported; its op is rm_kernel_rmapi_op (nv-kernel.o in the real driver).
  */

@@ -10,7 +10,9 @@
  * its files are this module's, so code that tells the driver's files by their module
  * meets both names. Served on /dev/nvidia-uvm:
  * UVM_INITIALIZE, UVM_DEINITIALIZE, UVM_REGISTER_GPU, UVM_UNREGISTER_GPU,
- * UVM_CREATE_EXTERNAL_RANGE, UVM_MAP_EXTERNAL_ALLOCATION and UVM_FREE; every other
+ * UVM_CREATE_EXTERNAL_RANGE, UVM_MAP_EXTERNAL_ALLOCATION, UVM_FREE,
+ * UVM_REGISTER_CHANNEL and UVM_UNREGISTER_CHANNEL (nvUvmInterfaceRetainChannel and
+ * nvUvmInterfaceReleaseChannel); every other
  * command is -EINVAL, nvidia-uvm's answer to a command it does not know (its test
  * commands off); the tools node opens and serves nothing.
  */
@@ -62,10 +64,25 @@ static void va_free_dup(void *ctx, u32 gpu, u32 hdup)
 	nvUvmInterfaceFreeDupedHandle(simdrv_uvm_device(gpu), hdup);
 }
 
+static u32 va_retain(void *ctx, u32 gpu, u32 hClient, u32 hChannel, void **token)
+{
+	/* nvidia-uvm's UvmGpuChannelInstanceInfo: the stand-in's nvidia.ko does not fill it. */
+	u64 info = 0;
+
+	return nvUvmInterfaceRetainChannel(simdrv_uvm_device(gpu), hClient, hChannel, token, &info);
+}
+
+static void va_release(void *ctx, void *token)
+{
+	nvUvmInterfaceReleaseChannel(token);
+}
+
 /* The va_spaces' way to nvidia.ko; ngpus is set once at init, before any node exists. */
 static struct sd_va_env va_env = {
 	.dup = va_dup,
 	.free_dup = va_free_dup,
+	.retain = va_retain,
+	.release = va_release,
 };
 
 static int uvm_open(struct inode *inode, struct file *filp)
@@ -154,6 +171,12 @@ static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, s
 			st = sd_va_free(&u->va, &va_env, r->base, r->length);
 			break;
 		}
+		case SD_UVM_REGISTER_CHANNEL:
+			st = sd_va_register_channel(&u->va, &va_env, p);
+			break;
+		case SD_UVM_UNREGISTER_CHANNEL:
+			st = sd_va_unregister_channel(&u->va, &va_env, p);
+			break;
 		case SD_UVM_MAP_EXTERNAL_ALLOCATION:
 			st = sd_va_map(&u->va, &va_env, p, p + sizeof(struct sd_uvm_map_head), uvm_node.max_gpus,
 				       p + size - sizeof(struct sd_uvm_map_tail));
@@ -189,6 +212,12 @@ static long uvm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case SD_UVM_FREE:
 		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_free),
 				  offsetof(struct sd_uvm_free, rmStatus));
+	case SD_UVM_REGISTER_CHANNEL:
+		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_register_channel),
+				  offsetof(struct sd_uvm_register_channel, rmStatus));
+	case SD_UVM_UNREGISTER_CHANNEL:
+		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_unregister_channel),
+				  offsetof(struct sd_uvm_unregister_channel, rmStatus));
 	case SD_UVM_MAP_EXTERNAL_ALLOCATION:
 		return uvm_va_cmd(filp->private_data, cmd, p, SD_UVM_MAP_SIZE(uvm_node.max_gpus),
 				  SD_UVM_MAP_SIZE(uvm_node.max_gpus) - sizeof(struct sd_uvm_map_tail) +

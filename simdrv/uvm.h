@@ -29,5 +29,7 @@ void simdrv_uvm_node(struct simdrv_uvm_node *n);
 void *simdrv_uvm_device(u32 gpu);
 u32 nvUvmInterfaceDupMemory(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *pGpuMemoryInfo);
 u32 nvUvmInterfaceFreeDupedHandle(void *device, u32 hPhysHandle);
+u32 nvUvmInterfaceRetainChannel(void *vaSpace, u32 hClient, u32 hChannel, void **retainedChannel, void *channelInstanceInfo);
+void nvUvmInterfaceReleaseChannel(void *retainedChannel);
 
 #endif

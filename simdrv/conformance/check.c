@@ -219,6 +219,7 @@ SAME(SD_ALLOC_FLAGS_VIRTUAL, NVOS32_ALLOC_FLAGS_VIRTUAL);
 #include "class/cl00f8.h"
 #include "class/cl00fd.h"
 #include "class/cla06c.h"
+#include "class/clc574.h"
 #include "class/cl906f.h"
 #include "class/cla06f.h"
 #include "class/cla16f.h"
@@ -231,6 +232,7 @@ SAME(SD_ALLOC_FLAGS_VIRTUAL, NVOS32_ALLOC_FLAGS_VIRTUAL);
 #include "class/cl9067.h"
 #include "alloc/alloc_channel.h"
 SAME(SD_KEPLER_CHANNEL_GROUP_A, KEPLER_CHANNEL_GROUP_A);
+SAME(SD_UVM_CHANNEL_RETAINER, UVM_CHANNEL_RETAINER);
 SAME(SD_TURING_CHANNEL_GPFIFO_A, TURING_CHANNEL_GPFIFO_A);
 SAME(SD_NV_ERR_NO_FREE_FIFOS, NV_ERR_NO_FREE_FIFOS);
 SAME_SIZE(sd_channel_group_alloc, NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS);
@@ -501,6 +503,23 @@ SAME_FIELD(sd_uvm_register_gpu, UVM_REGISTER_GPU_PARAMS, rmStatus);
 SAME_SIZE(sd_uvm_unregister_gpu, UVM_UNREGISTER_GPU_PARAMS);
 SAME_FIELD(sd_uvm_unregister_gpu, UVM_UNREGISTER_GPU_PARAMS, gpu_uuid);
 SAME_FIELD(sd_uvm_unregister_gpu, UVM_UNREGISTER_GPU_PARAMS, rmStatus);
+SAME(SD_UVM_REGISTER_CHANNEL, UVM_REGISTER_CHANNEL);
+SAME(SD_UVM_UNREGISTER_CHANNEL, UVM_UNREGISTER_CHANNEL);
+SAME(SD_NV_ERR_INVALID_CHANNEL, NV_ERR_INVALID_CHANNEL);
+SAME(SD_NV_ERR_OTHER_DEVICE_FOUND, NV_ERR_OTHER_DEVICE_FOUND);
+SAME_SIZE(sd_uvm_register_channel, UVM_REGISTER_CHANNEL_PARAMS);
+SAME_FIELD(sd_uvm_register_channel, UVM_REGISTER_CHANNEL_PARAMS, gpuUuid);
+SAME_FIELD(sd_uvm_register_channel, UVM_REGISTER_CHANNEL_PARAMS, rmCtrlFd);
+SAME_FIELD(sd_uvm_register_channel, UVM_REGISTER_CHANNEL_PARAMS, hClient);
+SAME_FIELD(sd_uvm_register_channel, UVM_REGISTER_CHANNEL_PARAMS, hChannel);
+SAME_FIELD(sd_uvm_register_channel, UVM_REGISTER_CHANNEL_PARAMS, base);
+SAME_FIELD(sd_uvm_register_channel, UVM_REGISTER_CHANNEL_PARAMS, length);
+SAME_FIELD(sd_uvm_register_channel, UVM_REGISTER_CHANNEL_PARAMS, rmStatus);
+SAME_SIZE(sd_uvm_unregister_channel, UVM_UNREGISTER_CHANNEL_PARAMS);
+SAME_FIELD(sd_uvm_unregister_channel, UVM_UNREGISTER_CHANNEL_PARAMS, gpuUuid);
+SAME_FIELD(sd_uvm_unregister_channel, UVM_UNREGISTER_CHANNEL_PARAMS, hClient);
+SAME_FIELD(sd_uvm_unregister_channel, UVM_UNREGISTER_CHANNEL_PARAMS, hChannel);
+SAME_FIELD(sd_uvm_unregister_channel, UVM_UNREGISTER_CHANNEL_PARAMS, rmStatus);
 #define RANGE(ours, theirs) SAME_SIZE(ours, theirs); SAME_FIELD(ours, theirs, base); \
 	SAME_FIELD(ours, theirs, length); SAME_FIELD(ours, theirs, rmStatus)
 RANGE(sd_uvm_create_external_range, UVM_CREATE_EXTERNAL_RANGE_PARAMS);

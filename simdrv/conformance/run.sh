@@ -17,6 +17,9 @@ fail=0
 # whitespace become one space, none is kept next to ( ) , ; * { }.
 flat() { tr -s ' \t\n' '   ' | sed -E 's/ ?([(),;*{}]) ?/\1/g'; }
 
+# fn FILE START: the lines of the function whose first line starts with START.
+fn() { awk -v s="$2" 'index($0, s) == 1 { on = 1 } on { print } on && /^}/ { exit }' "$1"; }
+
 # define_of NAME...: the first "#define NAME VALUE" among kernel-open's headers.
 define_of() {
 	local n v
@@ -175,6 +178,30 @@ for ver in 535.261.03 550.163.01; do
 		echo "conformance $ver: nvUvmInterfaceDupMemory(device, hClient, hPhysMemory, &hDup, &info) and nvUvmInterfaceFreeDupedHandle(device, hPhysHandle)"
 	fi
 
+	# A channel registered with nvidia-uvm is retained through RM's interface to UVM
+	# (uvm_user_channel.c) and released later: main.c serves both by these names, and
+	# cgpu_km counts what they keep (nvhook.c).
+	if ! [[ $theirs == *"NV_STATUS nvUvmInterfaceRetainChannel(uvmGpuAddressSpaceHandle vaSpace,NvHandle hClient,NvHandle hChannel,void**retainedChannel,UvmGpuChannelInstanceInfo*channelInstanceInfo);"* &&
+		$theirs == *"void nvUvmInterfaceReleaseChannel(void*retainedChannel);"* ]]; then
+		echo "conformance $ver: nv_uvm_interface.h's nvUvmInterfaceRetainChannel or nvUvmInterfaceReleaseChannel differs from what main.c serves" >&2
+		fail=1
+	elif ! [[ $mine == *"noinline u32 nvUvmInterfaceRetainChannel(void*vaSpace,u32 hClient,u32 hChannel,void**retainedChannel,void*channelInstanceInfo){"* &&
+		$mine == *"noinline void nvUvmInterfaceReleaseChannel(void*retainedChannel){"* ]] ||
+		! grep -q 'nvUvmInterfaceRetainChannel(user_channel->gpu_va_space->duped_gpu_va_space,' "$src/kernel-open/nvidia-uvm/uvm_user_channel.c" ||
+		! grep -q 'nvUvmInterfaceReleaseChannel(user_channel->rm_retained_channel)' "$src/kernel-open/nvidia-uvm/uvm_user_channel.c"; then
+		echo "conformance $ver: main.c does not define nvUvmInterfaceRetainChannel and nvUvmInterfaceReleaseChannel as nv_uvm_interface.h has them, or uvm_user_channel.c does not call them" >&2
+		fail=1
+	elif [ "$kind" = source ] &&
+		! { fn "$src/src/nvidia/src/kernel/rmapi/nv_gpu_ops.c" "NV_STATUS nvGpuOpsRetainChannel(" | flat |
+			grep -qF 'UVM_CHANNEL_RETAINER,' &&
+		fn "$src/src/nvidia/src/kernel/rmapi/nv_gpu_ops.c" "static NV_STATUS nvGpuOpsGetChannelTsgInfo(" | flat |
+			grep -qF '&hDupTsg,'; }; then
+		echo "conformance $ver: nv_gpu_ops.c's retain does not duplicate the channel's group and make a UVM_CHANNEL_RETAINER, as lib/rm.c's uvm_retain does" >&2
+		fail=1
+	else
+		echo "conformance $ver: nvUvmInterfaceRetainChannel(vaSpace, hClient, hChannel, &retained, &info) and nvUvmInterfaceReleaseChannel(retained), called by uvm_user_channel.c"
+	fi
+
 	# Those duplicates go into one RM client for every GPU, so a duplicate's handle is
 	# unique across GPUs while it lives: the session uvm_global.c makes, in which
 	# uvm_gpu.c makes each GPU's device (535 makes a session of its own per MIG
@@ -182,8 +209,6 @@ for ver in 535.261.03 550.163.01; do
 	# device's session and nvGpuOpsFreeDupedHandle frees there (nv_gpu_ops.c, where the
 	# source package is fetched). The stand-in's uvm_session (lib/rm.c) is that client.
 	u=$src/kernel-open/nvidia-uvm
-	# fn FILE START: the lines of the function whose first line starts with START.
-	fn() { awk -v s="$2" 'index($0, s) == 1 { on = 1 } on { print } on && /^}/ { exit }' "$1"; }
 	if ! grep -q 'nvUvmInterfaceSessionCreate(&g_uvm_global\.rm_session_handle' "$u/uvm_global.c" ||
 		! grep -Eq 'nvUvmInterfaceDeviceCreate\((g_uvm_global\.rm_session_handle|uvm_global_session_handle\(\)),' "$u/uvm_gpu.c"; then
 		echo "conformance $ver: nvidia-uvm does not make its GPUs' devices in its one global session (uvm_global.c, uvm_gpu.c)" >&2

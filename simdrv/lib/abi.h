@@ -434,6 +434,37 @@ struct sd_uvm_map_tail {
 #define SD_UVM_MAP_SIZE(max)	(sizeof(struct sd_uvm_map_head) + \
 				 (max) * sizeof(struct sd_uvm_gpu_mapping) + sizeof(struct sd_uvm_map_tail))
 /*
+ * A channel registered with nvidia-uvm (uvm_user_channel.c), which libcuda does for its
+ * channels so that nvidia-uvm can tell which one faulted: nvidia-uvm retains it through
+ * nvUvmInterfaceRetainChannel, which duplicates the channel's group into nvidia-uvm's
+ * RM client and makes a UVM_CHANNEL_RETAINER under it that keeps the channel's instance
+ * (nv_gpu_ops.c), until the channel is unregistered, its GPU is, or the va_space ends
+ * (nvUvmInterfaceReleaseChannel). base and length place the channel's resources in the
+ * va_space; a channel with none (the stand-in's, as RM's copy-engine ones) ignores them.
+ */
+#define SD_UVM_REGISTER_CHANNEL		27
+#define SD_UVM_UNREGISTER_CHANNEL	28
+#define SD_UVM_CHANNEL_RETAINER		0xc574
+#define SD_NV_ERR_INVALID_CHANNEL	0x21
+#define SD_NV_ERR_OTHER_DEVICE_FOUND	0x5A
+struct sd_uvm_register_channel {
+	sd_u8 gpuUuid[SD_UUID_LEN];
+	sd_s32 rmCtrlFd;
+	sd_u32 hClient;
+	sd_u32 hChannel;
+	sd_u32 pad;
+	sd_u64 base;
+	sd_u64 length;
+	sd_u32 rmStatus;
+	sd_u32 pad2;
+};
+struct sd_uvm_unregister_channel {
+	sd_u8 gpuUuid[SD_UUID_LEN];
+	sd_u32 hClient;
+	sd_u32 hChannel;
+	sd_u32 rmStatus;
+};
+/*
  * UvmGpuMemoryInfo (nv_uvm_types.h), what nvUvmInterfaceDupMemory tells of the memory
  * it duplicated: 550.163.01 added egm after sysmem, which moves deviceDescendant; the
  * offsets below pageSize are the same in both.

@@ -881,6 +881,81 @@ sd_u32 sd_uvm_free_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, 
 	return st;
 }
 
+/*
+ * nvGpuOpsRetainChannel (nv_gpu_ops.c) under the node's lock: the channel is found by
+ * its client's handle alone, any client on the node (nvGpuOpsVerifyChannel, which
+ * also wants it on the va_space's GPU); its group is duplicated into the session at
+ * the caller's privilege (NV04_DUP_HANDLE_FLAGS_REJECT_KERNEL_DUP_PRIVILEGE: the
+ * caller's own clients only), and a UVM_CHANNEL_RETAINER made under that duplicate
+ * (under the session's device for a channel in no group) keeps the channel's instance.
+ * So both stay in the GPU after the process frees them, until the release.
+ */
+static sd_u32 uvm_retain(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u32 hClient,
+			 sd_u32 hChannel, sd_u32 *hold)
+{
+	const struct sd_client *src = find_client(n, hClient);
+	struct sd_obj *so, *parent, *grp = 0, *ret;
+	struct sd_client *c;
+	sd_u32 h;
+
+	if (!src)
+		return SD_NV_ERR_INVALID_CLIENT;
+	so = find_obj(src, hChannel);
+	if (!so || so->cls != SD_TURING_CHANNEL_GPFIFO_A)
+		return SD_NV_ERR_INVALID_OBJECT_HANDLE;
+	if (so->gpu != gpu)
+		return SD_NV_ERR_OTHER_DEVICE_FOUND;
+	c = uvm_session(n, gpu);
+	if (!c)
+		return SD_NV_ERR_NO_MEMORY;
+	parent = session_parent(c, SD_NV01_DEVICE_0, gpu);
+	if (so->parent->cls == SD_KEPLER_CHANNEL_GROUP_A) {
+		if (src->pid != caller)
+			return SD_NV_ERR_INSUFFICIENT_PERMISSIONS;
+		if (new_obj_handle(n, c, &h) != SD_NV_OK)
+			return SD_NV_ERR_INSUFFICIENT_RESOURCES;
+		grp = name_mem(c, parent, h, so->parent);
+		if (!grp)
+			return SD_NV_ERR_NO_MEMORY;
+		parent = grp;
+	}
+	ret = new_obj_handle(n, c, &h) == SD_NV_OK ? name_mem(c, parent, h, so) : 0;
+	if (!ret) {
+		if (grp)
+			free_handle(n, c, grp->handle);
+		return SD_NV_ERR_NO_MEMORY;
+	}
+	/* What RM makes is a retainer naming the channel, not a second channel. */
+	ret->cls = SD_UVM_CHANNEL_RETAINER;
+	*hold = grp ? grp->handle : h;
+	return SD_NV_OK;
+}
+
+sd_u32 sd_uvm_retain(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
+		     sd_u32 hChannel, sd_u32 *hold)
+{
+	sd_u32 st;
+
+	if (gpu >= n->ngpus)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	env->lock(env->ctx);
+	st = uvm_retain(n, env->caller(env->ctx), gpu, hClient, hChannel, hold);
+	env->unlock(env->ctx);
+	return st;
+}
+
+/* _nvGpuOpsReleaseChannel: the retainer, and the group's duplicate with it. */
+void sd_uvm_release(struct sd_node *n, const struct sd_env *env, sd_u32 hold)
+{
+	struct sd_client *c;
+
+	env->lock(env->ctx);
+	c = n->uvm_session ? find_client(n, n->uvm_session) : 0;
+	if (c && hold != c->handle)
+		(void)free_handle(n, c, hold);
+	env->unlock(env->ctx);
+}
+
 void sd_uvm_sessions_free(struct sd_node *n)
 {
 	struct sd_client *c = n->uvm_session ? find_client(n, n->uvm_session) : 0;

@@ -200,6 +200,15 @@ struct sd_dup_info;
 sd_u32 sd_uvm_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
 		  sd_u32 hMemory, sd_u32 *hdup, struct sd_dup_info *info);
 sd_u32 sd_uvm_free_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hdup);
+/*
+ * nvidia-uvm's retain of channel hChannel of client hClient on gpu
+ * (nvUvmInterfaceRetainChannel), *hold the handle in its client that keeps the channel
+ * (its group's duplicate, or the retainer itself for a channel in no group), and its
+ * release (nvUvmInterfaceReleaseChannel). Take the node's lock. RM's status.
+ */
+sd_u32 sd_uvm_retain(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
+		     sd_u32 hChannel, sd_u32 *hold);
+void sd_uvm_release(struct sd_node *n, const struct sd_env *env, sd_u32 hold);
 /* The module's end: nvidia-uvm's clients go (no nvidia-uvm file is open). */
 void sd_uvm_sessions_free(struct sd_node *n);
 /*

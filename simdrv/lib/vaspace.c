@@ -91,6 +91,32 @@ static struct sd_va_range *find_range(const struct sd_va_space *s, sd_u64 addr)
 	return 0;
 }
 
+/* gpu's channels go (all with ~0): released. */
+static void release_channels(struct sd_va_space *s, const struct sd_va_env *env, sd_u32 gpu)
+{
+	struct sd_va_channel **pp = &s->channels, *c;
+
+	while ((c = *pp)) {
+		if (gpu != ~0u && c->gpu != gpu) {
+			pp = &c->next;
+			continue;
+		}
+		*pp = c->next;
+		env->release(env->ctx, c->token);
+		sd_free(c);
+	}
+}
+
+static struct sd_va_channel **find_channel(struct sd_va_space *s, sd_u32 hClient, sd_u32 hChannel)
+{
+	struct sd_va_channel **pp;
+
+	for (pp = &s->channels; *pp; pp = &(*pp)->next)
+		if ((*pp)->hClient == hClient && (*pp)->hChannel == hChannel)
+			break;
+	return pp;
+}
+
 sd_u32 sd_va_register_gpu(struct sd_va_space *s, const struct sd_va_env *env, const sd_u8 *uuid)
 {
 	int g = sd_gpu_of_uuid(uuid, env->ngpus);
@@ -113,7 +139,64 @@ sd_u32 sd_va_unregister_gpu(struct sd_va_space *s, const struct sd_va_env *env, 
 	/* Whole mappings only: nothing is split, so nothing can fail. */
 	for (r = s->ranges; r; r = r->next)
 		unmap_in(r, env, (sd_u32)g, 0, ~0ULL);
+	release_channels(s, env, (sd_u32)g);
 	s->registered &= ~(1u << g);
+	return SD_NV_OK;
+}
+
+/*
+ * uvm_register_channel: the GPU must be registered (with a GPU VA space, which is not
+ * modelled); the channel is retained (uvm_user_channel_create) before the handles are
+ * looked up among those registered on any GPU (find_user_channel), so a repeat is
+ * retained and released again. The stand-in's channels have no resources to place, so
+ * base and length are not looked at (uvm_register_channel_under_write: num_resources 0).
+ */
+sd_u32 sd_va_register_channel(struct sd_va_space *s, const struct sd_va_env *env,
+			      const struct sd_uvm_register_channel *p)
+{
+	int g = sd_gpu_of_uuid(p->gpuUuid, env->ngpus);
+	struct sd_va_channel *c;
+	sd_u32 st;
+
+	if (g < 0 || !registered(s, (sd_u32)g))
+		return SD_NV_ERR_INVALID_DEVICE;
+	c = sd_zalloc(sizeof(*c));
+	if (!c)
+		return SD_NV_ERR_NO_MEMORY;
+	st = env->retain(env->ctx, (sd_u32)g, p->hClient, p->hChannel, &c->token);
+	if (st != SD_NV_OK) {
+		sd_free(c);
+		return st;
+	}
+	if (*find_channel(s, p->hClient, p->hChannel)) {
+		env->release(env->ctx, c->token);
+		sd_free(c);
+		return SD_NV_ERR_INVALID_CHANNEL;
+	}
+	c->gpu = (sd_u32)g;
+	c->hClient = p->hClient;
+	c->hChannel = p->hChannel;
+	c->next = s->channels;
+	s->channels = c;
+	return SD_NV_OK;
+}
+
+/* uvm_api_unregister_channel: a registered GPU, then the handles registered on it. */
+sd_u32 sd_va_unregister_channel(struct sd_va_space *s, const struct sd_va_env *env,
+				const struct sd_uvm_unregister_channel *p)
+{
+	int g = sd_gpu_of_uuid(p->gpuUuid, env->ngpus);
+	struct sd_va_channel **pp, *c;
+
+	if (g < 0 || !registered(s, (sd_u32)g))
+		return SD_NV_ERR_INVALID_DEVICE;
+	pp = find_channel(s, p->hClient, p->hChannel);
+	c = *pp;
+	if (!c || c->gpu != (sd_u32)g)
+		return SD_NV_ERR_INVALID_CHANNEL;
+	*pp = c->next;
+	env->release(env->ctx, c->token);
+	sd_free(c);
 	return SD_NV_OK;
 }
 
@@ -288,5 +371,6 @@ void sd_va_destroy(struct sd_va_space *s, const struct sd_va_env *env)
 		s->ranges = r->next;
 		range_destroy(r, env);
 	}
+	release_channels(s, env, ~0u);
 	s->registered = 0;
 }

@@ -4,7 +4,8 @@
  * registered GPUs, external ranges of addresses and, in them, per GPU, mappings of RM
  * memory objects, each holding a duplicate of the object in RM's client of nvidia-uvm's
  * own (nvUvmInterfaceDupMemory), given back when the last piece of its mapping goes
- * (nvUvmInterfaceFreeDupedHandle). Pure: RM is reached through struct sd_va_env, so the
+ * (nvUvmInterfaceFreeDupedHandle); and the channels registered with it, each retained
+ * (nvUvmInterfaceRetainChannel) until it goes (nvUvmInterfaceReleaseChannel). Pure: RM is reached through struct sd_va_env, so the
  * module (uvm.c), the unit test and the fuzz target run the same code. One caller at a
  * time per va_space (the module holds the file's lock).
  */
@@ -30,6 +31,17 @@ struct sd_va_env {
 		      struct sd_dup_info *info);
 	/* nvUvmInterfaceFreeDupedHandle */
 	void (*free_dup)(void *ctx, sd_u32 gpu, sd_u32 hdup);
+	/* nvUvmInterfaceRetainChannel with gpu's va_space: RM's status; *token on NV_OK. */
+	sd_u32 (*retain)(void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 hChannel, void **token);
+	/* nvUvmInterfaceReleaseChannel */
+	void (*release)(void *ctx, void *token);
+};
+
+/* A channel registered with the va_space, retained until it goes. */
+struct sd_va_channel {
+	struct sd_va_channel *next;
+	sd_u32 gpu, hClient, hChannel;
+	void *token;
 };
 
 /* One duplicate, shared by the pieces a partial unmap leaves of its mapping. */
@@ -55,11 +67,21 @@ struct sd_va_range {
 struct sd_va_space {
 	sd_u32 registered;	/* a bit per GPU index */
 	struct sd_va_range *ranges;
+	struct sd_va_channel *channels;
 };
 
 /* UVM_REGISTER_GPU, UVM_UNREGISTER_GPU (which unmaps what the GPU has): NV status. */
 sd_u32 sd_va_register_gpu(struct sd_va_space *s, const struct sd_va_env *env, const sd_u8 *uuid);
 sd_u32 sd_va_unregister_gpu(struct sd_va_space *s, const struct sd_va_env *env, const sd_u8 *uuid);
+/*
+ * UVM_REGISTER_CHANNEL (the channel retained; one registered already under its handles
+ * is released again and refused, uvm_register_channel's order), UVM_UNREGISTER_CHANNEL:
+ * NV status. UVM_UNREGISTER_GPU and the va_space's end release its channels too.
+ */
+sd_u32 sd_va_register_channel(struct sd_va_space *s, const struct sd_va_env *env,
+			      const struct sd_uvm_register_channel *p);
+sd_u32 sd_va_unregister_channel(struct sd_va_space *s, const struct sd_va_env *env,
+				const struct sd_uvm_unregister_channel *p);
 /* UVM_CREATE_EXTERNAL_RANGE */
 sd_u32 sd_va_create_range(struct sd_va_space *s, sd_u64 base, sd_u64 length);
 /* UVM_MAP_EXTERNAL_ALLOCATION: attrs[count] of the block's perGpuAttributes[max]. */

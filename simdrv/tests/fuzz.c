@@ -301,14 +301,24 @@ static void kernel_op(struct sd_node *node, struct input *in)
 
 #define NSPACES 2
 
-/* Each duplicate's count is the number of mapping pieces that hold it. */
+/*
+ * Each duplicate's count is the number of mapping pieces that hold it; each registered
+ * channel is on a registered GPU, under handles no other of its va_space has.
+ */
 static void check_spaces(const struct sd_va_space sp[NSPACES])
 {
+	const struct sd_va_channel *c, *d;
 	const struct sd_va_range *r;
 	const struct sd_va_map *m, *q;
 	sd_u32 k;
 	int i;
 
+	for (i = 0; i < NSPACES; i++)
+		for (c = sp[i].channels; c; c = c->next) {
+			REQUIRE((sp[i].registered >> c->gpu) & 1);
+			for (d = c->next; d; d = d->next)
+				REQUIRE(d->hClient != c->hClient || d->hChannel != c->hChannel);
+		}
 	for (i = 0; i < NSPACES; i++)
 		for (r = sp[i].ranges; r; r = r->next)
 			for (m = r->maps; m; m = m->next) {
@@ -332,10 +342,26 @@ static void va_call(struct sd_va_space *s, const struct sd_va_env *e, struct inp
 	h.base = 0x100000000ULL + ((sd_u64)(byte(in) % 8) << 20) + (byte(in) % 8 ? 0 : byte(in));
 	h.length = ((sd_u64)(byte(in) % 8) << 20) + (byte(in) % 8 ? 0 : (sd_u64)byte(in) << 12);
 	h.offset = byte(in) % 4 ? 0 : (sd_u64)byte(in) << 12;
-	switch (byte(in) % 6) {
+	switch (byte(in) % 8) {
 	case 0:
 		(void)sd_va_register_gpu(s, e, uuid);
 		break;
+	case 6: {
+		struct sd_uvm_register_channel r = { .hClient = handle(in), .hChannel = handle(in) };
+
+		memcpy(r.gpuUuid, uuid, SD_UUID_LEN);
+		fail_alloc_after = byte(in) % 4 ? -1 : byte(in) % 3;
+		(void)sd_va_register_channel(s, e, &r);
+		fail_alloc_after = -1;
+		break;
+	}
+	case 7: {
+		struct sd_uvm_unregister_channel u = { .hClient = handle(in), .hChannel = handle(in) };
+
+		memcpy(u.gpuUuid, uuid, SD_UUID_LEN);
+		(void)sd_va_unregister_channel(s, e, &u);
+		break;
+	}
 	case 1:
 		(void)sd_va_unregister_gpu(s, e, uuid);
 		break;

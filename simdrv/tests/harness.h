@@ -186,9 +186,30 @@ static void h_va_free_dup(void *ctx, sd_u32 gpu, sd_u32 hdup)
 	REQUIRE(sd_uvm_free_dup(ctx, &henv, gpu, hdup) == SD_NV_OK);
 }
 
+/* The retained channel's token: its hold's handle, never 0 (a handle is not 0). */
+static sd_u32 h_va_retain(void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 hChannel, void **token)
+{
+	sd_u32 hold = 0, st;
+
+	REQUIRE(!locked);
+	st = sd_uvm_retain(ctx, &henv, gpu, hClient, hChannel, &hold);
+	if (st == SD_NV_OK) {
+		REQUIRE(hold);
+		*token = (void *)(unsigned long)hold;
+	}
+	return st;
+}
+
+static void h_va_release(void *ctx, void *token)
+{
+	REQUIRE(!locked);
+	sd_uvm_release(ctx, &henv, (sd_u32)(unsigned long)token);
+}
+
 static struct sd_va_env h_va_env(struct sd_node *n)
 {
-	struct sd_va_env e = { .ctx = n, .ngpus = n->ngpus, .dup = h_va_dup, .free_dup = h_va_free_dup };
+	struct sd_va_env e = { .ctx = n, .ngpus = n->ngpus, .dup = h_va_dup, .free_dup = h_va_free_dup,
+			       .retain = h_va_retain, .release = h_va_release };
 
 	return e;
 }
@@ -215,9 +236,10 @@ static void check_ledger(const struct sd_node *n)
 	for (c = n->clients; c; c = c->next)
 		for (o = c->objs; o; o = o->next) {
 			REQUIRE(o->gpu < n->ngpus);
-			/* A channel's or group's own memory, and only theirs, of its size. */
+			/* A channel's or group's own memory (a retainer's: its channel's), of its size. */
 			REQUIRE((o->mem && o->mem->internal) ==
-				(o->cls == SD_KEPLER_CHANNEL_GROUP_A || o->cls == SD_TURING_CHANNEL_GPFIFO_A));
+				(o->cls == SD_KEPLER_CHANNEL_GROUP_A || o->cls == SD_TURING_CHANNEL_GPFIFO_A ||
+				 o->cls == SD_UVM_CHANNEL_RETAINER));
 			if (!o->mem)
 				continue;
 			REQUIRE(!o->mem->internal || o->mem->bytes ==

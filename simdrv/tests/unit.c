@@ -1160,6 +1160,93 @@ static void test_vaspace(void)
 	caller_pid = 1000;
 }
 
+/*
+ * Channels registered with nvidia-uvm: retained (a duplicate of the group and a
+ * retainer in nvidia-uvm's client), so their memory stays past the process's free and
+ * its file, until unregistered or the va_space ends; each refusal in RM's order.
+ */
+static void test_uvm_channels(void)
+{
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	struct sd_channel_alloc_head ch = { 0 };
+	struct sd_va_env e = h_va_env(&node);
+	struct sd_va_space s = { 0 }, s2 = { 0 };
+	struct sd_uvm_register_channel r = { .hClient = 0xc1e00020, .hChannel = 0x3001 };
+	struct sd_uvm_unregister_channel u = { .hClient = 0xc1e00020, .hChannel = 0x3001 };
+	struct sd_file ctl;
+	sd_u8 three[SD_UUID_LEN];
+	sd_u32 h;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	gpu_open_mask = 1u << 2;
+	caller_pid = 91;
+	setup(&ctl, 0xc1e00020, 2);
+	h = 0x3000;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00020, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_OK);
+	h = 0x3001;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00020, 0x3000, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch, sizeof(ch)) == SD_NV_OK);
+	h = 0x3002;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00020, 0x1000, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch, sizeof(ch)) == SD_NV_OK);
+	REQUIRE(node.used[2] == SD_GROUP_HELD + 2 * SD_CHANNEL_HELD);
+
+	sd_gpu_uuid(2, r.gpuUuid);
+	sd_gpu_uuid(2, u.gpuUuid);
+	sd_gpu_uuid(3, three);
+	REQUIRE(sd_va_register_channel(&s, &e, &r) == SD_NV_ERR_INVALID_DEVICE);
+	REQUIRE(sd_va_register_gpu(&s, &e, r.gpuUuid) == SD_NV_OK);
+	REQUIRE(sd_va_register_gpu(&s, &e, three) == SD_NV_OK);
+	r.hClient = 0xc1e00099;
+	REQUIRE(sd_va_register_channel(&s, &e, &r) == SD_NV_ERR_INVALID_CLIENT);
+	r.hClient = 0xc1e00020;
+	r.hChannel = 0x3000;	/* a group is not a channel */
+	REQUIRE(sd_va_register_channel(&s, &e, &r) == SD_NV_ERR_INVALID_OBJECT_HANDLE);
+	r.hChannel = 0x3001;
+	memcpy(r.gpuUuid, three, SD_UUID_LEN);
+	REQUIRE(sd_va_register_channel(&s, &e, &r) == SD_NV_ERR_OTHER_DEVICE_FOUND);
+	sd_gpu_uuid(2, r.gpuUuid);
+	REQUIRE(sd_va_register_channel(&s, &e, &r) == SD_NV_OK);
+	REQUIRE(session_objs(2) == 4);		/* device, subdevice, the group's duplicate, the retainer */
+	REQUIRE(sd_va_register_channel(&s, &e, &r) == SD_NV_ERR_INVALID_CHANNEL && session_objs(2) == 4);
+	/* Another process's group cannot be duplicated; its channel in no group is retained. */
+	REQUIRE(sd_va_register_gpu(&s2, &e, r.gpuUuid) == SD_NV_OK);
+	caller_pid = 92;
+	REQUIRE(sd_va_register_channel(&s2, &e, &r) == SD_NV_ERR_INSUFFICIENT_PERMISSIONS);
+	caller_pid = 91;
+	r.hChannel = 0x3002;
+	REQUIRE(sd_va_register_channel(&s, &e, &r) == SD_NV_OK && session_objs(2) == 5);
+	REQUIRE(node.used[2] == SD_GROUP_HELD + 2 * SD_CHANNEL_HELD);
+
+	/* The process frees its group (its channel with it): both stay retained. */
+	REQUIRE(rmfree(&ctl, 0xc1e00020, 0x3000) == SD_NV_OK);
+	REQUIRE(node.used[2] == SD_GROUP_HELD + 2 * SD_CHANNEL_HELD);
+	memcpy(u.gpuUuid, three, SD_UUID_LEN);
+	REQUIRE(sd_va_unregister_channel(&s, &e, &u) == SD_NV_ERR_INVALID_CHANNEL);
+	sd_gpu_uuid(2, u.gpuUuid);
+	REQUIRE(sd_va_unregister_channel(&s, &e, &u) == SD_NV_OK);
+	REQUIRE(node.used[2] == SD_CHANNEL_HELD && session_objs(2) == 3);
+	REQUIRE(sd_va_unregister_channel(&s, &e, &u) == SD_NV_ERR_INVALID_CHANNEL);
+	/* The file's end leaves the retained channel; the va_space's end takes it. */
+	sd_file_release(&ctl);
+	REQUIRE(node.used[2] == SD_CHANNEL_HELD);
+	sd_va_destroy(&s, &e);
+	sd_va_destroy(&s2, &e);
+	REQUIRE(node.used[2] == 0 && session_objs(2) == 2 && s.channels == NULL);
+	/* Unregistering the GPU releases its channels too. */
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	setup(&ctl, 0xc1e00020, 2);
+	h = 0x3002;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00020, 0x1000, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch, sizeof(ch)) == SD_NV_OK);
+	REQUIRE(sd_va_register_gpu(&s, &e, r.gpuUuid) == SD_NV_OK);
+	REQUIRE(sd_va_register_channel(&s, &e, &r) == SD_NV_OK);
+	sd_file_release(&ctl);
+	REQUIRE(node.used[2] == SD_CHANNEL_HELD);
+	REQUIRE(sd_va_unregister_gpu(&s, &e, r.gpuUuid) == SD_NV_OK && node.used[2] == 0);
+	sd_va_destroy(&s, &e);
+	sd_uvm_sessions_free(&node);
+	REQUIRE(node.clients == NULL);
+	caller_pid = 1000;
+}
+
 int main(void)
 {
 	REQUIRE(sd_node_init(&node, 4, 15109 * MiB, "535.261.03") == SD_OK);
@@ -1176,6 +1263,7 @@ int main(void)
 	test_register_fd();
 	test_dmabuf();
 	test_vaspace();
+	test_uvm_channels();
 	test_channels();
 	test_gpu_of();
 	REQUIRE(live_allocs == 0);
