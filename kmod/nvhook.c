@@ -102,6 +102,9 @@ static const struct nvh_layout {
 /* nvidia.ko's half of nvidia-uvm's mappings of RM memory (nv_uvm_interface.h). */
 #define NVH_UVM_DUP_SYM		"nvUvmInterfaceDupMemory"
 #define NVH_UVM_FREE_SYM	"nvUvmInterfaceFreeDupedHandle"
+/* and of its channels' registration (uvm_user_channel.c) */
+#define NVH_UVM_RETAIN_SYM	"nvUvmInterfaceRetainChannel"
+#define NVH_UVM_RELEASE_SYM	"nvUvmInterfaceReleaseChannel"
 #define NVH_UVM_TRIES		5	/* looks at a mapping's source before it is refused */
 
 #define NVH_PAGE	(2ULL << 20)	/* the charge is checked in 2 MiB pages */
@@ -143,6 +146,8 @@ typedef u32 (*nvh_get_rm_ops_fn)(struct nva_rm_ops *);
 typedef u32 (*nvh_dmabuf_fn)(void *nv, void *params);
 typedef u32 (*nvh_uvm_dup_fn)(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *info);
 typedef u32 (*nvh_uvm_free_fn)(void *device, u32 hPhysHandle);
+typedef u32 (*nvh_uvm_retain_fn)(void *vaSpace, u32 hClient, u32 hChannel, void **retained, void *info);
+typedef void (*nvh_uvm_release_fn)(void *retained);
 
 struct nvh_hook {
 	unsigned long addr;		/* the driver's function, its start: callable */
@@ -229,6 +234,19 @@ struct nvh_holder {
 	struct nvh_file *rec;
 };
 
+/*
+ * A channel of a container nvidia-uvm retains (nvh_uvm_retain_wrap): counted once more
+ * against max_channels on the holder's slot, from the retain to its release, since the
+ * group and channel it keeps stay in the driver after the process frees its own.
+ * nvh.holds_lock.
+ */
+struct nvh_retain {
+	struct hlist_node node;		/* nvh.retains, by the retained channel */
+	void *retained;			/* the driver's, nvUvmInterfaceReleaseChannel's argument */
+	struct nvh_holder *holder;	/* one of its users */
+	struct cgpu_slot *slot;		/* holder->rec's, on the channel's GPU */
+};
+
 /* One duplicate nvidia-uvm holds for a mapping: its handle in nvidia-uvm's client on device. */
 struct nvh_hold {
 	struct hlist_node node;		/* nvh.holds, by handle */
@@ -245,7 +263,7 @@ static struct {
 	bool notifier;
 	const struct nvh_layout *layout;	/* fixed while attached */
 	char state[160];		/* /proc/cgpu_km/enforcement */
-	struct nvh_hook rm_ioctl, open, close, dmabuf, uvm_dup, uvm_free;
+	struct nvh_hook rm_ioctl, open, close, dmabuf, uvm_dup, uvm_free, uvm_retain, uvm_release;
 	struct nva_rm_ops rm;		/* the driver's kernel client API, fixed while attached */
 	atomic64_t taken_back;		/* objects freed after the fact (over the budget) */
 	atomic64_t channels_refused;	/* at max_channels */
@@ -257,11 +275,13 @@ static struct {
 	DECLARE_HASHTABLE(clients, NVH_FILE_BITS);
 	atomic64_t ids;			/* of files and memory lines */
 	atomic64_t followed;		/* duplicates followed */
-	struct mutex holds_lock;	/* holders, holds; files_lock never inside */
+	struct mutex holds_lock;	/* holders, holds, retains; files_lock never inside */
 	DECLARE_HASHTABLE(holders, NVH_FILE_BITS);
 	DECLARE_HASHTABLE(holds, NVH_HOLD_BITS);
 	atomic_t nholds;		/* read by nvh_ftrace: the free is redirected only if any */
 	atomic64_t mapped;		/* nvidia-uvm's mappings followed */
+	DECLARE_HASHTABLE(retains, NVH_FILE_BITS);
+	atomic_t nretains;		/* read by nvh_ftrace: the release is redirected only if any */
 	struct proc_dir_entry *proc;
 } nvh = {
 	.lock = __MUTEX_INITIALIZER(nvh.lock),
@@ -2244,6 +2264,145 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 }
 
 
+/* ---- nvidia-uvm's retained channels ---- */
+
+/*
+ * The GPU of channel group or channel (client, handle) of the caller's container, in
+ * any of its files (a channel is counted whichever file made it): false if none.
+ */
+static bool nvh_chan_gpu(u32 client, u32 handle, u32 *gpu)
+{
+	struct nvh_file *rec;
+	struct nvh_obj *o;
+	bool found = false;
+
+	mutex_lock(&nvh.files_lock);
+	rec = nvh_client_rec(client);
+	if (rec && nvh_owns(rec)) {
+		mutex_lock(&rec->lock);
+		o = nvh_obj_find(rec, client, handle);
+		if (o && o->kind == NVH_CHANNEL && nvh_lines(rec, client, handle) == 1) {
+			*gpu = o->gpu;
+			found = true;
+		}
+		mutex_unlock(&rec->lock);
+	}
+	mutex_unlock(&nvh.files_lock);
+	return found;
+}
+
+/*
+ * A limited container's channel retained by nvidia-uvm: counted against max_channels
+ * before the driver runs, given back if it fails. A channel that is not one cgpu_km
+ * counts for the container (another container's, the host's, one made before cgpu_km
+ * attached or before a hot update) is refused: RM looks the client up by its handle
+ * alone, so it would keep anyone's channel.
+ */
+static u32 nvh_uvm_retain_counted(void *vaSpace, u32 hClient, u32 hChannel, void **retained,
+				  void *info)
+{
+	nvh_uvm_retain_fn orig = (nvh_uvm_retain_fn)READ_ONCE(nvh.uvm_retain.addr);
+	unsigned int max = READ_ONCE(max_channels);
+	struct nvh_holder *holder = NULL;
+	struct cgpu_slot *slot = NULL;
+	struct nvh_retain *r;
+	u32 gpu, st;
+	int err;
+
+	if (!retained || !nvh_chan_gpu(hClient, hChannel, &gpu)) {
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: channel 0x%x registered with nvidia-uvm refused: not one its container holds at the driver\n",
+				    task_tgid_nr(current), hChannel);
+		return NVA_ERR_INSUFFICIENT_PERMISSIONS;
+	}
+	r = cgpu_zalloc(sizeof(*r));
+	if (r)
+		holder = nvh_holder_get();
+	if (holder)
+		slot = cgpu_slot_of(holder->rec->att, gpu);
+	if (!slot) {
+		st = NVA_ERR_NO_MEMORY;
+		goto out;
+	}
+	err = cgpu_ledger_chan_take(slot, max);
+	if (err) {
+		if (err == -ENOSPC)
+			atomic64_inc(&nvh.channels_refused);
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: channel 0x%x registered with nvidia-uvm refused: %s\n",
+				    task_tgid_nr(current), hChannel, err == -ENOSPC ?
+				    "the container holds max_channels" : "a hot update is under way");
+		st = NVA_ERR_NO_FREE_FIFOS;
+		goto out;
+	}
+	st = orig(vaSpace, hClient, hChannel, retained, info);
+	if (st != NVA_NV_OK) {
+		cgpu_ledger_chan_give(slot);
+		goto out;
+	}
+	r->retained = *retained;
+	r->holder = holder;
+	r->slot = slot;
+	mutex_lock(&nvh.holds_lock);
+	hash_add(nvh.retains, &r->node, (unsigned long)r->retained);
+	atomic_inc(&nvh.nretains);
+	mutex_unlock(&nvh.holds_lock);
+	return st;
+out:
+	if (holder)
+		nvh_holder_put(holder);
+	cgpu_free(r);
+	return st;
+}
+
+/*
+ * nvUvmInterfaceRetainChannel(vaSpace, hClient, hChannel, &retained, info), which
+ * nvidia-uvm calls in the ioctl of the process registering a channel
+ * (UVM_REGISTER_CHANNEL): RM duplicates the channel's group into nvidia-uvm's client
+ * and keeps the channel with a retainer, past the process's free of both and until
+ * nvidia-uvm releases it (nv_gpu_ops.c). Counted for a caller in a container.
+ */
+static u32 nvh_uvm_retain_wrap(void *vaSpace, u32 hClient, u32 hChannel, void **retained, void *info)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_uvm_retain_fn orig = (nvh_uvm_retain_fn)READ_ONCE(nvh.uvm_retain.addr);
+	u32 st;
+
+	if (nvh_caller_contained())
+		st = nvh_uvm_retain_counted(vaSpace, hClient, hChannel, retained, info);
+	else
+		st = orig(vaSpace, hClient, hChannel, retained, info);
+	srcu_read_unlock(&nvh_srcu, idx);
+	return st;
+}
+
+/*
+ * nvUvmInterfaceReleaseChannel(retained), in whatever task unregisters the channel, its
+ * GPU or ends the va_space: out of the table first (the driver may give the same pointer
+ * to a retain as soon as it has let go), the count back once the driver has.
+ */
+static void nvh_uvm_release_wrap(void *retained)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_uvm_release_fn orig = (nvh_uvm_release_fn)READ_ONCE(nvh.uvm_release.addr);
+	struct nvh_retain *r;
+
+	mutex_lock(&nvh.holds_lock);
+	hash_for_each_possible(nvh.retains, r, node, (unsigned long)retained)
+		if (r->retained == retained)
+			break;
+	if (r) {
+		hash_del(&r->node);
+		atomic_dec(&nvh.nretains);
+	}
+	mutex_unlock(&nvh.holds_lock);
+	orig(retained);
+	if (r) {
+		cgpu_ledger_chan_give(r->slot);
+		nvh_holder_put(r->holder);
+		cgpu_free(r);
+	}
+	srcu_read_unlock(&nvh_srcu, idx);
+}
+
 /*
  * The driver's open: a file of the control node (where RM's escapes go) opened by a
  * caller in a container gets its record now, so that every free on it passes
@@ -2392,8 +2551,9 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 	 * nvidia-uvm's duplicates: a container's are followed, and their frees while any is,
 	 * or a hot update's reservation keeps any object.
 	 */
-	if ((h == &nvh.uvm_dup && !cgpu_maybe_contained()) ||
-	    (h == &nvh.uvm_free && !atomic_read(&nvh.nholds) && !atomic_read(&cgpu.resobjs)))
+	if (((h == &nvh.uvm_dup || h == &nvh.uvm_retain) && !cgpu_maybe_contained()) ||
+	    (h == &nvh.uvm_free && !atomic_read(&nvh.nholds) && !atomic_read(&cgpu.resobjs)) ||
+	    (h == &nvh.uvm_release && !atomic_read(&nvh.nretains)))
 		return;
 	regs->ip = (unsigned long)h->wrapper;
 }
@@ -2501,6 +2661,7 @@ static void nvh_forget_files(void)
 	struct hlist_node *tmp;
 	struct nvh_holder *h;
 	struct nvh_hold *hold;
+	struct nvh_retain *r;
 	struct nvh_file *rec;
 	int bkt;
 
@@ -2519,6 +2680,13 @@ static void nvh_forget_files(void)
 		cgpu_free(hold);
 	}
 	atomic_set(&nvh.nholds, 0);
+	/* A retain's count is on its holder's record: given back before that goes. */
+	hash_for_each_safe(nvh.retains, bkt, tmp, r, node) {
+		hash_del(&r->node);
+		cgpu_ledger_chan_give(r->slot);
+		cgpu_free(r);
+	}
+	atomic_set(&nvh.nretains, 0);
 	hash_for_each_safe(nvh.holders, bkt, tmp, h, node) {
 		hash_del(&h->node);
 		nvh_file_free(h->rec);
@@ -2542,6 +2710,8 @@ static int nvh_hooks_on(const struct nvh_layout *l)
 	} hooks[] = {
 		{ &nvh.uvm_free, NVH_UVM_FREE_SYM, nvh_uvm_free_wrap },
 		{ &nvh.uvm_dup, NVH_UVM_DUP_SYM, nvh_uvm_dup_wrap },
+		{ &nvh.uvm_release, NVH_UVM_RELEASE_SYM, nvh_uvm_release_wrap },
+		{ &nvh.uvm_retain, NVH_UVM_RETAIN_SYM, nvh_uvm_retain_wrap },
 		{ &nvh.dmabuf, NVH_DMABUF_SYM, nvh_dmabuf_wrap },
 		{ &nvh.close, l->close_sym, nvh_close_wrap },
 		{ &nvh.open, l->open_sym, nvh_open_wrap },
@@ -2568,6 +2738,8 @@ static void nvh_hooks_off(void)
 	nvh_hook_off(&nvh.open);
 	nvh_hook_off(&nvh.close);
 	nvh_hook_off(&nvh.dmabuf);
+	nvh_hook_off(&nvh.uvm_retain);
+	nvh_hook_off(&nvh.uvm_release);
 	nvh_hook_off(&nvh.uvm_dup);
 	nvh_hook_off(&nvh.uvm_free);
 }
@@ -2708,6 +2880,7 @@ static int nvh_show(struct seq_file *m, void *v)
 	seq_printf(m, "mappings followed: %lld\n", (long long)atomic64_read(&nvh.mapped));
 	seq_printf(m, "channel cap: %u\n", READ_ONCE(max_channels));
 	seq_printf(m, "channels refused: %lld\n", (long long)atomic64_read(&nvh.channels_refused));
+	seq_printf(m, "channels nvidia-uvm retains: %d\n", atomic_read(&nvh.nretains));
 	cgpu_carry_show(m);
 	seq_printf(m, "objects kept for reservations: %d\n", atomic_read(&cgpu.resobjs));
 	mutex_unlock(&nvh.lock);
@@ -2736,6 +2909,7 @@ int cgpu_nvhook_init(void)
 	hash_init(nvh.clients);
 	hash_init(nvh.holders);
 	hash_init(nvh.holds);
+	hash_init(nvh.retains);
 	cgpu_carry_init();
 	strscpy(nvh.state, "off (no nvidia driver loaded)", sizeof(nvh.state));
 	nvh.proc = proc_create_single("cgpu_km/enforcement", 0444, NULL, nvh_show);

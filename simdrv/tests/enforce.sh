@@ -420,6 +420,34 @@ for ver in 535.261.03 550.163.01; do
 	start ch5 cg channels 40 0
 	grep -q "^channels: 8 pairs, then status 0x4f" "$W/ch5" || fail "after the end of a holder: $(cat "$W/ch5")"
 	kill_it ch5
+	# A channel registered with nvidia-uvm (UVM_REGISTER_CHANNEL) is retained: RM
+	# duplicates its group into nvidia-uvm's client and keeps the channel, past the
+	# process's free of both (nv_gpu_ops.c). Each retained channel counts once against
+	# max_channels until released. With 16: 14 rounds of a pair made, its channel
+	# registered and its group freed, then the 15th registration refused (0x4f), the GPU
+	# holding the 14 retained pairs; a channel the container does not hold refused
+	# (0x1b: RM would keep anyone's); an unregister gives one back (a round again); the
+	# va_space's end gives all back (8 pairs again). The host is not capped.
+	refused1=$(sed -n 's/^channels refused: //p' $P/enforcement)
+	start uc1 cg uvmchan 40
+	grep -qx "uvmchan: 14 rounds, then register status 0x4f, GPU 0 holds $((14 * pair))" "$W/uc1" &&
+		grep -qx "unknown: status 0x1b" "$W/uc1" &&
+		grep -qx "unregister: status 0x0, a round again: none status 0x0" "$W/uc1" &&
+		grep -qx "closed: 8 pairs, then status 0x4f, GPU 0 holds $((8 * pair))" "$W/uc1" ||
+		fail "channels registered with nvidia-uvm, max_channels=16: $(cat "$W/uc1")"
+	[ "$(sed -n 's/^channels nvidia-uvm retains: //p' $P/enforcement)" = 0 ] ||
+		fail "retained channels counted after the va_space's end: $(cat $P/enforcement)"
+	[ $(($(sed -n 's/^channels refused: //p' $P/enforcement) - refused1)) = 2 ] ||
+		fail "channels refused: $(cat $P/enforcement)"
+	kill_it uc1
+	[ "$(used)" = 0 ] || fail "after uvmchan, the driver holds $(used)"
+	start uc2 host uvmchan 40
+	grep -qx "uvmchan: 40 rounds, then none status 0x0, GPU 0 holds $((40 * pair))" "$W/uc2" &&
+		grep -qx "unknown: status 0x33" "$W/uc2" &&
+		grep -qx "closed: 40 pairs, then status 0x0, GPU 0 holds $((40 * pair))" "$W/uc2" ||
+		fail "channels registered with nvidia-uvm by the host: $(cat "$W/uc2")"
+	kill_it uc2
+	ok "$ver: channels registered with nvidia-uvm count against max_channels=16 until released: 14 rounds of a pair registered and freed, then 0x4f; the host's 40 are not capped"
 	# A handle of two lines: the stand-in holds back its answer to a channel group 300 ms
 	# (answer_delay_ms) while the group is freed, made again and a channel made in it;
 	# the first record lands after the second. The device's free drops every line once

@@ -110,6 +110,10 @@
  *                        /dev/nvidia-uvm (UVM_MAP_EXTERNAL_ALLOCATION into a range of
  *                        its own), then its handle freed, the mapping kept (below);
  *                        FILE's first line printed at each step
+ *   rawalloc uvmchan N   (cgpu_km enforce=1) up to N rounds of a channel group and a
+ *                        channel in it under a device of GPU 0, the channel registered
+ *                        with nvidia-uvm and the group freed; then an unregister, the
+ *                        va_space closed, and pairs again (below)
  *   rawalloc uvmkeep MIB N [GO]  N rounds as uvmhold's, then its RM files closed: the
  *                        mappings held through /dev/nvidia-uvm alone (below); with
  *                        GO, by a child too, and by it alone once GO exists
@@ -646,6 +650,97 @@ static void channels(unsigned int max, unsigned long long fill)
 	CHECK(alloc(0, c, 0x1200, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
 	n = channel_pairs(c, 0x1200, 0x8000, max, &st);
 	printf("again: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
+	held_until_killed();
+}
+
+/* UVM_REGISTER_CHANNEL of channel (c, h) on GPU 0 (UVM_UNREGISTER_CHANNEL if !on): its status. */
+static unsigned int uvm_channel(int fd, unsigned int c, unsigned int h, bool on)
+{
+	struct sd_uvm_register_channel r = { .rmCtrlFd = ctl, .hClient = c, .hChannel = h };
+	struct sd_uvm_unregister_channel u = { .hClient = c, .hChannel = h };
+
+	sd_gpu_uuid(0, r.gpuUuid);
+	sd_gpu_uuid(0, u.gpuUuid);
+	if (on) {
+		CHECK(ioctl(fd, SD_UVM_REGISTER_CHANNEL, &r) == 0);
+		return r.rmStatus;
+	}
+	CHECK(ioctl(fd, SD_UVM_UNREGISTER_CHANNEL, &u) == 0);
+	return u.rmStatus;
+}
+
+/*
+ * One round of uvmchan at handles h (group) and h + 1 (channel) under device dev: both
+ * made, the channel registered, the group freed (its channel with it) whatever the
+ * registration got. The first status that is not NV_OK, *what its step; 0 if none.
+ */
+static unsigned int uvmchan_round(int fd, unsigned int c, unsigned int dev, unsigned int h,
+				  const char **what)
+{
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	struct sd_channel_alloc_head ch = { 0 };
+	unsigned int got = h, st;
+
+	*what = "group";
+	st = alloc(0, c, dev, &got, SD_KEPLER_CHANNEL_GROUP_A, &g);
+	if (st != SD_NV_OK)
+		return st;
+	*what = "channel";
+	got = h + 1;
+	st = alloc(1, c, h, &got, SD_TURING_CHANNEL_GPFIFO_A, &ch);
+	if (st == SD_NV_OK) {
+		*what = "register";
+		st = uvm_channel(fd, c, h + 1, true);
+	}
+	CHECK(rmfree(c, h) == SD_NV_OK);
+	return st;
+}
+
+/*
+ * uvmchan N: rounds of a group and a channel in it, the channel registered with
+ * nvidia-uvm (which keeps both in the driver) and the group freed, until N rounds or a
+ * refusal: "uvmchan: R rounds, then STEP status 0xS, GPU 0 holds B". A channel the
+ * container does not hold registered: "unknown: status 0xS". The first channel
+ * unregistered and a round again: "unregister: status 0xS, a round again: STEP status
+ * 0xS". The va_space closed, pairs under a new device: "closed: P pairs, then status
+ * 0xS, GPU 0 holds B". "held", waits.
+ */
+static void uvmchan(unsigned int max)
+{
+	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	struct sd_nv2080_alloc sub = { 0 };
+	unsigned int c, h, n, st, st2;
+	const char *what = "none";
+	int fd;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	fd = uvm_space();
+	h = 0x1100;
+	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	h = 0x1101;
+	CHECK(alloc(0, c, 0x1100, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	st = SD_NV_OK;
+	for (n = 0; n < max; n++) {
+		st = uvmchan_round(fd, c, 0x1100, 0x4000 + 2 * n, &what);
+		if (st != SD_NV_OK)
+			break;
+	}
+	printf("uvmchan: %u rounds, then %s status 0x%x, GPU 0 holds %llu\n",
+	       n, st == SD_NV_OK ? "none" : what, st, used(0));
+	printf("unknown: status 0x%x\n", uvm_channel(fd, c, 0x9999, true));
+	st = n ? uvm_channel(fd, c, 0x4001, false) : SD_NV_ERR_INVALID_CHANNEL;
+	st2 = uvmchan_round(fd, c, 0x1100, 0x4000 + 2 * max + 2, &what);
+	printf("unregister: status 0x%x, a round again: %s status 0x%x\n",
+	       st, st2 == SD_NV_OK ? "none" : what, st2);
+	CHECK(close(fd) == 0);
+	h = 0x1200;
+	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	h = 0x1201;
+	CHECK(alloc(0, c, 0x1200, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	n = channel_pairs(c, 0x1200, 0x8000, 40, &st);
+	printf("closed: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
 	held_until_killed();
 }
 
@@ -2045,6 +2140,8 @@ int main(int argc, char **argv)
 		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmkeep"))
 		uvmkeep(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+	else if (argc == 3 && !strcmp(argv[1], "uvmchan"))
+		uvmchan(strtoul(argv[2], NULL, 10));
 	else if (argc == 4 && !strcmp(argv[1], "channels"))
 		channels(strtoul(argv[2], NULL, 10), strtoull(argv[3], NULL, 10));
 	else if (argc == 2 && !strcmp(argv[1], "uncharged"))
