@@ -3,14 +3,16 @@
  * enforce=1: the budget at the NVIDIA driver's own boundary (docs/kmod.md, "Enforcement
  * at the driver's boundary"). cgpu_km interposes on RM's entry, rm_ioctl, which the
  * driver's ioctl calls with its own kernel copy of the escape's block, on the file's
- * open and release, on the export to a dma-buf (which does not pass rm_ioctl) and on
- * the duplicates nvidia-uvm makes and frees for its mappings of RM memory, all found by
- * name, so that a limited container's video-memory
+ * open and release, on the export to a dma-buf (which does not pass rm_ioctl), on
+ * the duplicates nvidia-uvm makes and frees for its mappings of RM memory and on its
+ * retains and releases of registered channels, all found by name, so that a limited
+ * container's video-memory
  * allocations are charged to its ledger whether or not the process cooperates
  * (libcgpu, static binaries, raw ioctls alike). The charge is what the driver says it
  * holds for the new object, asked by handle through the API it gives kernel clients
  * (nvidia_get_rm_ops), with buffers no task of the tenant can write. Its channel groups
- * and channels, whose memory the driver reports nowhere, are counted and capped.
+ * and channels, whose memory the driver reports nowhere, are counted and capped, and so
+ * are those nvidia-uvm retains for it.
  *
  * How: each function's address comes from kallsyms_lookup_name("nvidia:<name>"), itself
  * found once at load by a kprobe registered on it and removed at once (it is not
@@ -38,8 +40,8 @@
  * nvh.files_lock (the table of tracked files) -> rec->lock (one file's objects) ->
  * nvh.mem_lock (memory shared by duplicates) -> inst->lock (the ledger), any of them
  * skipped; nvh.clients_lock (which file holds a client's lines) under any of them, with
- * none taken inside it. nvh.holds_lock (nvidia-uvm's mappings) -> a holder's rec->lock
- * -> nvh.mem_lock, never with files_lock. nvcarry.c's lock (the files carrying a hot
+ * none taken inside it. nvh.holds_lock (nvidia-uvm's mappings and retains) -> a
+ * holder's rec->lock -> nvh.mem_lock, never with files_lock. nvcarry.c's lock (the files carrying a hot
  * update's reservations) under nvh.lock, inst->lock (upgrade.c's looks) or alone.
  * cgpu.reg_lock (attach to a container) is taken with none of them held. No
  * lock is held across a call into the driver (rm_ioctl, or the kernel client's
@@ -2697,7 +2699,8 @@ static void nvh_forget_files(void)
 
 /*
  * Every hook, in the order they go on: nvidia-uvm's free of a duplicate (every hold
- * recorded is seen going), its duplicate and the export to a dma-buf (followed or
+ * recorded is seen going), its duplicate, its release and retain of a channel (each
+ * release of a retain counted is seen) and the export to a dma-buf (followed or
  * refused from the moment anything can be charged), then the release (every file
  * recorded at its open or charged is seen closing), the open and RM's entry.
  */
