@@ -1016,6 +1016,30 @@ for ver in 535.261.03 550.163.01; do
 		fail "after v15 and its child were killed: $(meminfo), the driver holds $(used), $(grep '^files kept' $P/enforcement)"
 	ok "$ver: hot update: a va_space file two reserved processes held is let go once both are gone"
 
+	# A twelfth: r16 holds 4 channels nvidia-uvm retains, their groups freed: the
+	# retained counts go over as its reservation (channels=4) against the new module's
+	# max_channels=16 (a new process gets 6 pairs), kept while r16 holds its va_space
+	# file, and released once it is gone (8 pairs).
+	echo 16 >/sys/module/cgpu_km/parameters/max_channels
+	start r16 cg uvmretain 4
+	r16pid=$(cat "$W/r16.pid")
+	grep -qx "uvmretain: 4 registered, GPU 0 holds $((4 * pair))" "$W/r16" || fail "uvmretain: $(cat "$W/r16")"
+	echo freeze >$P/upgrade
+	reload "$W/state12"
+	grep -Eqx "charge 0 $SID $r16pid 0 start=[0-9]+ channels=4" "$W/state12" ||
+		fail "twelfth hot update's state: $(grep '^charge' "$W/state12")"
+	sleep 3
+	start r17 cg channels 40 0
+	grep -q "^channels: 6 pairs, then status 0x4f" "$W/r17" || fail "beside r16's retained channels: $(cat "$W/r17")"
+	kill_it r17
+	kill_it r16
+	for _ in $(seq 50); do [ "$(sed -n 's/^reserved_channels: //p' $P/upgrade)" = 0 ] && break; sleep 0.1; done
+	start r18 cg channels 40 0
+	grep -q "^channels: 8 pairs, then status 0x4f" "$W/r18" || fail "after r16 is gone: $(cat "$W/r18")"
+	kill_it r18
+	[ "$(used)" = 0 ] || fail "after r16, r17 and r18, the driver holds $(used)"
+	ok "$ver: hot update: channels nvidia-uvm retains go over as their process's reservation against max_channels, released once it is gone"
+
 	if [ "$ver" = 535.261.03 ]; then
 		# upgrade.sh --hot while a static program in the container presses on its
 		# budget, asking for 32 MiB more once a millisecond: from the old module's

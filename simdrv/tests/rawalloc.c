@@ -114,6 +114,8 @@
  *                        channel in it under a device of GPU 0, the channel registered
  *                        with nvidia-uvm and the group freed; then an unregister, the
  *                        va_space closed, and pairs again (below)
+ *   rawalloc uvmretain N  (cgpu_km enforce=1) N rounds as uvmchan's, all registered:
+ *                        "uvmretain: N registered, GPU 0 holds B", "held", waits
  *   rawalloc uvmkeep MIB N [GO]  N rounds as uvmhold's, then its RM files closed: the
  *                        mappings held through /dev/nvidia-uvm alone (below); with
  *                        GO, by a child too, and by it alone once GO exists
@@ -741,6 +743,29 @@ static void uvmchan(unsigned int max)
 	CHECK(alloc(0, c, 0x1200, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
 	n = channel_pairs(c, 0x1200, 0x8000, 40, &st);
 	printf("closed: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
+	held_until_killed();
+}
+
+/* uvmretain N: N channels retained by nvidia-uvm, their groups freed, held until killed. */
+static void uvmretain(unsigned int n)
+{
+	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	struct sd_nv2080_alloc sub = { 0 };
+	const char *what;
+	unsigned int c, h, i;
+	int fd;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	fd = uvm_space();
+	h = 0x1100;
+	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	h = 0x1101;
+	CHECK(alloc(0, c, 0x1100, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	for (i = 0; i < n; i++)
+		CHECK(uvmchan_round(fd, c, 0x1100, 0x4000 + 2 * i, &what) == SD_NV_OK);
+	printf("uvmretain: %u registered, GPU 0 holds %llu\n", n, used(0));
 	held_until_killed();
 }
 
@@ -2140,6 +2165,8 @@ int main(int argc, char **argv)
 		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmkeep"))
 		uvmkeep(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+	else if (argc == 3 && !strcmp(argv[1], "uvmretain"))
+		uvmretain(strtoul(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "uvmchan"))
 		uvmchan(strtoul(argv[2], NULL, 10));
 	else if (argc == 4 && !strcmp(argv[1], "channels"))
