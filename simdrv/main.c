@@ -349,16 +349,53 @@ noinline u32 nvUvmInterfaceRetainChannel(void *vaSpace, u32 hClient, u32 hChanne
 }
 EXPORT_SYMBOL(nvUvmInterfaceRetainChannel);
 
-noinline void nvUvmInterfaceReleaseChannel(void *retainedChannel)
+/* Not by the other exported function: each is hooked on its own (cgpu_km). */
+static void simdrv_let_go(struct simdrv_retained *r)
 {
-	struct simdrv_retained *r = retainedChannel;
-
 	if (!r)
 		return;
 	sd_uvm_release(&node, &env, r->hold);
 	kfree(r);
 }
+
+noinline void nvUvmInterfaceReleaseChannel(void *retainedChannel)
+{
+	simdrv_let_go(retainedChannel);
+}
 EXPORT_SYMBOL(nvUvmInterfaceReleaseChannel);
+
+/*
+ * nvUvmInterfaceDupAddressSpace(device, hUserClient, hUserVASpace, &vaSpace, info):
+ * the duplicate is an allocation of the driver's, as RM's gpuAddressSpace is, until
+ * nvUvmInterfaceAddressSpaceDestroy; vaSpaceInfo (UvmGpuAddressSpaceInfo) is not
+ * filled, as nothing of the stand-in's nvidia-uvm reads it.
+ */
+noinline u32 nvUvmInterfaceDupAddressSpace(void *device, u32 hUserClient, u32 hUserVASpace, void **vaSpace, void *vaSpaceInfo)
+{
+	struct simdrv_uvm_device *dev = device;
+	struct simdrv_retained *r;
+	u32 st;
+
+	if (!dev || !vaSpace || !vaSpaceInfo)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return SD_NV_ERR_NO_MEMORY;
+	st = sd_uvm_dup_vaspace(&node, &env, dev->gpu, hUserClient, hUserVASpace, &r->hold);
+	if (st != SD_NV_OK) {
+		kfree(r);
+		return st;
+	}
+	*vaSpace = r;
+	return SD_NV_OK;
+}
+EXPORT_SYMBOL(nvUvmInterfaceDupAddressSpace);
+
+noinline void nvUvmInterfaceAddressSpaceDestroy(void *vaSpace)
+{
+	simdrv_let_go(vaSpace);
+}
+EXPORT_SYMBOL(nvUvmInterfaceAddressSpaceDestroy);
 
 /*
  * The RM API for kernel clients (nvidia-modeset's), by NVIDIA's names: nvidia_get_rm_ops

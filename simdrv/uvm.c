@@ -11,7 +11,9 @@
  * meets both names. Served on /dev/nvidia-uvm:
  * UVM_INITIALIZE, UVM_DEINITIALIZE, UVM_REGISTER_GPU, UVM_UNREGISTER_GPU,
  * UVM_CREATE_EXTERNAL_RANGE, UVM_MAP_EXTERNAL_ALLOCATION, UVM_FREE,
- * UVM_REGISTER_CHANNEL and UVM_UNREGISTER_CHANNEL (nvUvmInterfaceRetainChannel and
+ * UVM_REGISTER_GPU_VASPACE and UVM_UNREGISTER_GPU_VASPACE (nvUvmInterfaceDupAddressSpace
+ * and nvUvmInterfaceAddressSpaceDestroy), UVM_REGISTER_CHANNEL and
+ * UVM_UNREGISTER_CHANNEL (nvUvmInterfaceRetainChannel and
  * nvUvmInterfaceReleaseChannel); every other
  * command is -EINVAL, nvidia-uvm's answer to a command it does not know (its test
  * commands off); the tools node opens and serves nothing.
@@ -77,12 +79,27 @@ static void va_release(void *ctx, void *token)
 	nvUvmInterfaceReleaseChannel(token);
 }
 
+static u32 va_dup_vaspace(void *ctx, u32 gpu, u32 hClient, u32 hVaSpace, void **token)
+{
+	/* nvidia-uvm's UvmGpuAddressSpaceInfo: the stand-in's nvidia.ko does not fill it. */
+	u64 info = 0;
+
+	return nvUvmInterfaceDupAddressSpace(simdrv_uvm_device(gpu), hClient, hVaSpace, token, &info);
+}
+
+static void va_destroy_vaspace(void *ctx, void *token)
+{
+	nvUvmInterfaceAddressSpaceDestroy(token);
+}
+
 /* The va_spaces' way to nvidia.ko; ngpus is set once at init, before any node exists. */
 static struct sd_va_env va_env = {
 	.dup = va_dup,
 	.free_dup = va_free_dup,
 	.retain = va_retain,
 	.release = va_release,
+	.dup_vaspace = va_dup_vaspace,
+	.destroy_vaspace = va_destroy_vaspace,
 };
 
 static int uvm_open(struct inode *inode, struct file *filp)
@@ -171,6 +188,12 @@ static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, s
 			st = sd_va_free(&u->va, &va_env, r->base, r->length);
 			break;
 		}
+		case SD_UVM_REGISTER_GPU_VASPACE:
+			st = sd_va_register_gpu_vaspace(&u->va, &va_env, p);
+			break;
+		case SD_UVM_UNREGISTER_GPU_VASPACE:
+			st = sd_va_unregister_gpu_vaspace(&u->va, &va_env, p);
+			break;
 		case SD_UVM_REGISTER_CHANNEL:
 			st = sd_va_register_channel(&u->va, &va_env, p);
 			break;
@@ -212,6 +235,12 @@ static long uvm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case SD_UVM_FREE:
 		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_free),
 				  offsetof(struct sd_uvm_free, rmStatus));
+	case SD_UVM_REGISTER_GPU_VASPACE:
+		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_register_gpu_vaspace),
+				  offsetof(struct sd_uvm_register_gpu_vaspace, rmStatus));
+	case SD_UVM_UNREGISTER_GPU_VASPACE:
+		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_unregister_gpu_vaspace),
+				  offsetof(struct sd_uvm_unregister_gpu_vaspace, rmStatus));
 	case SD_UVM_REGISTER_CHANNEL:
 		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_register_channel),
 				  offsetof(struct sd_uvm_register_channel, rmStatus));

@@ -31,5 +31,7 @@ u32 nvUvmInterfaceDupMemory(void *device, u32 hClient, u32 hPhysMemory, u32 *hDu
 u32 nvUvmInterfaceFreeDupedHandle(void *device, u32 hPhysHandle);
 u32 nvUvmInterfaceRetainChannel(void *vaSpace, u32 hClient, u32 hChannel, void **retainedChannel, void *channelInstanceInfo);
 void nvUvmInterfaceReleaseChannel(void *retainedChannel);
+u32 nvUvmInterfaceDupAddressSpace(void *device, u32 hUserClient, u32 hUserVASpace, void **vaSpace, void *vaSpaceInfo);
+void nvUvmInterfaceAddressSpaceDestroy(void *vaSpace);
 
 #endif

@@ -18,9 +18,10 @@ want=(535.261.03 550.163.01)
 # nvidia-uvm's files the checks read (both paths below take these): uvm_ioctl.h's
 # params and uvm_types.h's attributes compile into check.c; the Kbuild names the module;
 # uvm_global.c and uvm_gpu.c make its one RM session and a device in it per GPU;
-# uvm_user_channel.c retains and releases the channels registered with it.
+# uvm_user_channel.c retains and releases the channels registered with it, uvm_va_space.c
+# duplicates and destroys the GPU VA spaces registered with it.
 uvm=(uvm_linux_ioctl.h uvm_ioctl.h uvm_types.h uvm_common.h uvm.c nvidia-uvm.Kbuild
-	uvm_global.c uvm_gpu.c uvm_user_channel.c)
+	uvm_global.c uvm_gpu.c uvm_user_channel.c uvm_va_space.c)
 # RM's side of nvidia-uvm's duplicates, and RM's video-memory allocation (what PMA
 # takes for it), in the source package only.
 gpu_ops=src/nvidia/src/kernel/rmapi/nv_gpu_ops.c

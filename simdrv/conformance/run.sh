@@ -202,6 +202,28 @@ for ver in 535.261.03 550.163.01; do
 		echo "conformance $ver: nvUvmInterfaceRetainChannel(vaSpace, hClient, hChannel, &retained, &info) and nvUvmInterfaceReleaseChannel(retained), called by uvm_user_channel.c"
 	fi
 
+	# A GPU VA space registered with nvidia-uvm is duplicated through RM's interface to
+	# UVM (uvm_va_space.c) and destroyed later: main.c serves both by these names, and
+	# cgpu_km counts what they keep (nvhook.c).
+	if ! [[ $theirs == *"NV_STATUS nvUvmInterfaceDupAddressSpace(uvmGpuDeviceHandle device,NvHandle hUserClient,NvHandle hUserVASpace,uvmGpuAddressSpaceHandle*vaSpace,UvmGpuAddressSpaceInfo*vaSpaceInfo);"* &&
+		$theirs == *"void nvUvmInterfaceAddressSpaceDestroy(uvmGpuAddressSpaceHandle vaSpace);"* ]]; then
+		echo "conformance $ver: nv_uvm_interface.h's nvUvmInterfaceDupAddressSpace or nvUvmInterfaceAddressSpaceDestroy differs from what main.c serves" >&2
+		fail=1
+	elif ! [[ $mine == *"noinline u32 nvUvmInterfaceDupAddressSpace(void*device,u32 hUserClient,u32 hUserVASpace,void**vaSpace,void*vaSpaceInfo){"* &&
+		$mine == *"noinline void nvUvmInterfaceAddressSpaceDestroy(void*vaSpace){"* ]] ||
+		! grep -q 'nvUvmInterfaceDupAddressSpace(uvm_gpu_device_handle(gpu),' "$src/kernel-open/nvidia-uvm/uvm_va_space.c" ||
+		! grep -q 'nvUvmInterfaceAddressSpaceDestroy(gpu_va_space->duped_gpu_va_space)' "$src/kernel-open/nvidia-uvm/uvm_va_space.c"; then
+		echo "conformance $ver: main.c does not define nvUvmInterfaceDupAddressSpace and nvUvmInterfaceAddressSpaceDestroy as nv_uvm_interface.h has them, or uvm_va_space.c does not call them" >&2
+		fail=1
+	elif [ "$kind" = source ] &&
+		! fn "$src/src/nvidia/src/kernel/rmapi/nv_gpu_ops.c" "NV_STATUS nvGpuOpsDupAddressSpace(" | flat |
+			grep -qF 'pRmApi->DupObject(pRmApi,session->handle,device->handle,&gpuVaSpace->handle,hUserClient,hUserVASpace,NV04_DUP_HANDLE_FLAGS_REJECT_KERNEL_DUP_PRIVILEGE);'; then
+		echo "conformance $ver: nv_gpu_ops.c's nvGpuOpsDupAddressSpace does not duplicate the VA space into the session at the caller's privilege, as lib/rm.c's uvm_dup_vaspace does" >&2
+		fail=1
+	else
+		echo "conformance $ver: nvUvmInterfaceDupAddressSpace(device, hUserClient, hUserVASpace, &vaSpace, &info) and nvUvmInterfaceAddressSpaceDestroy(vaSpace), called by uvm_va_space.c"
+	fi
+
 	# Those duplicates go into one RM client for every GPU, so a duplicate's handle is
 	# unique across GPUs while it lives: the session uvm_global.c makes, in which
 	# uvm_gpu.c makes each GPU's device (535 makes a session of its own per MIG

@@ -263,6 +263,23 @@ struct sd_nv2080_alloc {
 };
 
 /*
+ * A GPU virtual address space (cl90f1.h), under a device or subdevice: the driver holds
+ * its page directory in video memory of its own (lib/rm.h, SD_VASPACE_HELD).
+ * NV_VASPACE_ALLOCATION_PARAMETERS (nvos.h): the stand-in reads none of it.
+ */
+#define SD_FERMI_VASPACE_A	0x90f1
+struct sd_vaspace_alloc {
+	sd_u32 index;
+	sd_u32 flags;
+	sd_u64 vaSize;
+	sd_u64 vaStartInternal;
+	sd_u64 vaLimitInternal;
+	sd_u32 bigPageSize;
+	sd_u32 pad;
+	sd_u64 vaBase;
+};
+
+/*
  * Channels (cla06c.h, clc46f.h): a channel group under a device, and the simulated T4's
  * channel class under a group or a device. Each makes the driver hold video memory of
  * its own (lib/rm.h, SD_GROUP_HELD and SD_CHANNEL_HELD).
@@ -434,6 +451,12 @@ struct sd_uvm_map_tail {
 #define SD_UVM_MAP_SIZE(max)	(sizeof(struct sd_uvm_map_head) + \
 				 (max) * sizeof(struct sd_uvm_gpu_mapping) + sizeof(struct sd_uvm_map_tail))
 /*
+ * A GPU VA space registered with nvidia-uvm (UVM_REGISTER_GPU_VASPACE, uvm_va_space.c),
+ * one per GPU of a va_space: nvidia-uvm duplicates it into its RM client through
+ * nvUvmInterfaceDupAddressSpace (nv_gpu_ops.c), keeping its page directory past the
+ * process's free, until UVM_UNREGISTER_GPU_VASPACE, the GPU's unregistering or the
+ * va_space's end (nvUvmInterfaceAddressSpaceDestroy).
+ *
  * A channel registered with nvidia-uvm (uvm_user_channel.c), which libcuda does for its
  * channels so that nvidia-uvm can tell which one faulted: nvidia-uvm retains it through
  * nvUvmInterfaceRetainChannel, which duplicates the channel's group into nvidia-uvm's
@@ -442,11 +465,24 @@ struct sd_uvm_map_tail {
  * (nvUvmInterfaceReleaseChannel). base and length place the channel's resources in the
  * va_space; a channel with none (the stand-in's, as RM's copy-engine ones) ignores them.
  */
+#define SD_UVM_REGISTER_GPU_VASPACE	25
+#define SD_UVM_UNREGISTER_GPU_VASPACE	26
 #define SD_UVM_REGISTER_CHANNEL		27
 #define SD_UVM_UNREGISTER_CHANNEL	28
 #define SD_UVM_CHANNEL_RETAINER		0xc574
 #define SD_NV_ERR_INVALID_CHANNEL	0x21
 #define SD_NV_ERR_OTHER_DEVICE_FOUND	0x5A
+struct sd_uvm_register_gpu_vaspace {
+	sd_u8 gpuUuid[SD_UUID_LEN];
+	sd_s32 rmCtrlFd;
+	sd_u32 hClient;
+	sd_u32 hVaSpace;
+	sd_u32 rmStatus;
+};
+struct sd_uvm_unregister_gpu_vaspace {
+	sd_u8 gpuUuid[SD_UUID_LEN];
+	sd_u32 rmStatus;
+};
 struct sd_uvm_register_channel {
 	sd_u8 gpuUuid[SD_UUID_LEN];
 	sd_s32 rmCtrlFd;

@@ -383,6 +383,7 @@ union sd_class_params {
 	struct sd_memory_alloc mem;
 	struct sd_channel_group_alloc group;
 	struct sd_channel_alloc_head channel;
+	struct sd_vaspace_alloc vaspace;
 };
 
 /* What one RM_ALLOC of a non-client class asks for, fetched and checked before the lock. */
@@ -443,6 +444,17 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 			return SD_NV_ERR_NO_MEMORY;
 		m->internal = 1;
 		m->bytes = r->cls == SD_KEPLER_CHANNEL_GROUP_A ? SD_GROUP_HELD : SD_CHANNEL_HELD;
+		m->held = m->bytes;
+		break;
+	case SD_FERMI_VASPACE_A:
+		if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0))
+			return SD_NV_ERR_INVALID_OBJECT_PARENT;
+		gpu = parent->gpu;
+		m = sd_zalloc(sizeof(*m));
+		if (!m)
+			return SD_NV_ERR_NO_MEMORY;
+		m->internal = 1;
+		m->bytes = SD_VASPACE_HELD;
 		m->held = m->bytes;
 		break;
 	default: /* SD_NV01_MEMORY_LOCAL_USER, sized and checked by check_memory */
@@ -527,6 +539,9 @@ static enum sd_rc rm_alloc(struct sd_file *f, const struct sd_env *env, void *ar
 	case SD_TURING_CHANNEL_GPFIFO_A:
 		psize = sizeof(struct sd_channel_alloc_head);
 		break;
+	case SD_FERMI_VASPACE_A:
+		psize = sizeof(struct sd_vaspace_alloc);
+		break;
 	default:
 		*status = SD_NV_ERR_INVALID_CLASS;
 		return SD_OK;
@@ -604,9 +619,10 @@ static enum sd_rc rm_free(struct sd_file *f, const struct sd_env *env, void *arg
 /*
  * NV_ESC_RM_DUP_OBJECT: a new handle in the caller's client on the memory another handle
  * names (serverCopyResource, clientCopyResource, memCopyConstruct), checked in RM's
- * order. Only memory and channel groups can be copied (resCanCopy: devices, subdevices
- * and channels cannot; kchangrpapiCanCopy): a group's duplicate keeps the group's memory
- * after the group's own handle and its channels are freed. Across
+ * order. Only memory, channel groups and VA spaces can be copied (resCanCopy: devices,
+ * subdevices and channels cannot; kchangrpapiCanCopy, vaspaceapiCanCopy): a group's
+ * duplicate keeps the group's memory after the group's own handle and its channels are
+ * freed, a VA space's its page directory. Across
  * clients RM's default share policy, RS_SHARE_TYPE_PID, lets a process duplicate only
  * from its own clients; the policies a client can add with NV0000_CTRL_CMD_CLIENT_SHARE_OBJECT
  * are not served here. Under the node's lock.
@@ -624,7 +640,7 @@ static sd_u32 dup_object(struct sd_file *f, struct sd_nvos55 *p)
 	so = find_obj(src, p->hObjectSrc);
 	if (!so && p->hObjectSrc != src->handle)
 		return SD_NV_ERR_OBJECT_NOT_FOUND;
-	/* resCanCopy: memory and channel groups, not channels. */
+	/* resCanCopy: memory, channel groups and VA spaces, not channels. */
 	if (!so || !so->mem || so->cls == SD_TURING_CHANNEL_GPFIFO_A)
 		return SD_NV_ERR_INVALID_ARGUMENT;
 	st = take_obj_handle(n, c, &h);
@@ -944,7 +960,61 @@ sd_u32 sd_uvm_retain(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd
 	return st;
 }
 
-/* _nvGpuOpsReleaseChannel: the retainer, and the group's duplicate with it. */
+/*
+ * nvGpuOpsDupAddressSpace under the node's lock: the VA space is found by its client's
+ * handle alone (NV_ERR_INVALID_OBJECT if it is no VA space); its parent must be a device
+ * (RM asserts it; the stand-in answers NV_ERR_INVALID_OBJECT) on gpu; duplicated into the
+ * session under its device at the caller's privilege (another process's client:
+ * NV_ERR_INSUFFICIENT_PERMISSIONS). Not modelled: the check that the space is externally
+ * owned (NV_VASPACE_ALLOCATION_FLAGS_IS_EXTERNALLY_OWNED, NV_ERR_INVALID_FLAGS).
+ */
+static sd_u32 uvm_dup_vaspace(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u32 hClient,
+			      sd_u32 hVaSpace, sd_u32 *hold)
+{
+	const struct sd_client *src = find_client(n, hClient);
+	struct sd_client *c;
+	struct sd_obj *so;
+	sd_u32 h;
+
+	if (!src)
+		return SD_NV_ERR_INVALID_CLIENT;
+	so = find_obj(src, hVaSpace);
+	if (!so)
+		return SD_NV_ERR_OBJECT_NOT_FOUND;
+	if (so->cls != SD_FERMI_VASPACE_A || so->parent->cls != SD_NV01_DEVICE_0)
+		return SD_NV_ERR_INVALID_OBJECT;
+	if (so->gpu != gpu)
+		return SD_NV_ERR_OTHER_DEVICE_FOUND;
+	c = uvm_session(n, gpu);
+	if (!c)
+		return SD_NV_ERR_NO_MEMORY;
+	if (src->pid != caller)
+		return SD_NV_ERR_INSUFFICIENT_PERMISSIONS;
+	if (new_obj_handle(n, c, &h) != SD_NV_OK)
+		return SD_NV_ERR_INSUFFICIENT_RESOURCES;
+	if (!name_mem(c, session_parent(c, SD_NV01_DEVICE_0, gpu), h, so))
+		return SD_NV_ERR_NO_MEMORY;
+	*hold = h;
+	return SD_NV_OK;
+}
+
+sd_u32 sd_uvm_dup_vaspace(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
+			  sd_u32 hVaSpace, sd_u32 *hold)
+{
+	sd_u32 st;
+
+	if (gpu >= n->ngpus)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	env->lock(env->ctx);
+	st = uvm_dup_vaspace(n, env->caller(env->ctx), gpu, hClient, hVaSpace, hold);
+	env->unlock(env->ctx);
+	return st;
+}
+
+/*
+ * _nvGpuOpsReleaseChannel (the retainer, and the group's duplicate with it) and
+ * nvGpuOpsAddressSpaceDestroy (the VA space's duplicate).
+ */
 void sd_uvm_release(struct sd_node *n, const struct sd_env *env, sd_u32 hold)
 {
 	struct sd_client *c;

@@ -108,6 +108,8 @@ struct sd_mem {
  */
 #define SD_GROUP_HELD	(2ULL << 20)
 #define SD_CHANNEL_HELD	(64ULL << 10)
+/* ... and per GPU VA space: its page directory (*ours*; RM sizes it by the space's size). */
+#define SD_VASPACE_HELD	(256ULL << 10)
 
 struct sd_obj {
 	struct sd_obj *next;	/* the client's objects */
@@ -208,6 +210,13 @@ sd_u32 sd_uvm_free_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, 
  */
 sd_u32 sd_uvm_retain(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
 		     sd_u32 hChannel, sd_u32 *hold);
+/*
+ * nvidia-uvm's duplicate of VA space hVaSpace of client hClient, on a device of gpu
+ * (nvUvmInterfaceDupAddressSpace), *hold the duplicate's handle in its client.
+ */
+sd_u32 sd_uvm_dup_vaspace(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
+			  sd_u32 hVaSpace, sd_u32 *hold);
+/* The release of a retained channel or a duplicated VA space: hold and what is under it go. */
 void sd_uvm_release(struct sd_node *n, const struct sd_env *env, sd_u32 hold);
 /* The module's end: nvidia-uvm's clients go (no nvidia-uvm file is open). */
 void sd_uvm_sessions_free(struct sd_node *n);

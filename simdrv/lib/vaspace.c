@@ -117,6 +117,15 @@ static struct sd_va_channel **find_channel(struct sd_va_space *s, sd_u32 hClient
 	return pp;
 }
 
+/* gpu's GPU VA space goes, its channels first (gpu_va_space_stop_all_channels). */
+static void destroy_gpu_va_space(struct sd_va_space *s, const struct sd_va_env *env, sd_u32 gpu)
+{
+	release_channels(s, env, gpu);
+	if (s->gpu_va_space[gpu])
+		env->destroy_vaspace(env->ctx, s->gpu_va_space[gpu]);
+	s->gpu_va_space[gpu] = 0;
+}
+
 sd_u32 sd_va_register_gpu(struct sd_va_space *s, const struct sd_va_env *env, const sd_u8 *uuid)
 {
 	int g = sd_gpu_of_uuid(uuid, env->ngpus);
@@ -139,8 +148,38 @@ sd_u32 sd_va_unregister_gpu(struct sd_va_space *s, const struct sd_va_env *env, 
 	/* Whole mappings only: nothing is split, so nothing can fail. */
 	for (r = s->ranges; r; r = r->next)
 		unmap_in(r, env, (sd_u32)g, 0, ~0ULL);
-	release_channels(s, env, (sd_u32)g);
+	destroy_gpu_va_space(s, env, (sd_u32)g);
 	s->registered &= ~(1u << g);
+	return SD_NV_OK;
+}
+
+/*
+ * uvm_gpu_va_space_create: a registered GPU with no GPU VA space yet (else
+ * NV_ERR_INVALID_DEVICE), then the duplicate, whose status is the answer.
+ */
+sd_u32 sd_va_register_gpu_vaspace(struct sd_va_space *s, const struct sd_va_env *env,
+				  const struct sd_uvm_register_gpu_vaspace *p)
+{
+	int g = sd_gpu_of_uuid(p->gpuUuid, env->ngpus);
+	sd_u32 st;
+	void *token = 0;
+
+	if (g < 0 || !registered(s, (sd_u32)g) || s->gpu_va_space[g])
+		return SD_NV_ERR_INVALID_DEVICE;
+	st = env->dup_vaspace(env->ctx, (sd_u32)g, p->hClient, p->hVaSpace, &token);
+	if (st == SD_NV_OK)
+		s->gpu_va_space[g] = token;
+	return st;
+}
+
+sd_u32 sd_va_unregister_gpu_vaspace(struct sd_va_space *s, const struct sd_va_env *env,
+				    const struct sd_uvm_unregister_gpu_vaspace *p)
+{
+	int g = sd_gpu_of_uuid(p->gpuUuid, env->ngpus);
+
+	if (g < 0 || !registered(s, (sd_u32)g) || !s->gpu_va_space[g])
+		return SD_NV_ERR_INVALID_DEVICE;
+	destroy_gpu_va_space(s, env, (sd_u32)g);
 	return SD_NV_OK;
 }
 
@@ -366,11 +405,13 @@ sd_u32 sd_va_free(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 bas
 void sd_va_destroy(struct sd_va_space *s, const struct sd_va_env *env)
 {
 	struct sd_va_range *r;
+	sd_u32 g;
 
 	while ((r = s->ranges)) {
 		s->ranges = r->next;
 		range_destroy(r, env);
 	}
-	release_channels(s, env, ~0u);
+	for (g = 0; g < 32; g++)
+		destroy_gpu_va_space(s, env, g);
 	s->registered = 0;
 }

@@ -4,8 +4,10 @@
  * registered GPUs, external ranges of addresses and, in them, per GPU, mappings of RM
  * memory objects, each holding a duplicate of the object in RM's client of nvidia-uvm's
  * own (nvUvmInterfaceDupMemory), given back when the last piece of its mapping goes
- * (nvUvmInterfaceFreeDupedHandle); and the channels registered with it, each retained
- * (nvUvmInterfaceRetainChannel) until it goes (nvUvmInterfaceReleaseChannel). Pure: RM is reached through struct sd_va_env, so the
+ * (nvUvmInterfaceFreeDupedHandle); the GPU VA spaces registered with it, each
+ * duplicated (nvUvmInterfaceDupAddressSpace) until it goes
+ * (nvUvmInterfaceAddressSpaceDestroy); and the channels registered with it, each
+ * retained (nvUvmInterfaceRetainChannel) until it goes (nvUvmInterfaceReleaseChannel). Pure: RM is reached through struct sd_va_env, so the
  * module (uvm.c), the unit test and the fuzz target run the same code. One caller at a
  * time per va_space (the module holds the file's lock).
  */
@@ -35,6 +37,10 @@ struct sd_va_env {
 	sd_u32 (*retain)(void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 hChannel, void **token);
 	/* nvUvmInterfaceReleaseChannel */
 	void (*release)(void *ctx, void *token);
+	/* nvUvmInterfaceDupAddressSpace with gpu's device: RM's status; *token on NV_OK. */
+	sd_u32 (*dup_vaspace)(void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 hVaSpace, void **token);
+	/* nvUvmInterfaceAddressSpaceDestroy */
+	void (*destroy_vaspace)(void *ctx, void *token);
 };
 
 /* A channel registered with the va_space, retained until it goes. */
@@ -68,11 +74,21 @@ struct sd_va_space {
 	sd_u32 registered;	/* a bit per GPU index */
 	struct sd_va_range *ranges;
 	struct sd_va_channel *channels;
+	void *gpu_va_space[32];	/* by GPU index, as registered: a duplicate, or NULL */
 };
 
 /* UVM_REGISTER_GPU, UVM_UNREGISTER_GPU (which unmaps what the GPU has): NV status. */
 sd_u32 sd_va_register_gpu(struct sd_va_space *s, const struct sd_va_env *env, const sd_u8 *uuid);
 sd_u32 sd_va_unregister_gpu(struct sd_va_space *s, const struct sd_va_env *env, const sd_u8 *uuid);
+/*
+ * UVM_REGISTER_GPU_VASPACE (the VA space duplicated), UVM_UNREGISTER_GPU_VASPACE (its
+ * channels released first): NV status. UVM_UNREGISTER_GPU and the va_space's end
+ * destroy it too.
+ */
+sd_u32 sd_va_register_gpu_vaspace(struct sd_va_space *s, const struct sd_va_env *env,
+				  const struct sd_uvm_register_gpu_vaspace *p);
+sd_u32 sd_va_unregister_gpu_vaspace(struct sd_va_space *s, const struct sd_va_env *env,
+				    const struct sd_uvm_unregister_gpu_vaspace *p);
 /*
  * UVM_REGISTER_CHANNEL (the channel retained; one registered already under its handles
  * is released again and refused, uvm_register_channel's order), UVM_UNREGISTER_CHANNEL:

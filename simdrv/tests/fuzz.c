@@ -144,9 +144,12 @@ static void one_call(struct sd_file *f, struct input *in)
 	case 0: case 1: case 2: /* RM_ALLOC */
 		nr = SD_ESC_RM_ALLOC;
 		k = byte(in);
-		/* 250 and 251: the channel classes (joined later: older seeds keep their meaning but for those two). */
+		/*
+		 * 250 and 251: the channel classes, 252 the VA space's (joined later: older
+		 * seeds keep their meaning but for those).
+		 */
 		cls = k < 250 ? classes[k % 6] : k == 250 ? SD_KEPLER_CHANNEL_GROUP_A :
-		      k == 251 ? SD_TURING_CHANNEL_GPFIFO_A : u32(in);
+		      k == 251 ? SD_TURING_CHANNEL_GPFIFO_A : k == 252 ? SD_FERMI_VASPACE_A : u32(in);
 		memset(&p, 0, sizeof(p));
 		p.hRoot = handle(in);
 		p.hObjectParent = handle(in);
@@ -303,7 +306,8 @@ static void kernel_op(struct sd_node *node, struct input *in)
 
 /*
  * Each duplicate's count is the number of mapping pieces that hold it; each registered
- * channel is on a registered GPU, under handles no other of its va_space has.
+ * channel and GPU VA space is on a registered GPU, a channel under handles no other of
+ * its va_space has.
  */
 static void check_spaces(const struct sd_va_space sp[NSPACES])
 {
@@ -313,6 +317,9 @@ static void check_spaces(const struct sd_va_space sp[NSPACES])
 	sd_u32 k;
 	int i;
 
+	for (i = 0; i < NSPACES; i++)
+		for (k = 0; k < 32; k++)
+			REQUIRE(!sp[i].gpu_va_space[k] || ((sp[i].registered >> k) & 1));
 	for (i = 0; i < NSPACES; i++)
 		for (c = sp[i].channels; c; c = c->next) {
 			REQUIRE((sp[i].registered >> c->gpu) & 1);
@@ -342,10 +349,24 @@ static void va_call(struct sd_va_space *s, const struct sd_va_env *e, struct inp
 	h.base = 0x100000000ULL + ((sd_u64)(byte(in) % 8) << 20) + (byte(in) % 8 ? 0 : byte(in));
 	h.length = ((sd_u64)(byte(in) % 8) << 20) + (byte(in) % 8 ? 0 : (sd_u64)byte(in) << 12);
 	h.offset = byte(in) % 4 ? 0 : (sd_u64)byte(in) << 12;
-	switch (byte(in) % 8) {
+	switch (byte(in) % 10) {
 	case 0:
 		(void)sd_va_register_gpu(s, e, uuid);
 		break;
+	case 8: {
+		struct sd_uvm_register_gpu_vaspace r = { .hClient = handle(in), .hVaSpace = handle(in) };
+
+		memcpy(r.gpuUuid, uuid, SD_UUID_LEN);
+		(void)sd_va_register_gpu_vaspace(s, e, &r);
+		break;
+	}
+	case 9: {
+		struct sd_uvm_unregister_gpu_vaspace u = { .rmStatus = 0 };
+
+		memcpy(u.gpuUuid, uuid, SD_UUID_LEN);
+		(void)sd_va_unregister_gpu_vaspace(s, e, &u);
+		break;
+	}
 	case 6: {
 		struct sd_uvm_register_channel r = { .hClient = handle(in), .hChannel = handle(in) };
 

@@ -206,10 +206,24 @@ static void h_va_release(void *ctx, void *token)
 	sd_uvm_release(ctx, &henv, (sd_u32)(unsigned long)token);
 }
 
+static sd_u32 h_va_dup_vaspace(void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 hVaSpace, void **token)
+{
+	sd_u32 hold = 0, st;
+
+	REQUIRE(!locked);
+	st = sd_uvm_dup_vaspace(ctx, &henv, gpu, hClient, hVaSpace, &hold);
+	if (st == SD_NV_OK) {
+		REQUIRE(hold);
+		*token = (void *)(unsigned long)hold;
+	}
+	return st;
+}
+
 static struct sd_va_env h_va_env(struct sd_node *n)
 {
 	struct sd_va_env e = { .ctx = n, .ngpus = n->ngpus, .dup = h_va_dup, .free_dup = h_va_free_dup,
-			       .retain = h_va_retain, .release = h_va_release };
+			       .retain = h_va_retain, .release = h_va_release,
+			       .dup_vaspace = h_va_dup_vaspace, .destroy_vaspace = h_va_release };
 
 	return e;
 }
@@ -236,14 +250,18 @@ static void check_ledger(const struct sd_node *n)
 	for (c = n->clients; c; c = c->next)
 		for (o = c->objs; o; o = o->next) {
 			REQUIRE(o->gpu < n->ngpus);
-			/* A channel's or group's own memory (a retainer's: its channel's), of its size. */
+			/*
+			 * A channel's, group's or VA space's own memory (a retainer's: its
+			 * channel's), of its size.
+			 */
 			REQUIRE((o->mem && o->mem->internal) ==
 				(o->cls == SD_KEPLER_CHANNEL_GROUP_A || o->cls == SD_TURING_CHANNEL_GPFIFO_A ||
-				 o->cls == SD_UVM_CHANNEL_RETAINER));
+				 o->cls == SD_UVM_CHANNEL_RETAINER || o->cls == SD_FERMI_VASPACE_A));
 			if (!o->mem)
 				continue;
 			REQUIRE(!o->mem->internal || o->mem->bytes ==
-				(o->cls == SD_KEPLER_CHANNEL_GROUP_A ? SD_GROUP_HELD : SD_CHANNEL_HELD));
+				(o->cls == SD_KEPLER_CHANNEL_GROUP_A ? SD_GROUP_HELD :
+				 o->cls == SD_FERMI_VASPACE_A ? SD_VASPACE_HELD : SD_CHANNEL_HELD));
 			REQUIRE(o->mem->refs >= 1 && o->mem->gpu < n->ngpus && o->mem->listed);
 			/* The GPU holds memory in PMA's 64 KiB pages; RM reports its size. */
 			REQUIRE(o->mem->held == (o->mem->internal ? o->mem->bytes :

@@ -314,6 +314,29 @@ static void test_channels(void)
 		REQUIRE(kop_class(0x5555, 0x3000, SD_GET_HANDLE_INFO_INDEX_CLASSID, &cls) == SD_NV_ERR_INVALID_CLIENT);
 	}
 	/*
+	 * A VA space, under a device or subdevice, holds its page directory in no process's
+	 * figure; its duplicate keeps it past its own handle's free.
+	 */
+	{
+		struct sd_vaspace_alloc va = { .index = 0 };
+		struct sd_nvos55 d = { .hClient = c, .hParent = 0x1000, .hObject = 0x3051,
+			.hClientSrc = c, .hObjectSrc = 0x3050 };
+
+		h = 0x3050;
+		REQUIRE(alloc(&ctl, 0, c, 0x3000, &h, SD_FERMI_VASPACE_A, &va, sizeof(va)) ==
+			SD_NV_ERR_INVALID_OBJECT_PARENT);
+		REQUIRE(alloc(&ctl, 1, c, 0x1001, &h, SD_FERMI_VASPACE_A, &va, sizeof(va)) == SD_NV_OK);
+		REQUIRE(node.used[2] == SD_GROUP_HELD + 2 * SD_CHANNEL_HELD + 2 * MiB + SD_VASPACE_HELD);
+		REQUIRE(ioc(&ctl, SD_ESC_RM_DUP_OBJECT, sizeof(d), &d) == SD_OK);
+		REQUIRE(d.status == SD_NV_ERR_INVALID_OBJECT_PARENT);	/* a subdevice's, under a device */
+		d.hParent = 0x1001;
+		REQUIRE(ioc(&ctl, SD_ESC_RM_DUP_OBJECT, sizeof(d), &d) == SD_OK && d.status == SD_NV_OK);
+		REQUIRE(rmfree(&ctl, c, 0x3050) == SD_NV_OK);
+		REQUIRE(node.used[2] == SD_GROUP_HELD + 2 * SD_CHANNEL_HELD + 2 * MiB + SD_VASPACE_HELD);
+		REQUIRE(rmfree(&ctl, c, 0x3051) == SD_NV_OK);
+		REQUIRE(node.used[2] == SD_GROUP_HELD + 2 * SD_CHANNEL_HELD + 2 * MiB);
+	}
+	/*
 	 * A group can be duplicated, under a device, and its duplicate keeps the group's
 	 * memory once the group's own handle and its channel are freed; a channel cannot.
 	 */
@@ -1231,6 +1254,50 @@ static void test_uvm_channels(void)
 	sd_va_destroy(&s, &e);
 	sd_va_destroy(&s2, &e);
 	REQUIRE(node.used[2] == 0 && session_objs(2) == 2 && s.channels == NULL);
+	/*
+	 * A GPU VA space registered: duplicated, so its page directory stays past the
+	 * process's free until it is unregistered; each refusal in RM's order.
+	 */
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	setup(&ctl, 0xc1e00020, 2);
+	{
+		struct sd_vaspace_alloc va = { .index = 0 };
+		struct sd_uvm_register_gpu_vaspace rv = { .hClient = 0xc1e00020, .hVaSpace = 0x3060 };
+		struct sd_uvm_unregister_gpu_vaspace uv = { 0 };
+
+		h = 0x3060;
+		REQUIRE(alloc(&ctl, 0, 0xc1e00020, 0x1000, &h, SD_FERMI_VASPACE_A, &va, sizeof(va)) == SD_NV_OK);
+		h = 0x3061;
+		REQUIRE(alloc(&ctl, 0, 0xc1e00020, 0x1001, &h, SD_FERMI_VASPACE_A, &va, sizeof(va)) == SD_NV_OK);
+		REQUIRE(node.used[2] == 2 * SD_VASPACE_HELD);
+		sd_gpu_uuid(2, rv.gpuUuid);
+		sd_gpu_uuid(2, uv.gpuUuid);
+		REQUIRE(sd_va_register_gpu_vaspace(&s, &e, &rv) == SD_NV_ERR_INVALID_DEVICE);
+		REQUIRE(sd_va_register_gpu(&s, &e, rv.gpuUuid) == SD_NV_OK);
+		REQUIRE(sd_va_register_gpu(&s2, &e, rv.gpuUuid) == SD_NV_OK);
+		rv.hVaSpace = 0x3999;
+		REQUIRE(sd_va_register_gpu_vaspace(&s, &e, &rv) == SD_NV_ERR_OBJECT_NOT_FOUND);
+		rv.hVaSpace = 0x1001;	/* a subdevice */
+		REQUIRE(sd_va_register_gpu_vaspace(&s, &e, &rv) == SD_NV_ERR_INVALID_OBJECT);
+		rv.hVaSpace = 0x3061;	/* under a subdevice */
+		REQUIRE(sd_va_register_gpu_vaspace(&s, &e, &rv) == SD_NV_ERR_INVALID_OBJECT);
+		rv.hVaSpace = 0x3060;
+		caller_pid = 92;
+		REQUIRE(sd_va_register_gpu_vaspace(&s2, &e, &rv) == SD_NV_ERR_INSUFFICIENT_PERMISSIONS);
+		caller_pid = 91;
+		REQUIRE(sd_va_register_gpu_vaspace(&s, &e, &rv) == SD_NV_OK && session_objs(2) == 3);
+		REQUIRE(sd_va_register_gpu_vaspace(&s, &e, &rv) == SD_NV_ERR_INVALID_DEVICE);
+		REQUIRE(sd_va_register_gpu_vaspace(&s2, &e, &rv) == SD_NV_OK && session_objs(2) == 4);
+		REQUIRE(rmfree(&ctl, 0xc1e00020, 0x3060) == SD_NV_OK && rmfree(&ctl, 0xc1e00020, 0x3061) == SD_NV_OK);
+		REQUIRE(node.used[2] == SD_VASPACE_HELD);
+		REQUIRE(sd_va_unregister_gpu_vaspace(&s, &e, &uv) == SD_NV_OK);
+		REQUIRE(sd_va_unregister_gpu_vaspace(&s, &e, &uv) == SD_NV_ERR_INVALID_DEVICE);
+		REQUIRE(node.used[2] == SD_VASPACE_HELD && session_objs(2) == 3);
+		sd_va_destroy(&s2, &e);
+		sd_va_destroy(&s, &e);
+		REQUIRE(node.used[2] == 0 && session_objs(2) == 2);
+		sd_file_release(&ctl);
+	}
 	/* Unregistering the GPU releases its channels too. */
 	sd_file_init(&ctl, &node, SD_CTL_MINOR);
 	setup(&ctl, 0xc1e00020, 2);
