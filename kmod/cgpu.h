@@ -443,8 +443,8 @@ struct cgpu_reserved {
 };
 void cgpu_ledger_reserved(struct cgpu_inst *inst, struct cgpu_reserved *r);
 void cgpu_ledger_look(struct cgpu_inst *inst, bool (*look)(pid_t pid, u64 start));
-int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max);
-void cgpu_ledger_chan_give(struct cgpu_slot *s);
+int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max, unsigned int n);
+void cgpu_ledger_chan_give(struct cgpu_slot *s, unsigned int n);
 void cgpu_ledger_dump(struct seq_file *m, struct cgpu_inst *inst);
 void cgpu_ledger_dump_obj(struct seq_file *m, const struct cgpu_inst *inst, pid_t pid, u64 start,
 			  u64 bytes, u32 client, u32 handle, u32 parent, u32 grand, bool same);

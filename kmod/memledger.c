@@ -559,13 +559,13 @@ void cgpu_ledger_reserved(struct cgpu_inst *inst, struct cgpu_reserved *r)
 }
 
 /*
- * One more channel group or channel held at the driver by s's file, unless its
- * instance holds max already (0: no cap): -ENOSPC. Counted apart from the bytes: the
+ * n more channel groups, channels or VA spaces held at the driver by s's file, unless
+ * its instance would hold more than max then (0: no cap): -ENOSPC. Counted apart from the bytes: the
  * driver says nowhere what memory it holds for them (nvhook.c), so they cannot be
  * charged. Per process too, for a hot update's state: a frozen module counts none
  * (-EAGAIN), as it charges nothing, so none is made that its state does not count.
  */
-int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max)
+int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max, unsigned int n)
 {
 	struct cgpu_inst *inst = s->inst;
 	int err = 0;
@@ -573,24 +573,24 @@ int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max)
 	mutex_lock(&inst->lock);
 	if (READ_ONCE(cgpu.state) != CGPU_RUNNING) {
 		err = -EAGAIN;
-	} else if (max && inst->nchan >= max) {
+	} else if (max && inst->nchan + n > max) {
 		err = -ENOSPC;
 	} else {
-		inst->nchan++;
-		s->proc->nchan++;
+		inst->nchan += n;
+		s->proc->nchan += n;
 	}
 	mutex_unlock(&inst->lock);
 	return err;
 }
 
-void cgpu_ledger_chan_give(struct cgpu_slot *s)
+void cgpu_ledger_chan_give(struct cgpu_slot *s, unsigned int n)
 {
 	struct cgpu_inst *inst = s->inst;
 
 	mutex_lock(&inst->lock);
-	if (!WARN_ON_ONCE(!inst->nchan || !s->proc->nchan)) {
-		inst->nchan--;
-		s->proc->nchan--;
+	if (!WARN_ON_ONCE(inst->nchan < n || s->proc->nchan < n)) {
+		inst->nchan -= n;
+		s->proc->nchan -= n;
 	}
 	mutex_unlock(&inst->lock);
 }

@@ -79,10 +79,17 @@ struct nva_nv_state_head {
  * keeps the group's memory after the group's own handle is freed.
  */
 #define NVA_FERMI_CONTEXT_SHARE_A	0x9067
+/*
+ * A GPU virtual address space, under a device or subdevice: the driver holds its page
+ * directory, reported nowhere, so a container's are counted with its channels; RM lets
+ * a client duplicate it (vaspaceapiCanCopy), which keeps it after its own handle's free.
+ */
+#define NVA_FERMI_VASPACE_A		0x90f1
 
 #define NVA_NV_OK			0x00
 #define NVA_ERR_INVALID_ADDRESS		0x1E
 #define NVA_ERR_INSUFFICIENT_PERMISSIONS 0x1B
+#define NVA_ERR_INSUFFICIENT_RESOURCES	0x1A
 #define NVA_ERR_INVALID_ARGUMENT	0x1F
 #define NVA_ERR_NO_MEMORY		0x51
 #define NVA_ERR_NO_FREE_FIFOS		0x4F

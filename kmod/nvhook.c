@@ -4,15 +4,15 @@
  * at the driver's boundary"). cgpu_km interposes on RM's entry, rm_ioctl, which the
  * driver's ioctl calls with its own kernel copy of the escape's block, on the file's
  * open and release, on the export to a dma-buf (which does not pass rm_ioctl), on
- * the duplicates nvidia-uvm makes and frees for its mappings of RM memory and on its
- * retains and releases of registered channels, all found by name, so that a limited
+ * the duplicates nvidia-uvm makes and frees for its mappings of RM memory and on what
+ * it keeps of registered channels and GPU VA spaces, all found by name, so that a limited
  * container's video-memory
  * allocations are charged to its ledger whether or not the process cooperates
  * (libcgpu, static binaries, raw ioctls alike). The charge is what the driver says it
  * holds for the new object, asked by handle through the API it gives kernel clients
  * (nvidia_get_rm_ops), with buffers no task of the tenant can write. Its channel groups
- * and channels, whose memory the driver reports nowhere, are counted and capped, and so
- * are those nvidia-uvm retains for it.
+ * and channels and its GPU VA spaces, whose memory the driver reports nowhere, are
+ * counted and capped, and so are those nvidia-uvm keeps for it.
  *
  * How: each function's address comes from kallsyms_lookup_name("nvidia:<name>"), itself
  * found once at load by a kprobe registered on it and removed at once (it is not
@@ -40,7 +40,7 @@
  * nvh.files_lock (the table of tracked files) -> rec->lock (one file's objects) ->
  * nvh.mem_lock (memory shared by duplicates) -> inst->lock (the ledger), any of them
  * skipped; nvh.clients_lock (which file holds a client's lines) under any of them, with
- * none taken inside it. nvh.holds_lock (nvidia-uvm's mappings and retains) -> a
+ * none taken inside it. nvh.holds_lock (nvidia-uvm's mappings and what it keeps) -> a
  * holder's rec->lock -> nvh.mem_lock, never with files_lock. nvcarry.c's lock (the files carrying a hot
  * update's reservations) under nvh.lock, inst->lock (upgrade.c's looks) or alone.
  * cgpu.reg_lock (attach to a container) is taken with none of them held. No
@@ -107,6 +107,9 @@ static const struct nvh_layout {
 /* and of its channels' registration (uvm_user_channel.c) */
 #define NVH_UVM_RETAIN_SYM	"nvUvmInterfaceRetainChannel"
 #define NVH_UVM_RELEASE_SYM	"nvUvmInterfaceReleaseChannel"
+/* and of its GPU VA spaces' (uvm_va_space.c) */
+#define NVH_UVM_DUP_VASPACE_SYM	"nvUvmInterfaceDupAddressSpace"
+#define NVH_UVM_DESTROY_VASPACE_SYM "nvUvmInterfaceAddressSpaceDestroy"
 #define NVH_UVM_TRIES		5	/* looks at a mapping's source before it is refused */
 
 #define NVH_PAGE	(2ULL << 20)	/* the charge is checked in 2 MiB pages */
@@ -149,7 +152,9 @@ typedef u32 (*nvh_dmabuf_fn)(void *nv, void *params);
 typedef u32 (*nvh_uvm_dup_fn)(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *info);
 typedef u32 (*nvh_uvm_free_fn)(void *device, u32 hPhysHandle);
 typedef u32 (*nvh_uvm_retain_fn)(void *vaSpace, u32 hClient, u32 hChannel, void **retained, void *info);
-typedef void (*nvh_uvm_release_fn)(void *retained);
+typedef u32 (*nvh_uvm_dup_vaspace_fn)(void *device, u32 hUserClient, u32 hUserVASpace, void **vaSpace,
+				      void *info);
+typedef void (*nvh_uvm_let_go_fn)(void *kept);
 
 struct nvh_hook {
 	unsigned long addr;		/* the driver's function, its start: callable */
@@ -187,7 +192,7 @@ struct nvh_file {
  * under it are on), a video-memory object (its bytes, charged to that GPU's ledger), or
  * a channel group or channel (counted on that GPU's instance: max_channels).
  */
-enum nvh_kind { NVH_DEVICE, NVH_SUBDEVICE, NVH_MEMORY, NVH_CHANNEL };
+enum nvh_kind { NVH_DEVICE, NVH_SUBDEVICE, NVH_MEMORY, NVH_CHANNEL, NVH_VASPACE };
 
 struct nvh_obj {
 	struct hlist_node node;
@@ -237,16 +242,18 @@ struct nvh_holder {
 };
 
 /*
- * A channel of a container nvidia-uvm retains (nvh_uvm_retain_wrap): counted once more
- * against max_channels on the holder's slot, from the retain to its release, since the
- * group and channel it keeps stay in the driver after the process frees its own.
+ * A channel or VA space of a container that nvidia-uvm keeps (nvh_kept_take): counted
+ * again against max_channels on the holder's slot (a channel with its group), from the
+ * retain or duplicate to its release, since what it keeps stays in the driver after the
+ * process frees its own.
  * nvh.holds_lock.
  */
-struct nvh_retain {
-	struct hlist_node node;		/* nvh.retains, by the retained channel */
-	void *retained;			/* the driver's, nvUvmInterfaceReleaseChannel's argument */
+struct nvh_kept {
+	struct hlist_node node;		/* nvh.kept, by kept */
+	void *kept;			/* the driver's: what its release is called with */
 	struct nvh_holder *holder;	/* one of its users */
-	struct cgpu_slot *slot;		/* holder->rec's, on the channel's GPU */
+	struct cgpu_slot *slot;		/* holder->rec's, on the object's GPU */
+	unsigned int n;			/* counts taken there */
 };
 
 /* One duplicate nvidia-uvm holds for a mapping: its handle in nvidia-uvm's client on device. */
@@ -265,7 +272,8 @@ static struct {
 	bool notifier;
 	const struct nvh_layout *layout;	/* fixed while attached */
 	char state[160];		/* /proc/cgpu_km/enforcement */
-	struct nvh_hook rm_ioctl, open, close, dmabuf, uvm_dup, uvm_free, uvm_retain, uvm_release;
+	struct nvh_hook rm_ioctl, open, close, dmabuf, uvm_dup, uvm_free, uvm_retain, uvm_release,
+			  uvm_dup_vaspace, uvm_destroy_vaspace;
 	struct nva_rm_ops rm;		/* the driver's kernel client API, fixed while attached */
 	atomic64_t taken_back;		/* objects freed after the fact (over the budget) */
 	atomic64_t channels_refused;	/* at max_channels */
@@ -277,13 +285,13 @@ static struct {
 	DECLARE_HASHTABLE(clients, NVH_FILE_BITS);
 	atomic64_t ids;			/* of files and memory lines */
 	atomic64_t followed;		/* duplicates followed */
-	struct mutex holds_lock;	/* holders, holds, retains; files_lock never inside */
+	struct mutex holds_lock;	/* holders, holds, kept; files_lock never inside */
 	DECLARE_HASHTABLE(holders, NVH_FILE_BITS);
 	DECLARE_HASHTABLE(holds, NVH_HOLD_BITS);
 	atomic_t nholds;		/* read by nvh_ftrace: the free is redirected only if any */
 	atomic64_t mapped;		/* nvidia-uvm's mappings followed */
-	DECLARE_HASHTABLE(retains, NVH_FILE_BITS);
-	atomic_t nretains;		/* read by nvh_ftrace: the release is redirected only if any */
+	DECLARE_HASHTABLE(kept, NVH_FILE_BITS);
+	atomic_t nkept;			/* read by nvh_ftrace: the releases are redirected only if any */
 	struct proc_dir_entry *proc;
 } nvh = {
 	.lock = __MUTEX_INITIALIZER(nvh.lock),
@@ -327,6 +335,27 @@ static unsigned int nvh_lines(struct nvh_file *rec, u32 client, u32 handle)
 static bool nvh_gpu_line(const struct nvh_obj *o)
 {
 	return o->kind == NVH_DEVICE || o->kind == NVH_SUBDEVICE;
+}
+
+/* A channel group, channel or VA space: one of its slot's count (max_channels). */
+static bool nvh_counted(const struct nvh_obj *o)
+{
+	return o->kind == NVH_CHANNEL || o->kind == NVH_VASPACE;
+}
+
+/* What an allocation of counted class cls is recorded as. */
+static enum nvh_kind nvh_counted_kind(u32 cls)
+{
+	return cls == NVA_FERMI_VASPACE_A ? NVH_VASPACE : NVH_CHANNEL;
+}
+
+/*
+ * The driver's own answer for one past the cap: a GPU out of channels for a channel
+ * group or channel, out of a resource other than memory for a VA space.
+ */
+static u32 nvh_counted_refusal(enum nvh_kind kind)
+{
+	return kind == NVH_VASPACE ? NVA_ERR_INSUFFICIENT_RESOURCES : NVA_ERR_NO_FREE_FIFOS;
 }
 
 /*
@@ -489,8 +518,8 @@ static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 	hash_del(&o->node);
 	if (nvh_gpu_line(o))
 		nvh_client_del(rec, o->client);
-	else if (o->kind == NVH_CHANNEL)
-		cgpu_ledger_chan_give(o->slot);
+	else if (nvh_counted(o))
+		cgpu_ledger_chan_give(o->slot, 1);
 	rec->nobjs--;
 	/*
 	 * EAGAIN while a hot update is frozen: the bytes stay charged to the file until it
@@ -541,8 +570,8 @@ static void nvh_file_free(struct nvh_file *rec)
 		hash_del(&o->node);
 		if (nvh_gpu_line(o))
 			nvh_client_del(rec, o->client);
-		else if (o->kind == NVH_CHANNEL)
-			cgpu_ledger_chan_give(o->slot);
+		else if (nvh_counted(o))
+			cgpu_ledger_chan_give(o->slot, 1);
 		if (o->mem)
 			nvh_mem_unlink(o, true);
 		cgpu_free(o);
@@ -1072,8 +1101,9 @@ static u32 nvh_take_back(const struct nvh_call *c, u32 code, const char *why, u6
 
 /*
  * Where an allocation under (client, parent) of rec goes, in one look under rec->lock:
- * the parent's GPU and the container's slot there (a memory's parent must be a device or
- * subdevice, a channel's a device or group), a place taken in rec's table if there is a
+ * the parent's GPU and the container's slot there (a memory's or VA space's parent must be
+ * a device or subdevice: under_device; a channel's a device or group), a place taken in
+ * rec's table if there is a
  * slot (*placed), and *late when the parent is none cgpu_km saw made (nvh_alloc_late).
  * On a file recorded from its open every parent passed a wrapper, so one with no line
  * yet is one the driver has made and cgpu_km not yet recorded (another thread of the
@@ -1081,8 +1111,8 @@ static u32 nvh_take_back(const struct nvh_call *c, u32 code, const char *why, u6
  * made by the driver before it is counted. The parent may go once unlocked (a free on
  * another thread): its GPU is kept.
  */
-static struct cgpu_slot *nvh_place(struct nvh_file *rec, u32 client, u32 parent, bool memory,
-				   u32 *gpu, bool *placed, bool *late)
+static struct cgpu_slot *nvh_place(struct nvh_file *rec, u32 client, u32 parent,
+				   bool under_device, u32 *gpu, bool *placed, bool *late)
 {
 	struct cgpu_slot *slot = NULL;
 	struct nvh_obj *par;
@@ -1090,7 +1120,8 @@ static struct cgpu_slot *nvh_place(struct nvh_file *rec, u32 client, u32 parent,
 	*gpu = NVH_GPU_NONE;
 	mutex_lock(&rec->lock);
 	par = nvh_parent(rec, client, parent);
-	if (par && (memory ? nvh_gpu_line(par) : par->kind != NVH_SUBDEVICE)) {
+	if (par && (under_device ? nvh_gpu_line(par) :
+		    par->kind == NVH_DEVICE || par->kind == NVH_CHANNEL)) {
 		*gpu = par->gpu;
 		slot = cgpu_slot_of(rec->att, *gpu);
 	}
@@ -1114,7 +1145,7 @@ static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
 {
 	struct nva_nvos21 *p = c->data;
 	bool memory = p->hClass == NVA_NV01_MEMORY_LOCAL_USER, vidmem;
-	u32 code = memory ? NVA_ERR_NO_MEMORY : NVA_ERR_NO_FREE_FIFOS;
+	u32 code = memory ? NVA_ERR_NO_MEMORY : nvh_counted_refusal(nvh_counted_kind(p->hClass));
 	unsigned int max = READ_ONCE(max_channels);
 	struct cgpu_slot *slot = NULL;
 	u64 got = 0, used, memsize;
@@ -1148,7 +1179,7 @@ static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
 			st = nvh_take_back(c, code, "over the budget once the driver had made it", got);
 			goto undo;
 		}
-	} else if ((err = cgpu_ledger_chan_take(slot, max))) {
+	} else if ((err = cgpu_ledger_chan_take(slot, max, 1))) {
 		if (err == -EAGAIN) {
 			st = nvh_take_back(c, code, "while a hot update is under way", 0);
 			goto undo;
@@ -1157,7 +1188,7 @@ static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
 		st = nvh_take_back(c, code, "past max_channels", 0);
 		goto undo;
 	}
-	nvh_record_made(c, rec, o, memory ? NVH_MEMORY : NVH_CHANNEL, gpu, slot, got);
+	nvh_record_made(c, rec, o, memory ? NVH_MEMORY : nvh_counted_kind(p->hClass), gpu, slot, got);
 	return st;
 
 undo:
@@ -1263,26 +1294,33 @@ static __always_inline bool nvh_class_channel(u32 cls)
 	return false;
 }
 
+static __always_inline bool nvh_class_counted(u32 cls)
+{
+	return nvh_class_channel(cls) || cls == NVA_FERMI_VASPACE_A;
+}
+
 static __always_inline bool nvh_class_read(u32 cls)
 {
 	return cls == NVA_NV01_DEVICE_0 || cls == NVA_NV20_SUBDEVICE_0 ||
-	       cls == NVA_NV01_MEMORY_LOCAL_USER || nvh_class_channel(cls);
+	       cls == NVA_NV01_MEMORY_LOCAL_USER || nvh_class_counted(cls);
 }
 
 /*
- * A channel group or channel, under a tracked device (a channel also in a tracked group):
- * counted on the container's instance on that GPU before the driver runs, refused at
- * max_channels with the driver's own answer for a GPU out of channels
- * (NV_ERR_NO_FREE_FIFOS), given back if the driver refuses and when it is freed (itself,
- * a parent, the client, the file). Counted, not charged: the memory the driver holds for
- * each (GR context buffers, instance blocks) it reports nowhere, and a size would be a
- * guess. One under a parent cgpu_km did not see made takes nvh_alloc_late's way, as
- * memory does: never counted on a guessed GPU.
+ * A channel group or channel under a tracked device (a channel also in a tracked group),
+ * or a GPU VA space under a tracked device or subdevice: counted on the container's
+ * instance on that GPU before the driver runs, refused at max_channels with the driver's
+ * own answer (nvh_counted_refusal), given back if the driver refuses and when it is
+ * freed (itself, a parent, the client, the file). Counted, not charged: the memory the
+ * driver holds for each (GR context buffers, instance blocks, page directories) it
+ * reports nowhere, and a size would be a guess. One under a parent cgpu_km did not see
+ * made takes nvh_alloc_late's way, as memory does: never counted on a guessed GPU.
  */
-static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
+static u32 nvh_alloc_counted(const struct nvh_call *c, struct nvh_file *rec)
 {
 	struct nva_nvos21 *p = c->data;
 	unsigned int max = READ_ONCE(max_channels);
+	enum nvh_kind kind = nvh_counted_kind(p->hClass);
+	u32 code = nvh_counted_refusal(kind);
 	struct cgpu_slot *slot;
 	bool placed, late;
 	struct nvh_obj *o;
@@ -1292,7 +1330,7 @@ static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
 	o = cgpu_zalloc(sizeof(*o));
 	if (!o)
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
-	slot = nvh_place(rec, p->hRoot, p->hObjectParent, false, &gpu, &placed, &late);
+	slot = nvh_place(rec, p->hRoot, p->hObjectParent, kind == NVH_VASPACE, &gpu, &placed, &late);
 	if (late) {
 		cgpu_free(o);
 		return nvh_alloc_late(c, rec);
@@ -1300,34 +1338,34 @@ static u32 nvh_alloc_channel(const struct nvh_call *c, struct nvh_file *rec)
 	if (!placed) {
 		cgpu_free(o);
 		if (!slot)
-			return nvh_refuse(nvh_alloc_status(c), NVA_ERR_NO_FREE_FIFOS,
-					  "channel under a parent whose GPU is not known, or on a GPU the container has no budget on, class",
+			return nvh_refuse(nvh_alloc_status(c), code,
+					  "channel or VA space under a parent whose GPU is not known, or on a GPU the container has no budget on, class",
 					  p->hClass);
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
-	err = cgpu_ledger_chan_take(slot, max);
+	err = cgpu_ledger_chan_take(slot, max, 1);
 	if (err == -EAGAIN) {
 		nvh_give_place(rec);
 		cgpu_free(o);
-		return nvh_refuse(nvh_alloc_status(c), NVA_ERR_NO_FREE_FIFOS,
-				  "channel while a hot update is under way, class", p->hClass);
+		return nvh_refuse(nvh_alloc_status(c), code,
+				  "channel or VA space while a hot update is under way, class", p->hClass);
 	}
 	if (err) {
 		nvh_give_place(rec);
 		cgpu_free(o);
 		atomic64_inc(&nvh.channels_refused);
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: channel class 0x%x refused: the container holds max_channels=%u on GPU %u\n",
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: class 0x%x refused: the container holds max_channels=%u channels and VA spaces on GPU %u\n",
 				    task_tgid_nr(current), p->hClass, max, gpu);
-		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_FREE_FIFOS);
+		return nvh_answer(nvh_alloc_status(c), code);
 	}
 	st = nvh_orig(c);
 	if (st != NVA_NV_OK || *nvh_alloc_status(c) != NVA_NV_OK) {
-		cgpu_ledger_chan_give(slot);
+		cgpu_ledger_chan_give(slot, 1);
 		nvh_give_place(rec);
 		cgpu_free(o);
 		return st;
 	}
-	nvh_record_made(c, rec, o, NVH_CHANNEL, gpu, slot, 0);
+	nvh_record_made(c, rec, o, kind, gpu, slot, 0);
 	return st;
 }
 
@@ -1361,8 +1399,8 @@ static u32 nvh_rm_alloc(const struct nvh_call *c)
 	nvh_op_begin(rec);
 	if (p->hClass == NVA_NV01_MEMORY_LOCAL_USER)
 		st = nvh_alloc_memory(c, rec);
-	else if (nvh_class_channel(p->hClass))
-		st = nvh_alloc_channel(c, rec);
+	else if (nvh_class_counted(p->hClass))
+		st = nvh_alloc_counted(c, rec);
 	else
 		st = nvh_alloc_parent(c, rec);
 	nvh_op_end(rec);
@@ -1754,9 +1792,9 @@ static u32 nvh_rm_dup(const struct nvh_call *c)
 	st = nvh_orig(c);
 	/*
 	 * What was made is asked of the driver, by its handle: the source's may name another
-	 * object by now. A duplicate of a channel group (or of a context share in one) would
-	 * keep the group in the driver once its own handle is freed and its count given back
-	 * (max_channels).
+	 * object by now. A duplicate of a channel group (or of a context share in one), or of
+	 * a VA space, would keep it in the driver once its own handle is freed and its count
+	 * given back (max_channels).
 	 */
 	why = NULL;
 	if (st != NVA_NV_OK || p->status != NVA_NV_OK)
@@ -1767,6 +1805,8 @@ static u32 nvh_rm_dup(const struct nvh_call *c)
 		why = "duplicate of an object the driver would not name";
 	else if (cls == NVA_KEPLER_CHANNEL_GROUP_A || cls == NVA_FERMI_CONTEXT_SHARE_A)
 		why = "duplicate of a channel group or context share";
+	else if (cls == NVA_FERMI_VASPACE_A)
+		why = "duplicate of a VA space";
 	if (why) {
 		st = nvh_rm_free_obj(c->sp, p->hClient, p->hParent, p->hObject);
 		atomic64_inc(&nvh.taken_back);
@@ -2266,93 +2306,166 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 }
 
 
-/* ---- nvidia-uvm's retained channels ---- */
+/* ---- channels and VA spaces nvidia-uvm keeps ---- */
+
+/* What the look before the driver keeps a counted object found (nvh_counted_look). */
+struct nvh_look {
+	u64 file_id;
+	int ops;		/* its file's ops_started then */
+	u32 gpu;
+	unsigned int n;		/* counts it keeps: a channel in a group keeps the group too */
+};
+
+enum nvh_found { NVH_FOUND_NONE, NVH_FOUND_BUSY, NVH_FOUND };
 
 /*
- * The GPU of channel group or channel (client, handle) of the caller's container, in
- * any of its files (a channel is counted whichever file made it): false if none.
+ * Counted object (client, handle) of kind (a channel, a VA space) of the caller's
+ * container, in any of its files (it is counted whichever file made it): NVH_FOUND with
+ * *l filled, NVH_FOUND_BUSY while its file has a call running that may change a handle,
+ * or NVH_FOUND_NONE.
  */
-static bool nvh_chan_gpu(u32 client, u32 handle, u32 *gpu)
+static enum nvh_found nvh_counted_look(u32 client, u32 handle, enum nvh_kind kind,
+				       struct nvh_look *l)
 {
+	enum nvh_found got = NVH_FOUND_NONE;
+	struct nvh_obj *o, *par;
 	struct nvh_file *rec;
-	struct nvh_obj *o;
-	bool found = false;
 
 	mutex_lock(&nvh.files_lock);
 	rec = nvh_client_rec(client);
 	if (rec && nvh_owns(rec)) {
 		mutex_lock(&rec->lock);
 		o = nvh_obj_find(rec, client, handle);
-		if (o && o->kind == NVH_CHANNEL && nvh_lines(rec, client, handle) == 1) {
-			*gpu = o->gpu;
-			found = true;
+		if (o && o->kind == kind && nvh_lines(rec, client, handle) == 1) {
+			par = kind == NVH_CHANNEL ? nvh_parent(rec, client, o->parent) : NULL;
+			l->file_id = rec->id;
+			l->ops = atomic_read(&rec->ops_started);
+			l->gpu = o->gpu;
+			l->n = par && par->kind == NVH_CHANNEL ? 2 : 1;
+			got = atomic_read(&rec->ops_busy) ? NVH_FOUND_BUSY : NVH_FOUND;
 		}
 		mutex_unlock(&rec->lock);
 	}
 	mutex_unlock(&nvh.files_lock);
-	return found;
+	return got;
 }
 
 /*
- * A limited container's channel retained by nvidia-uvm: counted against max_channels
- * before the driver runs, given back if it fails. A channel that is not one cgpu_km
- * counts for the container (another container's, the host's, one made before cgpu_km
- * attached or before a hot update) is refused: RM looks the client up by its handle
- * alone, so it would keep anyone's channel.
+ * The look after the driver kept it: the object seen is the one it kept only if the
+ * handle still names it, on the same GPU, and its file started no call that may change a
+ * handle since and runs none (a second thread could free it and make another under the
+ * same handle, on another GPU, between the looks and the driver's).
  */
-static u32 nvh_uvm_retain_counted(void *vaSpace, u32 hClient, u32 hChannel, void **retained,
-				  void *info)
+static bool nvh_counted_same(u32 client, u32 handle, enum nvh_kind kind, const struct nvh_look *seen)
 {
-	nvh_uvm_retain_fn orig = (nvh_uvm_retain_fn)READ_ONCE(nvh.uvm_retain.addr);
+	struct nvh_look now;
+
+	smp_mb();
+	return nvh_counted_look(client, handle, kind, &now) == NVH_FOUND &&
+	       now.file_id == seen->file_id && now.ops == seen->ops && now.gpu == seen->gpu &&
+	       now.n == seen->n;
+}
+
+/*
+ * Before the driver keeps object (client, handle) of kind for nvidia-uvm, for a caller
+ * in a container: an entry with seen->n more counts against max_channels on the caller's
+ * holder record (which outlives the process's RM files, as what is kept does), or NULL
+ * and *st the refusal, or NULL and *again when the object's file is changing a handle
+ * (look again after a pause). An object that is not one cgpu_km counts for the
+ * container (another container's, the host's, one made before cgpu_km attached or
+ * before a hot update) is refused: RM finds it by its client's handle alone, so it
+ * would keep anyone's.
+ */
+static struct nvh_kept *nvh_kept_take(u32 client, u32 handle, enum nvh_kind kind,
+				      struct nvh_look *seen, u32 *st, bool *again)
+{
+	const char *what = kind == NVH_VASPACE ? "VA space" : "channel";
 	unsigned int max = READ_ONCE(max_channels);
 	struct nvh_holder *holder = NULL;
 	struct cgpu_slot *slot = NULL;
-	struct nvh_retain *r;
-	u32 gpu, st;
+	enum nvh_found found;
+	struct nvh_kept *k;
 	int err;
 
-	if (!retained || !nvh_chan_gpu(hClient, hChannel, &gpu)) {
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: channel 0x%x registered with nvidia-uvm refused: not one its container holds at the driver\n",
-				    task_tgid_nr(current), hChannel);
-		return NVA_ERR_INSUFFICIENT_PERMISSIONS;
+	*again = false;
+	*st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
+	found = nvh_counted_look(client, handle, kind, seen);
+	if (found == NVH_FOUND_BUSY) {
+		*again = true;
+		return NULL;
 	}
-	r = cgpu_zalloc(sizeof(*r));
-	if (r)
+	if (found == NVH_FOUND_NONE) {
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x registered with nvidia-uvm refused: not one its container holds at the driver\n",
+				    task_tgid_nr(current), what, handle);
+		return NULL;
+	}
+	*st = NVA_ERR_NO_MEMORY;
+	k = cgpu_zalloc(sizeof(*k));
+	if (k)
 		holder = nvh_holder_get();
 	if (holder)
-		slot = cgpu_slot_of(holder->rec->att, gpu);
-	if (!slot) {
-		st = NVA_ERR_NO_MEMORY;
-		goto out;
-	}
-	err = cgpu_ledger_chan_take(slot, max);
+		slot = cgpu_slot_of(holder->rec->att, seen->gpu);
+	if (!slot)
+		goto fail;
+	err = cgpu_ledger_chan_take(slot, max, seen->n);
 	if (err) {
 		if (err == -ENOSPC)
 			atomic64_inc(&nvh.channels_refused);
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: channel 0x%x registered with nvidia-uvm refused: %s\n",
-				    task_tgid_nr(current), hChannel, err == -ENOSPC ?
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x registered with nvidia-uvm refused: %s\n",
+				    task_tgid_nr(current), what, handle, err == -ENOSPC ?
 				    "the container holds max_channels" : "a hot update is under way");
-		st = NVA_ERR_NO_FREE_FIFOS;
-		goto out;
+		*st = nvh_counted_refusal(kind);
+		goto fail;
 	}
-	st = orig(vaSpace, hClient, hChannel, retained, info);
-	if (st != NVA_NV_OK) {
-		cgpu_ledger_chan_give(slot);
-		goto out;
-	}
-	r->retained = *retained;
-	r->holder = holder;
-	r->slot = slot;
-	mutex_lock(&nvh.holds_lock);
-	hash_add(nvh.retains, &r->node, (unsigned long)r->retained);
-	atomic_inc(&nvh.nretains);
-	mutex_unlock(&nvh.holds_lock);
-	return st;
-out:
+	k->holder = holder;
+	k->slot = slot;
+	k->n = seen->n;
+	return k;
+fail:
 	if (holder)
 		nvh_holder_put(holder);
-	cgpu_free(r);
-	return st;
+	cgpu_free(k);
+	return NULL;
+}
+
+/* The count of an entry in no table back: the driver kept nothing, or let go of it. */
+static void nvh_kept_put(struct nvh_kept *k)
+{
+	if (!k)
+		return;
+	cgpu_ledger_chan_give(k->slot, k->n);
+	nvh_holder_put(k->holder);
+	cgpu_free(k);
+}
+
+/* The driver kept it, under its pointer kept: the entry goes in the table. */
+static void nvh_kept_done(struct nvh_kept *k, void *kept)
+{
+	k->kept = kept;
+	mutex_lock(&nvh.holds_lock);
+	hash_add(nvh.kept, &k->node, (unsigned long)kept);
+	atomic_inc(&nvh.nkept);
+	mutex_unlock(&nvh.holds_lock);
+}
+
+/*
+ * The driver is about to let go of kept: its entry, if any, out of the table first (the
+ * driver may hand the same pointer out again as soon as it has let go).
+ */
+static struct nvh_kept *nvh_kept_find(void *kept)
+{
+	struct nvh_kept *k;
+
+	mutex_lock(&nvh.holds_lock);
+	hash_for_each_possible(nvh.kept, k, node, (unsigned long)kept)
+		if (k->kept == kept)
+			break;
+	if (k) {
+		hash_del(&k->node);
+		atomic_dec(&nvh.nkept);
+	}
+	mutex_unlock(&nvh.holds_lock);
+	return k;
 }
 
 /*
@@ -2360,48 +2473,130 @@ out:
  * nvidia-uvm calls in the ioctl of the process registering a channel
  * (UVM_REGISTER_CHANNEL): RM duplicates the channel's group into nvidia-uvm's client
  * and keeps the channel with a retainer, past the process's free of both and until
- * nvidia-uvm releases it (nv_gpu_ops.c). Counted for a caller in a container.
+ * nvidia-uvm releases it (nv_gpu_ops.c). For a caller in a container: counted (the
+ * channel, and its group), the count taken before the driver runs and kept only if the
+ * channel seen is the one retained, else let go and looked at again, up to
+ * NVH_UVM_TRIES times, then refused.
  */
 static u32 nvh_uvm_retain_wrap(void *vaSpace, u32 hClient, u32 hChannel, void **retained, void *info)
 {
 	int idx = srcu_read_lock(&nvh_srcu);
 	nvh_uvm_retain_fn orig = (nvh_uvm_retain_fn)READ_ONCE(nvh.uvm_retain.addr);
+	nvh_uvm_let_go_fn let_go = (nvh_uvm_let_go_fn)READ_ONCE(nvh.uvm_release.addr);
+	struct nvh_look seen;
+	struct nvh_kept *k;
+	unsigned int i;
+	bool again;
 	u32 st;
 
-	if (nvh_caller_contained())
-		st = nvh_uvm_retain_counted(vaSpace, hClient, hChannel, retained, info);
-	else
+	if (!nvh_caller_contained() || !retained) {
 		st = orig(vaSpace, hClient, hChannel, retained, info);
+		goto out;
+	}
+	for (i = 0; i < NVH_UVM_TRIES; i++) {
+		if (i)
+			usleep_range(100, 1000);
+		k = nvh_kept_take(hClient, hChannel, NVH_CHANNEL, &seen, &st, &again);
+		if (!k) {
+			if (again)
+				continue;
+			goto out;
+		}
+		st = orig(vaSpace, hClient, hChannel, retained, info);
+		if (st == NVA_NV_OK && nvh_counted_same(hClient, hChannel, NVH_CHANNEL, &seen)) {
+			nvh_kept_done(k, *retained);
+			goto out;
+		}
+		if (st == NVA_NV_OK)
+			let_go(*retained);
+		nvh_kept_put(k);
+		if (st != NVA_NV_OK)
+			goto out;
+	}
+	st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: channel 0x%x registered with nvidia-uvm refused: being changed\n",
+			    task_tgid_nr(current), hChannel);
+out:
 	srcu_read_unlock(&nvh_srcu, idx);
 	return st;
 }
 
 /*
- * nvUvmInterfaceReleaseChannel(retained), in whatever task unregisters the channel, its
- * GPU or ends the va_space: out of the table first (the driver may give the same pointer
- * to a retain as soon as it has let go), the count back once the driver has.
+ * nvUvmInterfaceDupAddressSpace(device, hUserClient, hUserVASpace, &vaSpace, info),
+ * which nvidia-uvm calls in the ioctl of the process registering a GPU VA space
+ * (UVM_REGISTER_GPU_VASPACE): RM duplicates the VA space into nvidia-uvm's client, past
+ * the process's free of it and until nvidia-uvm destroys the duplicate (nv_gpu_ops.c).
+ * For a caller in a container: counted as a retained channel is.
+ */
+static u32 nvh_uvm_dup_vaspace_wrap(void *device, u32 hUserClient, u32 hUserVASpace, void **vaSpace,
+				    void *info)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_uvm_dup_vaspace_fn orig = (nvh_uvm_dup_vaspace_fn)READ_ONCE(nvh.uvm_dup_vaspace.addr);
+	nvh_uvm_let_go_fn let_go = (nvh_uvm_let_go_fn)READ_ONCE(nvh.uvm_destroy_vaspace.addr);
+	struct nvh_look seen;
+	struct nvh_kept *k;
+	unsigned int i;
+	bool again;
+	u32 st;
+
+	if (!nvh_caller_contained() || !vaSpace) {
+		st = orig(device, hUserClient, hUserVASpace, vaSpace, info);
+		goto out;
+	}
+	for (i = 0; i < NVH_UVM_TRIES; i++) {
+		if (i)
+			usleep_range(100, 1000);
+		k = nvh_kept_take(hUserClient, hUserVASpace, NVH_VASPACE, &seen, &st, &again);
+		if (!k) {
+			if (again)
+				continue;
+			goto out;
+		}
+		st = orig(device, hUserClient, hUserVASpace, vaSpace, info);
+		if (st == NVA_NV_OK && nvh_counted_same(hUserClient, hUserVASpace, NVH_VASPACE, &seen)) {
+			nvh_kept_done(k, *vaSpace);
+			goto out;
+		}
+		if (st == NVA_NV_OK)
+			let_go(*vaSpace);
+		nvh_kept_put(k);
+		if (st != NVA_NV_OK)
+			goto out;
+	}
+	st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: VA space 0x%x registered with nvidia-uvm refused: being changed\n",
+			    task_tgid_nr(current), hUserVASpace);
+out:
+	srcu_read_unlock(&nvh_srcu, idx);
+	return st;
+}
+
+/*
+ * nvUvmInterfaceReleaseChannel(retained) and nvUvmInterfaceAddressSpaceDestroy(vaSpace),
+ * in whatever task unregisters, unregisters the GPU or ends the va_space (the second
+ * also for nvidia-uvm's own address spaces, which have no entry): the count back once
+ * the driver has let go.
  */
 static void nvh_uvm_release_wrap(void *retained)
 {
 	int idx = srcu_read_lock(&nvh_srcu);
-	nvh_uvm_release_fn orig = (nvh_uvm_release_fn)READ_ONCE(nvh.uvm_release.addr);
-	struct nvh_retain *r;
+	nvh_uvm_let_go_fn orig = (nvh_uvm_let_go_fn)READ_ONCE(nvh.uvm_release.addr);
+	struct nvh_kept *k = nvh_kept_find(retained);
 
-	mutex_lock(&nvh.holds_lock);
-	hash_for_each_possible(nvh.retains, r, node, (unsigned long)retained)
-		if (r->retained == retained)
-			break;
-	if (r) {
-		hash_del(&r->node);
-		atomic_dec(&nvh.nretains);
-	}
-	mutex_unlock(&nvh.holds_lock);
 	orig(retained);
-	if (r) {
-		cgpu_ledger_chan_give(r->slot);
-		nvh_holder_put(r->holder);
-		cgpu_free(r);
-	}
+	nvh_kept_put(k);
+	srcu_read_unlock(&nvh_srcu, idx);
+}
+
+static void nvh_uvm_destroy_vaspace_wrap(void *vaSpace)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_uvm_let_go_fn orig = (nvh_uvm_let_go_fn)READ_ONCE(nvh.uvm_destroy_vaspace.addr);
+	struct nvh_kept *k = nvh_kept_find(vaSpace);
+
+	orig(vaSpace);
+	nvh_kept_put(k);
 	srcu_read_unlock(&nvh_srcu, idx);
 }
 
@@ -2553,9 +2748,10 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 	 * nvidia-uvm's duplicates: a container's are followed, and their frees while any is,
 	 * or a hot update's reservation keeps any object.
 	 */
-	if (((h == &nvh.uvm_dup || h == &nvh.uvm_retain) && !cgpu_maybe_contained()) ||
+	if (((h == &nvh.uvm_dup || h == &nvh.uvm_retain || h == &nvh.uvm_dup_vaspace) &&
+	     !cgpu_maybe_contained()) ||
 	    (h == &nvh.uvm_free && !atomic_read(&nvh.nholds) && !atomic_read(&cgpu.resobjs)) ||
-	    (h == &nvh.uvm_release && !atomic_read(&nvh.nretains)))
+	    ((h == &nvh.uvm_release || h == &nvh.uvm_destroy_vaspace) && !atomic_read(&nvh.nkept)))
 		return;
 	regs->ip = (unsigned long)h->wrapper;
 }
@@ -2663,7 +2859,7 @@ static void nvh_forget_files(void)
 	struct hlist_node *tmp;
 	struct nvh_holder *h;
 	struct nvh_hold *hold;
-	struct nvh_retain *r;
+	struct nvh_kept *k;
 	struct nvh_file *rec;
 	int bkt;
 
@@ -2682,13 +2878,13 @@ static void nvh_forget_files(void)
 		cgpu_free(hold);
 	}
 	atomic_set(&nvh.nholds, 0);
-	/* A retain's count is on its holder's record: given back before that goes. */
-	hash_for_each_safe(nvh.retains, bkt, tmp, r, node) {
-		hash_del(&r->node);
-		cgpu_ledger_chan_give(r->slot);
-		cgpu_free(r);
+	/* What nvidia-uvm keeps is counted on its holder's record: given back before that goes. */
+	hash_for_each_safe(nvh.kept, bkt, tmp, k, node) {
+		hash_del(&k->node);
+		cgpu_ledger_chan_give(k->slot, k->n);
+		cgpu_free(k);
 	}
-	atomic_set(&nvh.nretains, 0);
+	atomic_set(&nvh.nkept, 0);
 	hash_for_each_safe(nvh.holders, bkt, tmp, h, node) {
 		hash_del(&h->node);
 		nvh_file_free(h->rec);
@@ -2699,8 +2895,8 @@ static void nvh_forget_files(void)
 
 /*
  * Every hook, in the order they go on: nvidia-uvm's free of a duplicate (every hold
- * recorded is seen going), its duplicate, its release and retain of a channel (each
- * release of a retain counted is seen) and the export to a dma-buf (followed or
+ * recorded is seen going), its duplicate, its releases and keeps of a channel and of a
+ * VA space (each release of one counted is seen) and the export to a dma-buf (followed or
  * refused from the moment anything can be charged), then the release (every file
  * recorded at its open or charged is seen closing), the open and RM's entry.
  */
@@ -2715,6 +2911,8 @@ static int nvh_hooks_on(const struct nvh_layout *l)
 		{ &nvh.uvm_dup, NVH_UVM_DUP_SYM, nvh_uvm_dup_wrap },
 		{ &nvh.uvm_release, NVH_UVM_RELEASE_SYM, nvh_uvm_release_wrap },
 		{ &nvh.uvm_retain, NVH_UVM_RETAIN_SYM, nvh_uvm_retain_wrap },
+		{ &nvh.uvm_destroy_vaspace, NVH_UVM_DESTROY_VASPACE_SYM, nvh_uvm_destroy_vaspace_wrap },
+		{ &nvh.uvm_dup_vaspace, NVH_UVM_DUP_VASPACE_SYM, nvh_uvm_dup_vaspace_wrap },
 		{ &nvh.dmabuf, NVH_DMABUF_SYM, nvh_dmabuf_wrap },
 		{ &nvh.close, l->close_sym, nvh_close_wrap },
 		{ &nvh.open, l->open_sym, nvh_open_wrap },
@@ -2741,6 +2939,8 @@ static void nvh_hooks_off(void)
 	nvh_hook_off(&nvh.open);
 	nvh_hook_off(&nvh.close);
 	nvh_hook_off(&nvh.dmabuf);
+	nvh_hook_off(&nvh.uvm_dup_vaspace);
+	nvh_hook_off(&nvh.uvm_destroy_vaspace);
 	nvh_hook_off(&nvh.uvm_retain);
 	nvh_hook_off(&nvh.uvm_release);
 	nvh_hook_off(&nvh.uvm_dup);
@@ -2883,7 +3083,7 @@ static int nvh_show(struct seq_file *m, void *v)
 	seq_printf(m, "mappings followed: %lld\n", (long long)atomic64_read(&nvh.mapped));
 	seq_printf(m, "channel cap: %u\n", READ_ONCE(max_channels));
 	seq_printf(m, "channels refused: %lld\n", (long long)atomic64_read(&nvh.channels_refused));
-	seq_printf(m, "channels nvidia-uvm retains: %d\n", atomic_read(&nvh.nretains));
+	seq_printf(m, "channels and VA spaces nvidia-uvm keeps: %d\n", atomic_read(&nvh.nkept));
 	cgpu_carry_show(m);
 	seq_printf(m, "objects kept for reservations: %d\n", atomic_read(&cgpu.resobjs));
 	mutex_unlock(&nvh.lock);
@@ -2912,7 +3112,7 @@ int cgpu_nvhook_init(void)
 	hash_init(nvh.clients);
 	hash_init(nvh.holders);
 	hash_init(nvh.holds);
-	hash_init(nvh.retains);
+	hash_init(nvh.kept);
 	cgpu_carry_init();
 	strscpy(nvh.state, "off (no nvidia driver loaded)", sizeof(nvh.state));
 	nvh.proc = proc_create_single("cgpu_km/enforcement", 0444, NULL, nvh_show);

@@ -220,18 +220,18 @@ sd_u32 sd_va_register_channel(struct sd_va_space *s, const struct sd_va_env *env
 	return SD_NV_OK;
 }
 
-/* uvm_api_unregister_channel: a registered GPU, then the handles registered on it. */
+/*
+ * uvm_api_unregister_channel: the handles, registered on any GPU (the UUID is not looked
+ * at: uvm_unregister_channel), else NV_ERR_INVALID_CHANNEL.
+ */
 sd_u32 sd_va_unregister_channel(struct sd_va_space *s, const struct sd_va_env *env,
 				const struct sd_uvm_unregister_channel *p)
 {
-	int g = sd_gpu_of_uuid(p->gpuUuid, env->ngpus);
 	struct sd_va_channel **pp, *c;
 
-	if (g < 0 || !registered(s, (sd_u32)g))
-		return SD_NV_ERR_INVALID_DEVICE;
 	pp = find_channel(s, p->hClient, p->hChannel);
 	c = *pp;
-	if (!c || c->gpu != (sd_u32)g)
+	if (!c)
 		return SD_NV_ERR_INVALID_CHANNEL;
 	*pp = c->next;
 	env->release(env->ctx, c->token);

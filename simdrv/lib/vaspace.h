@@ -91,8 +91,8 @@ sd_u32 sd_va_unregister_gpu_vaspace(struct sd_va_space *s, const struct sd_va_en
 				    const struct sd_uvm_unregister_gpu_vaspace *p);
 /*
  * UVM_REGISTER_CHANNEL (the channel retained; one registered already under its handles
- * is released again and refused, uvm_register_channel's order), UVM_UNREGISTER_CHANNEL:
- * NV status. UVM_UNREGISTER_GPU and the va_space's end release its channels too.
+ * is released again and refused, uvm_register_channel's order), UVM_UNREGISTER_CHANNEL
+ * (by the handles alone): NV status. UVM_UNREGISTER_GPU and the va_space's end release its channels too.
  */
 sd_u32 sd_va_register_channel(struct sd_va_space *s, const struct sd_va_env *env,
 			      const struct sd_uvm_register_channel *p);

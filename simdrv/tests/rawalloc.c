@@ -116,6 +116,9 @@
  *                        va_space closed, and pairs again (below)
  *   rawalloc uvmretain N  (cgpu_km enforce=1) N rounds as uvmchan's, all registered:
  *                        "uvmretain: N registered, GPU 0 holds B", "held", waits
+ *   rawalloc vaspaces N  (cgpu_km enforce=1) GPU VA spaces under a device of GPU 0 and
+ *                        its subdevice, up to N; a duplicate of one, one registered with
+ *                        nvidia-uvm (UVM_REGISTER_GPU_VASPACE) and freed (below)
  *   rawalloc uvmkeep MIB N [GO]  N rounds as uvmhold's, then its RM files closed: the
  *                        mappings held through /dev/nvidia-uvm alone (below); with
  *                        GO, by a child too, and by it alone once GO exists
@@ -743,6 +746,80 @@ static void uvmchan(unsigned int max)
 	CHECK(alloc(0, c, 0x1200, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
 	n = channel_pairs(c, 0x1200, 0x8000, 40, &st);
 	printf("closed: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
+	held_until_killed();
+}
+
+/*
+ * VA spaces at handles base, base + 1, ... under device 0x1100 and its subdevice 0x1101
+ * by turns, until max or a refusal: how many were made, *st the refusal (NV_OK if none).
+ */
+static unsigned int vaspace_run(unsigned int c, unsigned int base, unsigned int max, unsigned int *st)
+{
+	struct sd_vaspace_alloc va = { .index = 0 };
+	unsigned int n, h;
+
+	*st = SD_NV_OK;
+	for (n = 0; n < max; n++) {
+		h = base + n;
+		*st = alloc(n % 4, c, n % 2 ? 0x1101 : 0x1100, &h, SD_FERMI_VASPACE_A, &va);
+		if (*st != SD_NV_OK)
+			break;
+	}
+	return n;
+}
+
+/* UVM_REGISTER_GPU_VASPACE of (c, h) on GPU 0 (UVM_UNREGISTER_GPU_VASPACE if !on): its status. */
+static unsigned int uvm_gpu_vaspace(int fd, unsigned int c, unsigned int h, bool on)
+{
+	struct sd_uvm_register_gpu_vaspace r = { .rmCtrlFd = ctl, .hClient = c, .hVaSpace = h };
+	struct sd_uvm_unregister_gpu_vaspace u = { .rmStatus = 0 };
+
+	sd_gpu_uuid(0, r.gpuUuid);
+	sd_gpu_uuid(0, u.gpuUuid);
+	if (on) {
+		CHECK(ioctl(fd, SD_UVM_REGISTER_GPU_VASPACE, &r) == 0);
+		return r.rmStatus;
+	}
+	CHECK(ioctl(fd, SD_UVM_UNREGISTER_GPU_VASPACE, &u) == 0);
+	return u.rmStatus;
+}
+
+/*
+ * vaspaces N: VA spaces until N or a refusal: "vaspaces: K made, then status 0xS, GPU 0
+ * holds B"; a duplicate of the first: "dup vaspace: A"; the third freed, the first
+ * registered with nvidia-uvm and freed, VA spaces again: "registered: status 0xS, then
+ * K made, status 0xS"; unregistered, again: "unregistered: status 0xS, then K made,
+ * status 0xS, GPU 0 holds B"; one the container does not hold registered: "unknown:
+ * status 0xS". "held", waits.
+ */
+static void vaspaces(unsigned int max)
+{
+	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	struct sd_nv2080_alloc sub = { 0 };
+	unsigned int c, h, n, st, reg;
+	char a[32];
+	int fd;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	fd = uvm_space();
+	h = 0x1100;
+	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	h = 0x1101;
+	CHECK(alloc(0, c, 0x1100, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	n = vaspace_run(c, 0x5000, max, &st);
+	printf("vaspaces: %u made, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
+	printf("dup vaspace: %s\n", rm_dup(c, 0x1100, 0x5fff, c, 0x5000, a, sizeof(a)));
+	CHECK(rmfree(c, 0x5002) == SD_NV_OK);
+	reg = uvm_gpu_vaspace(fd, c, 0x5000, true);
+	CHECK(rmfree(c, 0x5000) == SD_NV_OK);
+	n = vaspace_run(c, 0x5100, max, &st);
+	printf("registered: status 0x%x, then %u made, status 0x%x\n", reg, n, st);
+	reg = uvm_gpu_vaspace(fd, c, 0, false);
+	n = vaspace_run(c, 0x5200, max, &st);
+	printf("unregistered: status 0x%x, then %u made, status 0x%x, GPU 0 holds %llu\n", reg, n, st, used(0));
+	printf("unknown: status 0x%x\n", uvm_gpu_vaspace(fd, c, 0x9999, true));
 	held_until_killed();
 }
 
@@ -2165,6 +2242,8 @@ int main(int argc, char **argv)
 		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmkeep"))
 		uvmkeep(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+	else if (argc == 3 && !strcmp(argv[1], "vaspaces"))
+		vaspaces(strtoul(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "uvmretain"))
 		uvmretain(strtoul(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "uvmchan"))
