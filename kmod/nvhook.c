@@ -2669,13 +2669,13 @@ static __always_inline bool nvh_tracked(const void *key)
  * The RM calls the wrapper reads, decided from rm_ioctl's arguments: its command is
  * the escape number (XFER already unwrapped) and its data the driver's kernel copy of
  * size bytes, so a class or a control's number is a plain load. Redirected: RM_ALLOC
- * of the classes that place or take video memory and of channel groups and channels
- * (max_channels), RM_FREE on a file with charges,
+ * of the classes that place or take video memory and of channel groups, channels and VA
+ * spaces (max_channels), RM_FREE on a file with charges,
  * RM_DUP_OBJECT, RM_VID_HEAP_CONTROL, RM_ALLOC_MEMORY, RM_ALLOC_OBJECT, REGISTER_FD,
  * and of RM_CONTROL the imports from and exports to a file descriptor, all but the
  * frees only for a caller who may be in a container (cgpu_maybe_contained: the host's
  * and unlimited containers' would pass the wrapper untouched). Every other call (most of what libcuda
- * issues: controls, and allocations of contexts, engines, events, address spaces)
+ * issues: controls, and allocations of contexts, engines, events)
  * goes to the driver at once: redirecting it would cost the wrapper and a second pass
  * through ftrace to call the original, for nothing (docs/kmod.md, "Cost").
  */
@@ -3025,18 +3025,20 @@ static void nvh_attach(void)
 		nvh.layout = NULL;
 		snprintf(nvh.state, sizeof(nvh.state), "off (driver %s: cannot attach: %d)",
 			 ver, err);
-		pr_err("cgpu_km: enforce=1 but enforcement is OFF: cannot attach to driver %s (%s, %s, %s, %s, %s, %s): %d\n",
+		pr_err("cgpu_km: enforce=1 but enforcement is OFF: cannot attach to driver %s (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s): %d\n",
 		       ver, NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM,
-		       NVH_UVM_DUP_SYM, NVH_UVM_FREE_SYM, err);
+		       NVH_UVM_DUP_SYM, NVH_UVM_FREE_SYM, NVH_UVM_RETAIN_SYM, NVH_UVM_RELEASE_SYM,
+		       NVH_UVM_DUP_VASPACE_SYM, NVH_UVM_DESTROY_VASPACE_SYM, err);
 		return;
 	}
 	nvh.attached = true;
 	WRITE_ONCE(cgpu.driver_files, cgpu_carry_start(nvh.close.addr));
 	WRITE_ONCE(cgpu.maps_named, l->one_uvm_client);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
-	pr_info("cgpu_km: enforcement on: attached to %s, %s, %s, %s, %s and %s of NVIDIA driver %s\n",
+	pr_info("cgpu_km: enforcement on: attached to %s, %s, %s, %s, %s, %s, %s, %s, %s and %s of NVIDIA driver %s\n",
 		NVH_RM_IOCTL_SYM, l->open_sym, l->close_sym, NVH_DMABUF_SYM, NVH_UVM_DUP_SYM,
-		NVH_UVM_FREE_SYM, ver);
+		NVH_UVM_FREE_SYM, NVH_UVM_RETAIN_SYM, NVH_UVM_RELEASE_SYM, NVH_UVM_DUP_VASPACE_SYM,
+		NVH_UVM_DESTROY_VASPACE_SYM, ver);
 }
 
 /*
