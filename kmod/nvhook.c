@@ -2469,56 +2469,93 @@ static struct nvh_kept *nvh_kept_find(void *kept)
 }
 
 /*
- * nvUvmInterfaceRetainChannel(vaSpace, hClient, hChannel, &retained, info), which
- * nvidia-uvm calls in the ioctl of the process registering a channel
- * (UVM_REGISTER_CHANNEL): RM duplicates the channel's group into nvidia-uvm's client
- * and keeps the channel with a retainer, past the process's free of both and until
- * nvidia-uvm releases it (nv_gpu_ops.c). For a caller in a container: counted (the
- * channel, and its group), the count taken before the driver runs and kept only if the
- * channel seen is the one retained, else let go and looked at again, up to
- * NVH_UVM_TRIES times, then refused.
+ * One of nvidia-uvm's calls that has the driver keep an object of the caller's: its
+ * kind and handles, where the driver says what it kept, the call itself (the original,
+ * with the other arguments) and the hook of the driver's release of what it kept.
  */
-static u32 nvh_uvm_retain_wrap(void *vaSpace, u32 hClient, u32 hChannel, void **retained, void *info)
+struct nvh_keep_call {
+	enum nvh_kind kind;
+	u32 client, handle;
+	void **kept;
+	u32 (*orig)(const struct nvh_keep_call *k);
+	void *a0, *a1;
+	struct nvh_hook *let_go;
+};
+
+/*
+ * The call for a caller in a container: counted (nvh_kept_take), the count taken before
+ * the driver runs and kept only if the object seen is the one kept, else let go and
+ * looked at again, up to NVH_UVM_TRIES times, then refused. Anyone else's passes.
+ */
+static u32 nvh_keep_wrap(const struct nvh_keep_call *c)
 {
 	int idx = srcu_read_lock(&nvh_srcu);
-	nvh_uvm_retain_fn orig = (nvh_uvm_retain_fn)READ_ONCE(nvh.uvm_retain.addr);
-	nvh_uvm_let_go_fn let_go = (nvh_uvm_let_go_fn)READ_ONCE(nvh.uvm_release.addr);
+	nvh_uvm_let_go_fn let_go = (nvh_uvm_let_go_fn)READ_ONCE(c->let_go->addr);
 	struct nvh_look seen;
 	struct nvh_kept *k;
 	unsigned int i;
 	bool again;
 	u32 st;
 
-	if (!nvh_caller_contained() || !retained) {
-		st = orig(vaSpace, hClient, hChannel, retained, info);
+	if (!nvh_caller_contained() || !c->kept) {
+		st = c->orig(c);
 		goto out;
 	}
 	for (i = 0; i < NVH_UVM_TRIES; i++) {
 		if (i)
 			usleep_range(100, 1000);
-		k = nvh_kept_take(hClient, hChannel, NVH_CHANNEL, &seen, &st, &again);
+		k = nvh_kept_take(c->client, c->handle, c->kind, &seen, &st, &again);
 		if (!k) {
 			if (again)
 				continue;
 			goto out;
 		}
-		st = orig(vaSpace, hClient, hChannel, retained, info);
-		if (st == NVA_NV_OK && nvh_counted_same(hClient, hChannel, NVH_CHANNEL, &seen)) {
-			nvh_kept_done(k, *retained);
+		st = c->orig(c);
+		if (st == NVA_NV_OK && nvh_counted_same(c->client, c->handle, c->kind, &seen)) {
+			nvh_kept_done(k, *c->kept);
 			goto out;
 		}
 		if (st == NVA_NV_OK)
-			let_go(*retained);
+			let_go(*c->kept);
 		nvh_kept_put(k);
 		if (st != NVA_NV_OK)
 			goto out;
 	}
 	st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
-	pr_warn_ratelimited("cgpu_km: enforce: pid %d: channel 0x%x registered with nvidia-uvm refused: being changed\n",
-			    task_tgid_nr(current), hChannel);
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x registered with nvidia-uvm refused: being changed\n",
+			    task_tgid_nr(current), c->kind == NVH_VASPACE ? "VA space" : "channel", c->handle);
 out:
 	srcu_read_unlock(&nvh_srcu, idx);
 	return st;
+}
+
+static u32 nvh_uvm_retain_orig(const struct nvh_keep_call *k)
+{
+	nvh_uvm_retain_fn orig = (nvh_uvm_retain_fn)READ_ONCE(nvh.uvm_retain.addr);
+
+	return orig(k->a0, k->client, k->handle, k->kept, k->a1);
+}
+
+/*
+ * nvUvmInterfaceRetainChannel(vaSpace, hClient, hChannel, &retained, info), which
+ * nvidia-uvm calls in the ioctl of the process registering a channel
+ * (UVM_REGISTER_CHANNEL): RM duplicates the channel's group into nvidia-uvm's client
+ * and keeps the channel with a retainer, past the process's free of both and until
+ * nvidia-uvm releases it (nv_gpu_ops.c).
+ */
+static u32 nvh_uvm_retain_wrap(void *vaSpace, u32 hClient, u32 hChannel, void **retained, void *info)
+{
+	const struct nvh_keep_call c = { NVH_CHANNEL, hClient, hChannel, retained,
+					 nvh_uvm_retain_orig, vaSpace, info, &nvh.uvm_release };
+
+	return nvh_keep_wrap(&c);
+}
+
+static u32 nvh_uvm_dup_vaspace_orig(const struct nvh_keep_call *k)
+{
+	nvh_uvm_dup_vaspace_fn orig = (nvh_uvm_dup_vaspace_fn)READ_ONCE(nvh.uvm_dup_vaspace.addr);
+
+	return orig(k->a0, k->client, k->handle, k->kept, k->a1);
 }
 
 /*
@@ -2526,78 +2563,42 @@ out:
  * which nvidia-uvm calls in the ioctl of the process registering a GPU VA space
  * (UVM_REGISTER_GPU_VASPACE): RM duplicates the VA space into nvidia-uvm's client, past
  * the process's free of it and until nvidia-uvm destroys the duplicate (nv_gpu_ops.c).
- * For a caller in a container: counted as a retained channel is.
  */
 static u32 nvh_uvm_dup_vaspace_wrap(void *device, u32 hUserClient, u32 hUserVASpace, void **vaSpace,
 				    void *info)
 {
-	int idx = srcu_read_lock(&nvh_srcu);
-	nvh_uvm_dup_vaspace_fn orig = (nvh_uvm_dup_vaspace_fn)READ_ONCE(nvh.uvm_dup_vaspace.addr);
-	nvh_uvm_let_go_fn let_go = (nvh_uvm_let_go_fn)READ_ONCE(nvh.uvm_destroy_vaspace.addr);
-	struct nvh_look seen;
-	struct nvh_kept *k;
-	unsigned int i;
-	bool again;
-	u32 st;
+	const struct nvh_keep_call c = { NVH_VASPACE, hUserClient, hUserVASpace, vaSpace,
+					 nvh_uvm_dup_vaspace_orig, device, info, &nvh.uvm_destroy_vaspace };
 
-	if (!nvh_caller_contained() || !vaSpace) {
-		st = orig(device, hUserClient, hUserVASpace, vaSpace, info);
-		goto out;
-	}
-	for (i = 0; i < NVH_UVM_TRIES; i++) {
-		if (i)
-			usleep_range(100, 1000);
-		k = nvh_kept_take(hUserClient, hUserVASpace, NVH_VASPACE, &seen, &st, &again);
-		if (!k) {
-			if (again)
-				continue;
-			goto out;
-		}
-		st = orig(device, hUserClient, hUserVASpace, vaSpace, info);
-		if (st == NVA_NV_OK && nvh_counted_same(hUserClient, hUserVASpace, NVH_VASPACE, &seen)) {
-			nvh_kept_done(k, *vaSpace);
-			goto out;
-		}
-		if (st == NVA_NV_OK)
-			let_go(*vaSpace);
-		nvh_kept_put(k);
-		if (st != NVA_NV_OK)
-			goto out;
-	}
-	st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
-	pr_warn_ratelimited("cgpu_km: enforce: pid %d: VA space 0x%x registered with nvidia-uvm refused: being changed\n",
-			    task_tgid_nr(current), hUserVASpace);
-out:
-	srcu_read_unlock(&nvh_srcu, idx);
-	return st;
+	return nvh_keep_wrap(&c);
 }
 
 /*
- * nvUvmInterfaceReleaseChannel(retained) and nvUvmInterfaceAddressSpaceDestroy(vaSpace),
- * in whatever task unregisters, unregisters the GPU or ends the va_space (the second
- * also for nvidia-uvm's own address spaces, which have no entry): the count back once
- * the driver has let go.
+ * The driver's release h of what it kept: in whatever task unregisters, unregisters the
+ * GPU or ends the va_space (nvUvmInterfaceAddressSpaceDestroy also for nvidia-uvm's own
+ * address spaces, which have no entry); the count back once the driver has let go.
  */
-static void nvh_uvm_release_wrap(void *retained)
+static void nvh_let_go_wrap(struct nvh_hook *h, void *kept)
 {
 	int idx = srcu_read_lock(&nvh_srcu);
-	nvh_uvm_let_go_fn orig = (nvh_uvm_let_go_fn)READ_ONCE(nvh.uvm_release.addr);
-	struct nvh_kept *k = nvh_kept_find(retained);
+	nvh_uvm_let_go_fn orig = (nvh_uvm_let_go_fn)READ_ONCE(h->addr);
+	struct nvh_kept *k = nvh_kept_find(kept);
 
-	orig(retained);
+	orig(kept);
 	nvh_kept_put(k);
 	srcu_read_unlock(&nvh_srcu, idx);
 }
 
+/* nvUvmInterfaceReleaseChannel(retained) */
+static void nvh_uvm_release_wrap(void *retained)
+{
+	nvh_let_go_wrap(&nvh.uvm_release, retained);
+}
+
+/* nvUvmInterfaceAddressSpaceDestroy(vaSpace) */
 static void nvh_uvm_destroy_vaspace_wrap(void *vaSpace)
 {
-	int idx = srcu_read_lock(&nvh_srcu);
-	nvh_uvm_let_go_fn orig = (nvh_uvm_let_go_fn)READ_ONCE(nvh.uvm_destroy_vaspace.addr);
-	struct nvh_kept *k = nvh_kept_find(vaSpace);
-
-	orig(vaSpace);
-	nvh_kept_put(k);
-	srcu_read_unlock(&nvh_srcu, idx);
+	nvh_let_go_wrap(&nvh.uvm_destroy_vaspace, vaSpace);
 }
 
 /*

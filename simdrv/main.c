@@ -318,45 +318,55 @@ noinline u32 nvUvmInterfaceFreeDupedHandle(void *device, u32 hPhysHandle)
 EXPORT_SYMBOL(nvUvmInterfaceFreeDupedHandle);
 
 /*
- * nvUvmInterfaceRetainChannel(vaSpace, hClient, hChannel, &retained, info): vaSpace is
- * nvidia-uvm's GPU VA space of a GPU, here that GPU's device (the stand-in has no VA
- * spaces); channelInstanceInfo (UvmGpuChannelInstanceInfo) is not filled, as nothing of
- * the stand-in's nvidia-uvm reads it. The retained channel is an allocation of the
- * driver's, as RM's gpuRetainedChannel is, until nvUvmInterfaceReleaseChannel.
+ * What nvidia-uvm has the driver keep, until it lets go: a retained channel
+ * (nvUvmInterfaceRetainChannel, nvUvmInterfaceReleaseChannel) and a duplicated VA space
+ * (nvUvmInterfaceDupAddressSpace, nvUvmInterfaceAddressSpaceDestroy), each an
+ * allocation of the driver's, as RM's gpuRetainedChannel and gpuAddressSpace are. The
+ * first argument is nvidia-uvm's GPU VA space or device of a GPU, here that GPU's
+ * device (the stand-in keeps no VA space state); the info block
+ * (UvmGpuChannelInstanceInfo, UvmGpuAddressSpaceInfo) is not filled, as nothing of the
+ * stand-in's nvidia-uvm reads it.
  */
-struct simdrv_retained {
+struct simdrv_kept {
 	u32 hold;
 };
 
-noinline u32 nvUvmInterfaceRetainChannel(void *vaSpace, u32 hClient, u32 hChannel, void **retainedChannel, void *channelInstanceInfo)
+static u32 simdrv_keep(u32 (*keep)(struct sd_node *n, const struct sd_env *env, u32 gpu, u32 hClient,
+				   u32 h, u32 *hold),
+		       void *device, u32 hClient, u32 h, void **out, void *info)
 {
-	struct simdrv_uvm_device *dev = vaSpace;
-	struct simdrv_retained *r;
+	struct simdrv_uvm_device *dev = device;
+	struct simdrv_kept *k;
 	u32 st;
 
-	if (!dev || !retainedChannel || !channelInstanceInfo)
+	if (!dev || !out || !info)
 		return SD_NV_ERR_INVALID_ARGUMENT;
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r)
+	k = kzalloc(sizeof(*k), GFP_KERNEL);
+	if (!k)
 		return SD_NV_ERR_NO_MEMORY;
-	st = sd_uvm_retain(&node, &env, dev->gpu, hClient, hChannel, &r->hold);
+	st = keep(&node, &env, dev->gpu, hClient, h, &k->hold);
 	if (st != SD_NV_OK) {
-		kfree(r);
+		kfree(k);
 		return st;
 	}
-	*retainedChannel = r;
+	*out = k;
 	return SD_NV_OK;
 }
-EXPORT_SYMBOL(nvUvmInterfaceRetainChannel);
 
-/* Not by the other exported function: each is hooked on its own (cgpu_km). */
-static void simdrv_let_go(struct simdrv_retained *r)
+/* Not through the other exported function: each is hooked on its own (cgpu_km). */
+static void simdrv_let_go(struct simdrv_kept *k)
 {
-	if (!r)
+	if (!k)
 		return;
-	sd_uvm_release(&node, &env, r->hold);
-	kfree(r);
+	sd_uvm_release(&node, &env, k->hold);
+	kfree(k);
 }
+
+noinline u32 nvUvmInterfaceRetainChannel(void *vaSpace, u32 hClient, u32 hChannel, void **retainedChannel, void *channelInstanceInfo)
+{
+	return simdrv_keep(sd_uvm_retain, vaSpace, hClient, hChannel, retainedChannel, channelInstanceInfo);
+}
+EXPORT_SYMBOL(nvUvmInterfaceRetainChannel);
 
 noinline void nvUvmInterfaceReleaseChannel(void *retainedChannel)
 {
@@ -364,30 +374,9 @@ noinline void nvUvmInterfaceReleaseChannel(void *retainedChannel)
 }
 EXPORT_SYMBOL(nvUvmInterfaceReleaseChannel);
 
-/*
- * nvUvmInterfaceDupAddressSpace(device, hUserClient, hUserVASpace, &vaSpace, info):
- * the duplicate is an allocation of the driver's, as RM's gpuAddressSpace is, until
- * nvUvmInterfaceAddressSpaceDestroy; vaSpaceInfo (UvmGpuAddressSpaceInfo) is not
- * filled, as nothing of the stand-in's nvidia-uvm reads it.
- */
 noinline u32 nvUvmInterfaceDupAddressSpace(void *device, u32 hUserClient, u32 hUserVASpace, void **vaSpace, void *vaSpaceInfo)
 {
-	struct simdrv_uvm_device *dev = device;
-	struct simdrv_retained *r;
-	u32 st;
-
-	if (!dev || !vaSpace || !vaSpaceInfo)
-		return SD_NV_ERR_INVALID_ARGUMENT;
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r)
-		return SD_NV_ERR_NO_MEMORY;
-	st = sd_uvm_dup_vaspace(&node, &env, dev->gpu, hUserClient, hUserVASpace, &r->hold);
-	if (st != SD_NV_OK) {
-		kfree(r);
-		return st;
-	}
-	*vaSpace = r;
-	return SD_NV_OK;
+	return simdrv_keep(sd_uvm_dup_vaspace, device, hUserClient, hUserVASpace, vaSpace, vaSpaceInfo);
 }
 EXPORT_SYMBOL(nvUvmInterfaceDupAddressSpace);
 

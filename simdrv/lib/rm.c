@@ -947,19 +947,6 @@ static sd_u32 uvm_retain(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u32 hC
 	return SD_NV_OK;
 }
 
-sd_u32 sd_uvm_retain(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
-		     sd_u32 hChannel, sd_u32 *hold)
-{
-	sd_u32 st;
-
-	if (gpu >= n->ngpus)
-		return SD_NV_ERR_INVALID_ARGUMENT;
-	env->lock(env->ctx);
-	st = uvm_retain(n, env->caller(env->ctx), gpu, hClient, hChannel, hold);
-	env->unlock(env->ctx);
-	return st;
-}
-
 /*
  * nvGpuOpsDupAddressSpace under the node's lock: the VA space is found by its client's
  * handle alone (NV_ERR_INVALID_OBJECT if it is no VA space); its parent must be a device
@@ -998,17 +985,32 @@ static sd_u32 uvm_dup_vaspace(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u
 	return SD_NV_OK;
 }
 
-sd_u32 sd_uvm_dup_vaspace(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
-			  sd_u32 hVaSpace, sd_u32 *hold)
+/* What nvidia-uvm has the driver keep (uvm_retain, uvm_dup_vaspace), under the node's lock. */
+static sd_u32 uvm_keep(sd_u32 (*keep)(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u32 hClient,
+				      sd_u32 h, sd_u32 *hold),
+		       struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient, sd_u32 h,
+		       sd_u32 *hold)
 {
 	sd_u32 st;
 
 	if (gpu >= n->ngpus)
 		return SD_NV_ERR_INVALID_ARGUMENT;
 	env->lock(env->ctx);
-	st = uvm_dup_vaspace(n, env->caller(env->ctx), gpu, hClient, hVaSpace, hold);
+	st = keep(n, env->caller(env->ctx), gpu, hClient, h, hold);
 	env->unlock(env->ctx);
 	return st;
+}
+
+sd_u32 sd_uvm_retain(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
+		     sd_u32 hChannel, sd_u32 *hold)
+{
+	return uvm_keep(uvm_retain, n, env, gpu, hClient, hChannel, hold);
+}
+
+sd_u32 sd_uvm_dup_vaspace(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hClient,
+			  sd_u32 hVaSpace, sd_u32 *hold)
+{
+	return uvm_keep(uvm_dup_vaspace, n, env, gpu, hClient, hVaSpace, hold);
 }
 
 /*

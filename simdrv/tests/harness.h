@@ -186,18 +186,28 @@ static void h_va_free_dup(void *ctx, sd_u32 gpu, sd_u32 hdup)
 	REQUIRE(sd_uvm_free_dup(ctx, &henv, gpu, hdup) == SD_NV_OK);
 }
 
-/* The retained channel's token: its hold's handle, never 0 (a handle is not 0). */
-static sd_u32 h_va_retain(void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 hChannel, void **token)
+/*
+ * What nvidia-uvm has the driver keep (sd_uvm_retain, sd_uvm_dup_vaspace): the token is
+ * its hold's handle, never 0 (a handle is not 0).
+ */
+static sd_u32 h_va_keep(sd_u32 (*keep)(struct sd_node *n, const struct sd_env *env, sd_u32 gpu,
+				       sd_u32 hClient, sd_u32 h, sd_u32 *hold),
+			void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 h, void **token)
 {
 	sd_u32 hold = 0, st;
 
 	REQUIRE(!locked);
-	st = sd_uvm_retain(ctx, &henv, gpu, hClient, hChannel, &hold);
+	st = keep(ctx, &henv, gpu, hClient, h, &hold);
 	if (st == SD_NV_OK) {
 		REQUIRE(hold);
 		*token = (void *)(unsigned long)hold;
 	}
 	return st;
+}
+
+static sd_u32 h_va_retain(void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 hChannel, void **token)
+{
+	return h_va_keep(sd_uvm_retain, ctx, gpu, hClient, hChannel, token);
 }
 
 static void h_va_release(void *ctx, void *token)
@@ -208,15 +218,7 @@ static void h_va_release(void *ctx, void *token)
 
 static sd_u32 h_va_dup_vaspace(void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 hVaSpace, void **token)
 {
-	sd_u32 hold = 0, st;
-
-	REQUIRE(!locked);
-	st = sd_uvm_dup_vaspace(ctx, &henv, gpu, hClient, hVaSpace, &hold);
-	if (st == SD_NV_OK) {
-		REQUIRE(hold);
-		*token = (void *)(unsigned long)hold;
-	}
-	return st;
+	return h_va_keep(sd_uvm_dup_vaspace, ctx, gpu, hClient, hVaSpace, token);
 }
 
 static struct sd_va_env h_va_env(struct sd_node *n)

@@ -125,6 +125,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <pthread.h>
 #include <sched.h>
@@ -590,6 +591,18 @@ static void dups(unsigned long long mib)
 	held_until_killed();
 }
 
+/* Device dev of client c on GPU 0, with its subdevice dev + 1. */
+static void device_on_gpu0(unsigned int c, unsigned int dev)
+{
+	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	struct sd_nv2080_alloc sub = { 0 };
+	unsigned int h = dev;
+
+	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	h = dev + 1;
+	CHECK(alloc(0, c, dev, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+}
+
 /*
  * Pairs of a channel group under device dev and a channel in it (handles base, base+1, ...,
  * the four forms in turn) until max pairs or a refusal: the pairs made, *st the refusal.
@@ -624,8 +637,6 @@ static unsigned int channel_pairs(unsigned int c, unsigned int dev, unsigned int
 static void channels(unsigned int max, unsigned long long fill)
 {
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = fill * MiB };
-	struct sd_nv0080_alloc d = { .deviceId = 0 };
-	struct sd_nv2080_alloc s = { 0 };
 	unsigned int c, h, n, st, st2, r;
 	char a[32];
 
@@ -636,10 +647,7 @@ static void channels(unsigned int max, unsigned long long fill)
 		h = 0x2000;
 		CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
 	}
-	h = 0x1100;
-	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
-	h = 0x1101;
-	CHECK(alloc(0, c, 0x1100, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
+	device_on_gpu0(c, 0x1100);
 	n = channel_pairs(c, 0x1100, 0x4000, max, &st);
 	printf("channels: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
 	if (n) {
@@ -649,13 +657,20 @@ static void channels(unsigned int max, unsigned long long fill)
 	}
 	printf("dup group: %s\n", rm_dup(c, 0x1100, 0x3fff, c, 0x4000, a, sizeof(a)));
 	CHECK(rmfree(c, 0x1100) == SD_NV_OK);
-	h = 0x1200;
-	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
-	h = 0x1201;
-	CHECK(alloc(0, c, 0x1200, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
+	device_on_gpu0(c, 0x1200);
 	n = channel_pairs(c, 0x1200, 0x8000, max, &st);
 	printf("again: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
 	held_until_killed();
+}
+
+/* nvidia-uvm's command cmd with block p on fd: the block's rmStatus, at off. */
+static unsigned int uvm_status(int fd, unsigned long cmd, void *p, size_t off)
+{
+	unsigned int st;
+
+	CHECK(ioctl(fd, cmd, p) == 0);
+	memcpy(&st, (char *)p + off, sizeof(st));
+	return st;
 }
 
 /* UVM_REGISTER_CHANNEL of channel (c, h) on GPU 0 (UVM_UNREGISTER_CHANNEL if !on): its status. */
@@ -666,12 +681,21 @@ static unsigned int uvm_channel(int fd, unsigned int c, unsigned int h, bool on)
 
 	sd_gpu_uuid(0, r.gpuUuid);
 	sd_gpu_uuid(0, u.gpuUuid);
-	if (on) {
-		CHECK(ioctl(fd, SD_UVM_REGISTER_CHANNEL, &r) == 0);
-		return r.rmStatus;
-	}
-	CHECK(ioctl(fd, SD_UVM_UNREGISTER_CHANNEL, &u) == 0);
-	return u.rmStatus;
+	return on ? uvm_status(fd, SD_UVM_REGISTER_CHANNEL, &r, offsetof(typeof(r), rmStatus)) :
+		    uvm_status(fd, SD_UVM_UNREGISTER_CHANNEL, &u, offsetof(typeof(u), rmStatus));
+}
+
+/* The nodes opened, a client on GPU 0 with device 0x1100 and subdevice 0x1101, *fd a va_space. */
+static unsigned int uvm_client(int *fd)
+{
+	unsigned int c;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	*fd = uvm_space();
+	device_on_gpu0(c, 0x1100);
+	return c;
 }
 
 /*
@@ -712,20 +736,11 @@ static unsigned int uvmchan_round(int fd, unsigned int c, unsigned int dev, unsi
  */
 static void uvmchan(unsigned int max)
 {
-	struct sd_nv0080_alloc d = { .deviceId = 0 };
-	struct sd_nv2080_alloc sub = { 0 };
-	unsigned int c, h, n, st, st2;
+	unsigned int c, n, st, st2;
 	const char *what = "none";
 	int fd;
 
-	open_gpu(0);
-	start();
-	c = client_on_gpu(0);
-	fd = uvm_space();
-	h = 0x1100;
-	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
-	h = 0x1101;
-	CHECK(alloc(0, c, 0x1100, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	c = uvm_client(&fd);
 	st = SD_NV_OK;
 	for (n = 0; n < max; n++) {
 		st = uvmchan_round(fd, c, 0x1100, 0x4000 + 2 * n, &what);
@@ -740,10 +755,7 @@ static void uvmchan(unsigned int max)
 	printf("unregister: status 0x%x, a round again: %s status 0x%x\n",
 	       st, st2 == SD_NV_OK ? "none" : what, st2);
 	CHECK(close(fd) == 0);
-	h = 0x1200;
-	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
-	h = 0x1201;
-	CHECK(alloc(0, c, 0x1200, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	device_on_gpu0(c, 0x1200);
 	n = channel_pairs(c, 0x1200, 0x8000, 40, &st);
 	printf("closed: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
 	held_until_killed();
@@ -776,12 +788,8 @@ static unsigned int uvm_gpu_vaspace(int fd, unsigned int c, unsigned int h, bool
 
 	sd_gpu_uuid(0, r.gpuUuid);
 	sd_gpu_uuid(0, u.gpuUuid);
-	if (on) {
-		CHECK(ioctl(fd, SD_UVM_REGISTER_GPU_VASPACE, &r) == 0);
-		return r.rmStatus;
-	}
-	CHECK(ioctl(fd, SD_UVM_UNREGISTER_GPU_VASPACE, &u) == 0);
-	return u.rmStatus;
+	return on ? uvm_status(fd, SD_UVM_REGISTER_GPU_VASPACE, &r, offsetof(typeof(r), rmStatus)) :
+		    uvm_status(fd, SD_UVM_UNREGISTER_GPU_VASPACE, &u, offsetof(typeof(u), rmStatus));
 }
 
 /*
@@ -794,20 +802,11 @@ static unsigned int uvm_gpu_vaspace(int fd, unsigned int c, unsigned int h, bool
  */
 static void vaspaces(unsigned int max)
 {
-	struct sd_nv0080_alloc d = { .deviceId = 0 };
-	struct sd_nv2080_alloc sub = { 0 };
-	unsigned int c, h, n, st, reg;
+	unsigned int c, n, st, reg;
 	char a[32];
 	int fd;
 
-	open_gpu(0);
-	start();
-	c = client_on_gpu(0);
-	fd = uvm_space();
-	h = 0x1100;
-	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
-	h = 0x1101;
-	CHECK(alloc(0, c, 0x1100, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	c = uvm_client(&fd);
 	n = vaspace_run(c, 0x5000, max, &st);
 	printf("vaspaces: %u made, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
 	printf("dup vaspace: %s\n", rm_dup(c, 0x1100, 0x5fff, c, 0x5000, a, sizeof(a)));
@@ -826,20 +825,11 @@ static void vaspaces(unsigned int max)
 /* uvmretain N: N channels retained by nvidia-uvm, their groups freed, held until killed. */
 static void uvmretain(unsigned int n)
 {
-	struct sd_nv0080_alloc d = { .deviceId = 0 };
-	struct sd_nv2080_alloc sub = { 0 };
 	const char *what;
-	unsigned int c, h, i;
+	unsigned int c, i;
 	int fd;
 
-	open_gpu(0);
-	start();
-	c = client_on_gpu(0);
-	fd = uvm_space();
-	h = 0x1100;
-	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
-	h = 0x1101;
-	CHECK(alloc(0, c, 0x1100, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	c = uvm_client(&fd);
 	for (i = 0; i < n; i++)
 		CHECK(uvmchan_round(fd, c, 0x1100, 0x4000 + 2 * i, &what) == SD_NV_OK);
 	printf("uvmretain: %u registered, GPU 0 holds %llu\n", n, used(0));
@@ -880,8 +870,6 @@ static void dropdouble(void)
 {
 	struct sd_channel_alloc_head ch = { 0 };
 	struct sd_channel_group_alloc g = { .engineType = 1 };
-	struct sd_nv0080_alloc d = { .deviceId = 0 };
-	struct sd_nv2080_alloc sub = { 0 };
 	unsigned int c, h, late, f1, f2, f3, n, st;
 	pthread_t t;
 
@@ -901,10 +889,7 @@ static void dropdouble(void)
 	CHECK(pthread_join(t, NULL) == 0);
 	f2 = rmfree(c, 0x1000);
 	f3 = rmfree(c, 0x3000);
-	h = 0x1100;
-	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
-	h = 0x1101;
-	CHECK(alloc(0, c, 0x1100, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	device_on_gpu0(c, 0x1100);
 	n = channel_pairs(c, 0x1100, 0x4000, 40, &st);
 	printf("dropdouble: group 0x%x, freed 0x%x 0x%x 0x%x, then %u pairs, status 0x%x\n",
 	       late, f1, f2, f3, n, st);
