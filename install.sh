@@ -24,8 +24,9 @@ usage: install.sh [--restart-docker] [--prebuilt] [--built KO] [--enforce [--max
                      kmod/ for the running kernel, instead of compiling the same sources
   --enforce          load cgpu_km with enforce=1: budgets charged at the NVIDIA driver's
                      ioctl entry (docs/kmod.md; off by default); says whether it is on
-  --max-channels N   with --enforce: channel groups and channels a limited container may
-                     hold per GPU, 0..16384 (0: no cap; default 256), now and at boot
+  --max-channels N   with --enforce: channel groups, channels and GPU VA spaces a limited
+                     container may hold per GPU, 0..16384 (0: no cap; default 256), now
+                     and at boot
   --sim-gpus N       simulated GPUs on a node without NVIDIA GPU (1..16, default 4);
                      refused on a node with NVIDIA's driver
   --sim-mem-mib MIB  memory of each simulated GPU (default 15109, a Tesla T4's)

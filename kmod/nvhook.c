@@ -117,9 +117,10 @@ static const struct nvh_layout {
 #define NVH_HOLD_BITS	12		/* a hold per live allocation of every container process */
 
 /*
- * Channel groups and channels a container may hold at the driver per GPU (docs/kmod.md,
- * "Channels"): the driver holds memory for each that it reports nowhere, so they are
- * counted, not charged. 0: no cap (the hole open again). Read at each allocation.
+ * Channel groups, channels and GPU VA spaces a container may hold at the driver per GPU
+ * (docs/kmod.md, "Channels"): the driver holds memory for each that it reports nowhere,
+ * so they are counted, not charged. 0: no cap (the hole open again). Read at each
+ * allocation.
  */
 #define NVH_CHANNELS_DEFAULT	256
 static unsigned int max_channels = NVH_CHANNELS_DEFAULT;
@@ -143,7 +144,7 @@ static const struct kernel_param_ops nvh_max_channels_ops = {
 	.get = param_get_uint,
 };
 module_param_cb(max_channels, &nvh_max_channels_ops, &max_channels, 0644);
-MODULE_PARM_DESC(max_channels, "enforce=1: channel groups and channels a limited container may hold per GPU, 0..16384 (0: no cap; default 256)");
+MODULE_PARM_DESC(max_channels, "enforce=1: channel groups, channels and GPU VA spaces a limited container may hold per GPU, 0..16384 (0: no cap; default 256)");
 
 typedef u32 (*nvh_rm_ioctl_fn)(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size);
 typedef int (*nvh_file_fn)(struct inode *, struct file *);
