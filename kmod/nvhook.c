@@ -2337,12 +2337,18 @@ static enum nvh_found nvh_counted_look(u32 client, u32 handle, enum nvh_kind kin
 	if (rec && nvh_owns(rec)) {
 		mutex_lock(&rec->lock);
 		o = nvh_obj_find(rec, client, handle);
-		if (o && o->kind == kind && nvh_lines(rec, client, handle) == 1) {
-			par = kind == NVH_CHANNEL ? nvh_parent(rec, client, o->parent) : NULL;
+		par = o ? nvh_parent(rec, client, o->parent) : NULL;
+		/*
+		 * A VA space under a subdevice is refused: RM's nvGpuOpsDupAddressSpace takes
+		 * the parent for a device without checking (NV_ASSERT, then a NULL pointer).
+		 */
+		if (o && o->kind == kind && nvh_lines(rec, client, handle) == 1 &&
+		    (kind != NVH_VASPACE || (par && par->kind == NVH_DEVICE))) {
 			l->file_id = rec->id;
 			l->ops = atomic_read(&rec->ops_started);
 			l->gpu = o->gpu;
-			l->n = par && par->kind == NVH_CHANNEL ? 2 : 1;
+			/* A channel not known to be under its device keeps its group too. */
+			l->n = kind == NVH_CHANNEL && !(par && par->kind == NVH_DEVICE) ? 2 : 1;
 			got = atomic_read(&rec->ops_busy) ? NVH_FOUND_BUSY : NVH_FOUND;
 		}
 		mutex_unlock(&rec->lock);
@@ -2396,7 +2402,7 @@ static struct nvh_kept *nvh_kept_take(u32 client, u32 handle, enum nvh_kind kind
 		return NULL;
 	}
 	if (found == NVH_FOUND_NONE) {
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x registered with nvidia-uvm refused: not one its container holds at the driver\n",
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x registered with nvidia-uvm refused: not one its container holds at the driver (a VA space: under a device)\n",
 				    task_tgid_nr(current), what, handle);
 		return NULL;
 	}
@@ -2498,10 +2504,13 @@ static u32 nvh_keep_wrap(const struct nvh_keep_call *c)
 	bool again;
 	u32 st;
 
-	if (!nvh_caller_contained() || !c->kept) {
+	if (!nvh_caller_contained()) {
 		st = c->orig(c);
 		goto out;
 	}
+	st = NVA_ERR_INVALID_ARGUMENT;
+	if (!c->kept)
+		goto out;
 	for (i = 0; i < NVH_UVM_TRIES; i++) {
 		if (i)
 			usleep_range(100, 1000);
@@ -2516,8 +2525,15 @@ static u32 nvh_keep_wrap(const struct nvh_keep_call *c)
 			nvh_kept_done(k, *c->kept);
 			goto out;
 		}
-		if (st == NVA_NV_OK)
+		/*
+		 * Nothing left where the driver said what it kept: nvidia-uvm lets go of
+		 * what it finds there on its error path (uvm_va_space.c's duplicate is its
+		 * own struct's field), which would let go of it twice.
+		 */
+		if (st == NVA_NV_OK) {
 			let_go(*c->kept);
+			*c->kept = NULL;
+		}
 		nvh_kept_put(k);
 		if (st != NVA_NV_OK)
 			goto out;

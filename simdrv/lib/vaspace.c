@@ -155,20 +155,23 @@ sd_u32 sd_va_unregister_gpu(struct sd_va_space *s, const struct sd_va_env *env, 
 
 /*
  * uvm_gpu_va_space_create: a registered GPU with no GPU VA space yet (else
- * NV_ERR_INVALID_DEVICE), then the duplicate, whose status is the answer.
+ * NV_ERR_INVALID_DEVICE), then the duplicate into the GPU's field itself, whose status
+ * is the answer; on an error whatever the call left there is destroyed, as nvidia-uvm's
+ * error path does (destroy_gpu_va_space).
  */
 sd_u32 sd_va_register_gpu_vaspace(struct sd_va_space *s, const struct sd_va_env *env,
 				  const struct sd_uvm_register_gpu_vaspace *p)
 {
 	int g = sd_gpu_of_uuid(p->gpuUuid, env->ngpus);
 	sd_u32 st;
-	void *token = 0;
 
 	if (g < 0 || !registered(s, (sd_u32)g) || s->gpu_va_space[g])
 		return SD_NV_ERR_INVALID_DEVICE;
-	st = env->dup_vaspace(env->ctx, (sd_u32)g, p->hClient, p->hVaSpace, &token);
-	if (st == SD_NV_OK)
-		s->gpu_va_space[g] = token;
+	st = env->dup_vaspace(env->ctx, (sd_u32)g, p->hClient, p->hVaSpace, &s->gpu_va_space[g]);
+	if (st != SD_NV_OK && s->gpu_va_space[g]) {
+		env->destroy_vaspace(env->ctx, s->gpu_va_space[g]);
+		s->gpu_va_space[g] = 0;
+	}
 	return st;
 }
 

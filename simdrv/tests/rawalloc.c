@@ -798,7 +798,8 @@ static unsigned int uvm_gpu_vaspace(int fd, unsigned int c, unsigned int h, bool
  * registered with nvidia-uvm and freed, VA spaces again: "registered: status 0xS, then
  * K made, status 0xS"; unregistered, again: "unregistered: status 0xS, then K made,
  * status 0xS, GPU 0 holds B"; one the container does not hold registered: "unknown:
- * status 0xS". "held", waits.
+ * status 0xS"; the second, under the subdevice: "under a subdevice: status 0xS".
+ * "held", waits.
  */
 static void vaspaces(unsigned int max)
 {
@@ -819,6 +820,7 @@ static void vaspaces(unsigned int max)
 	n = vaspace_run(c, 0x5200, max, &st);
 	printf("unregistered: status 0x%x, then %u made, status 0x%x, GPU 0 holds %llu\n", reg, n, st, used(0));
 	printf("unknown: status 0x%x\n", uvm_gpu_vaspace(fd, c, 0x9999, true));
+	printf("under a subdevice: status 0x%x\n", uvm_gpu_vaspace(fd, c, 0x5001, true));
 	held_until_killed();
 }
 
