@@ -110,7 +110,7 @@ static const struct nvh_layout {
 /* and of its GPU VA spaces' (uvm_va_space.c) */
 #define NVH_UVM_DUP_VASPACE_SYM	"nvUvmInterfaceDupAddressSpace"
 #define NVH_UVM_DESTROY_VASPACE_SYM "nvUvmInterfaceAddressSpaceDestroy"
-#define NVH_UVM_TRIES		5	/* looks at a mapping's source before it is refused */
+#define NVH_UVM_TRIES		5	/* looks at what a mapping or a keep names before it is refused */
 
 #define NVH_PAGE	(2ULL << 20)	/* the charge is checked in 2 MiB pages */
 #define NVH_FILE_BITS	8
