@@ -5,7 +5,9 @@
 # every byte, bad inputs get the documented errors, for the 535 and the 550 layout; the
 # kernel log stays clean (run.sh fails on any warning). Then cgpu_km enforce=1 on it
 # (simdrv/tests/enforce.sh): budgets held at the driver's boundary. The simulated
-# libcuda, NVML and nvidia-smi on the driver: their memory is the driver's.
+# libcuda, NVML and nvidia-smi on the driver: their memory is the driver's. Then the
+# enforcement benchmark (bench/enforce.sh), its figures counted in instructions and the
+# same on every run: the suite fails when one misses its target.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 make -C simdrv modules vmtest
@@ -16,3 +18,4 @@ make -C sim
 make -C libcgpu build/libcgpu.so
 test/vm/run.sh --timeout 600 -- simdrv/tests/vm-guest.sh
 test/vm/run.sh --timeout 600 -- simdrv/tests/enforce.sh
+bash bench/enforce.sh

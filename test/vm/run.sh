@@ -5,11 +5,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
 	cat >&2 <<EOT
-usage: $0 [--mem MB] [--cpus N] [--timeout S] [--share DIR]... [--log FILE] -- COMMAND...
+usage: $0 [--mem MB] [--cpus N] [--timeout S] [--icount SHIFT] [--share DIR]... [--log FILE] -- COMMAND...
   Runs COMMAND (a shell command line) in a QEMU VM booted from the Debian kernel with the
   host root mounted read-only under a tmpfs overlay; cwd is the current directory.
   --share DIR  mount host DIR read-write at the same path in the VM (repeatable)
   --log FILE   keep the guest kernel log in FILE (default: a temporary file)
+  --icount SHIFT  the guest's clocks count instructions, 2^SHIFT ns each (QEMU -icount):
+               timings inside are deterministic, whatever the host does; needs --cpus 1
   Exits with COMMAND's status; 125 if the VM failed, 124 on timeout, 126 if the kernel log
   shows a WARNING, BUG, Oops, hung task, lockdep or kmemleak report.
   Env: CGPU_VM_KVER (kernel version, default the newest /boot/vmlinuz-*), CGPU_VM_QUIET=1
@@ -17,7 +19,7 @@ usage: $0 [--mem MB] [--cpus N] [--timeout S] [--share DIR]... [--log FILE] -- C
 EOT
 	exit 2
 }
-mem=2048 cpus=2 timeout_s=1200 log= shares=()
+mem=2048 cpus=2 timeout_s=1200 log= shares=() icount=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--mem) mem=${2:?}; shift 2 ;;
@@ -25,11 +27,18 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout_s=${2:?}; shift 2 ;;
 	--share) shares+=("$(cd "${2:?}" && pwd)"); shift 2 ;;
 	--log) log=${2:?}; shift 2 ;;
+	--icount) icount=${2:?}; shift 2 ;;
 	--) shift; break ;;
 	*) usage ;;
 	esac
 done
 [ $# -gt 0 ] || usage
+if [ -n "$icount" ]; then
+	[[ "$icount" =~ ^([0-9]|10)$ ]] || { echo "run.sh: --icount: not a shift from 0 to 10: $icount" >&2; exit 2; }
+	# QEMU 7.2 under -icount never finishes bringing up a second vCPU (the boot stops
+	# at "smp: Bringing up secondary CPUs").
+	[ "$cpus" = 1 ] || { echo "run.sh: --icount needs --cpus 1 (got $cpus)" >&2; exit 2; }
+fi
 for n in "$mem" "$cpus" "$timeout_s"; do
 	[[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: not a positive number: $n" >&2; exit 2; }
 done
@@ -96,7 +105,9 @@ prefix='s/\r$//'
 [ "${CGPU_VM_QUIET:-}" = 1 ] || prefix='s/\r$//; s/^/vm| /'
 start=$(date +%s)
 set +e
-timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg,thread=multi -m "$mem" \
+accel=(-accel tcg,thread=multi)
+[ -z "$icount" ] || accel=(-accel tcg -icount "shift=$icount")
+timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 "${accel[@]}" -m "$mem" \
 	-smp "$cpus" -cpu max -nodefaults -no-reboot -display none -monitor none \
 	-serial stdio -serial "file:$log" \
 	-kernel "$kernel" -initrd "$work/initrd" \
