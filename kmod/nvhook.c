@@ -2402,8 +2402,9 @@ static struct nvh_kept *nvh_kept_take(u32 client, u32 handle, enum nvh_kind kind
 		return NULL;
 	}
 	if (found == NVH_FOUND_NONE) {
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x registered with nvidia-uvm refused: not one its container holds at the driver (a VA space: under a device)\n",
-				    task_tgid_nr(current), what, handle);
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x registered with nvidia-uvm refused: not one its container holds at the driver%s\n",
+				    task_tgid_nr(current), what, handle,
+				    kind == NVH_VASPACE ? " under a device" : "");
 		return NULL;
 	}
 	*st = NVA_ERR_NO_MEMORY;

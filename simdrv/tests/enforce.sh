@@ -480,6 +480,45 @@ for ver in 535.261.03 550.163.01; do
 	kill_it va2
 	[ "$(used)" = 0 ] || fail "after the host's vaspaces, the driver holds $(used)"
 	ok "$ver: GPU VA spaces count against max_channels=16 (16, then 0x1a), a duplicate refused, one nvidia-uvm keeps counted until unregistered; the host's 40 are not capped"
+	# Another container's real channel and VA space: nvidia-uvm's retain finds a client
+	# by its handle alone, so a registration naming them would keep them in the driver
+	# on the first container's behalf, counted nowhere. The second container's is
+	# refused (0x1b) before the driver runs, as any handle it does not hold: the
+	# stand-in alone would retain a channel in no group for it, as the host's shows
+	# (0x0; its VA space the stand-in refuses another process itself, 0x1b).
+	start fh cg chanhold
+	owner=$(sed -n 's/^chanhold: client //p' "$W/fh")
+	start ff cg2 uvmforeign "$owner"
+	start fo host uvmforeign "$owner"
+	grep -qx "uvmforeign: channel status 0x1b, VA space status 0x1b, GPU 0 holds $((64 * 1024 + vas))" "$W/ff" ||
+		fail "another container's channel registered: $(cat "$W/ff")"
+	grep -qx "uvmforeign: channel status 0x0, VA space status 0x1b, GPU 0 holds $((64 * 1024 + vas))" "$W/fo" ||
+		fail "the container's channel registered by the host: $(cat "$W/fo")"
+	ffpid=$(cat "$W/ff.pid")
+	grep -q "pid $ffpid: channel 0x4001 registered with nvidia-uvm refused: not one its container holds at the driver\$" <<<"$(dmesg)" &&
+		grep -q "pid $ffpid: VA space 0x5000 registered with nvidia-uvm refused: not one its container holds at the driver under a device" <<<"$(dmesg)" ||
+		fail "no word of the foreign registrations refused"
+	kill_it ff; kill_it fh; kill_it fo
+	[ "$(used)" = 0 ] || fail "after uvmforeign, the driver holds $(used)"
+	# nvidia-uvm lets go of retained channels in whatever task ends the va_space: here a
+	# child that holds it alone, its parent gone. 4 pairs registered keep 8 of the 16
+	# until then (4 pairs for a new process), and all 16 after.
+	start ho cg uvmhandoff 4
+	grep -qx "uvmhandoff: 4 registered, child [0-9]*" "$W/ho" || fail "uvmhandoff: $(cat "$W/ho")"
+	hochild=$(sed -n 's/^uvmhandoff: 4 registered, child //p' "$W/ho")
+	kill_it ho
+	[ "$(used)" = $((4 * pair)) ] || fail "uvmhandoff's child: the driver holds $(used)"
+	start hn cg channels 40 0
+	grep -q "^channels: 4 pairs, then status 0x4f" "$W/hn" || fail "while the child holds the va_space: $(cat "$W/hn")"
+	kill_it hn
+	kill -KILL "$hochild"
+	for _ in $(seq 50); do [ "$(used)" = 0 ] && break; sleep 0.1; done
+	[ "$(used)" = 0 ] && [ "$(sed -n 's/^channels and VA spaces nvidia-uvm keeps: //p' $P/enforcement)" = 0 ] ||
+		fail "after uvmhandoff's child: the driver holds $(used), $(cat $P/enforcement)"
+	start hn cg channels 40 0
+	grep -q "^channels: 8 pairs, then status 0x4f" "$W/hn" || fail "after the child: $(cat "$W/hn")"
+	kill_it hn
+	ok "$ver: another container's channel and VA space registered: refused (0x1b), where the stand-in alone keeps the channel for the host; channels a child's va_space keeps count until nvidia-uvm lets go in the child's task"
 	# A handle of two lines: the stand-in holds back its answer to a channel group 300 ms
 	# (answer_delay_ms) while the group is freed, made again and a channel made in it;
 	# the first record lands after the second. The device's free drops every line once

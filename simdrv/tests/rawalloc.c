@@ -116,6 +116,12 @@
  *                        va_space closed, and pairs again (below)
  *   rawalloc uvmretain N  (cgpu_km enforce=1) N rounds as uvmchan's, all registered:
  *                        "uvmretain: N registered, GPU 0 holds B", "held", waits
+ *   rawalloc chanhold    a channel in no group and a VA space on GPU 0, held for
+ *                        another process to register (below)
+ *   rawalloc uvmforeign C  chanhold's channel and VA space of client C registered
+ *                        with nvidia-uvm by this process (below)
+ *   rawalloc uvmhandoff N  N rounds as uvmchan's, then a child holding the va_space
+ *                        alone (below)
  *   rawalloc vaspaces N  (cgpu_km enforce=1) GPU VA spaces under a device of GPU 0 and
  *                        its subdevice, up to N; a duplicate of one, one registered with
  *                        nvidia-uvm (UVM_REGISTER_GPU_VASPACE) and freed (below)
@@ -835,6 +841,78 @@ static void uvmretain(unsigned int n)
 	for (i = 0; i < n; i++)
 		CHECK(uvmchan_round(fd, c, 0x1100, 0x4000 + 2 * i, &what) == SD_NV_OK);
 	printf("uvmretain: %u registered, GPU 0 holds %llu\n", n, used(0));
+	held_until_killed();
+}
+
+/*
+ * chanhold: on GPU 0 a channel in no group (0x4001 under device 0x1100) and a VA space
+ * (0x5000 under it), for another process to name: "chanhold: client C", "held", waits.
+ */
+static void chanhold(void)
+{
+	struct sd_channel_alloc_head ch = { 0 };
+	struct sd_vaspace_alloc va = { .index = 0 };
+	unsigned int c, h;
+	int fd;
+
+	c = uvm_client(&fd);
+	h = 0x4001;
+	CHECK(alloc(0, c, 0x1100, &h, SD_TURING_CHANNEL_GPFIFO_A, &ch) == SD_NV_OK);
+	h = 0x5000;
+	CHECK(alloc(1, c, 0x1100, &h, SD_FERMI_VASPACE_A, &va) == SD_NV_OK);
+	printf("chanhold: client %u\n", c);
+	held_until_killed();
+}
+
+/*
+ * uvmforeign C: chanhold's channel and VA space of client C (another process's)
+ * registered with nvidia-uvm through a va_space and client of this process's own:
+ * "uvmforeign: channel status 0xS, VA space status 0xS, GPU 0 holds B", "held", waits.
+ */
+static void uvmforeign(unsigned int owner)
+{
+	unsigned int chan, vas;
+	int fd;
+
+	uvm_client(&fd);
+	chan = uvm_channel(fd, owner, 0x4001, true);
+	vas = uvm_gpu_vaspace(fd, owner, 0x5000, true);
+	printf("uvmforeign: channel status 0x%x, VA space status 0x%x, GPU 0 holds %llu\n",
+	       chan, vas, used(0));
+	held_until_killed();
+}
+
+/*
+ * uvmhandoff N: N rounds as uvmchan's, all registered, then a child that closes every
+ * file it inherited but the va_space's, which it holds until killed: nvidia-uvm lets
+ * go of the channels in the child's task when the va_space ends. "uvmhandoff: N
+ * registered, child C", "held", waits.
+ */
+static void uvmhandoff(unsigned int n)
+{
+	const char *what;
+	unsigned int c, i;
+	int fd, p[2];
+	pid_t child;
+	char ok;
+
+	c = uvm_client(&fd);
+	for (i = 0; i < n; i++)
+		CHECK(uvmchan_round(fd, c, 0x1100, 0x4000 + 2 * i, &what) == SD_NV_OK);
+	CHECK(pipe(p) == 0);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		for (int f = 3; f < 1024; f++)
+			if (f != fd && f != p[1])
+				close(f);
+		CHECK(write(p[1], "y", 1) == 1);
+		close(p[1]);
+		for (;;)
+			pause();
+	}
+	CHECK(read(p[0], &ok, 1) == 1);
+	printf("uvmhandoff: %u registered, child %d\n", n, (int)child);
 	held_until_killed();
 }
 
@@ -2233,6 +2311,12 @@ int main(int argc, char **argv)
 		vaspaces(strtoul(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "uvmretain"))
 		uvmretain(strtoul(argv[2], NULL, 10));
+	else if (argc == 2 && !strcmp(argv[1], "chanhold"))
+		chanhold();
+	else if (argc == 3 && !strcmp(argv[1], "uvmforeign"))
+		uvmforeign(strtoul(argv[2], NULL, 10));
+	else if (argc == 3 && !strcmp(argv[1], "uvmhandoff"))
+		uvmhandoff(strtoul(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "uvmchan"))
 		uvmchan(strtoul(argv[2], NULL, 10));
 	else if (argc == 4 && !strcmp(argv[1], "channels"))
@@ -2246,7 +2330,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB | rawalloc parentrace N BIG | rawalloc dropdouble\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB | rawalloc parentrace N BIG | rawalloc dropdouble | rawalloc chanhold | rawalloc uvmforeign C | rawalloc uvmhandoff N\n");
 		return 2;
 	}
 	return 0;
