@@ -33,7 +33,7 @@ if [ ${#failed[@]} -gt 0 ]; then
 		# go test prints a failure's reason on the lines under "--- FAIL:", which may
 		# name no file (a fuzz coordinator's error): the two after it go too.
 		awk '/--- FAIL:/ { n = 3 } n > 0 { n--; print; next }
-			/FAIL|[Ff]ail(ed|s|ure)|not ok|panic|WARNING:|BUG:|Oops|[Tt]imed out|lockdep|run\.sh:|Error [0-9]|_test\.go:[0-9]+:/' \
+			/FAIL|[Ff]ail(ed|s|ure)|not ok|panic|WARNING:|BUG:|Oops|[Tt]imed out|lockdep|run\.sh:|Error [0-9]|_test\.go:[0-9]+:|\|MISS$|missed their target/' \
 			"$logs/$(basename "$s").log" | tail -n 25 | cut -c1-300
 	done
 	echo "run-all: FAILED: ${failed[*]}" >&2

@@ -48,6 +48,7 @@ ok() { checks=$((checks + 1)); echo "ok: $*"; }
 used() { cat /proc/driver/nvidia-sim/gpus/"${1:-0}"/used; }
 state() { head -1 $P/enforcement; }
 meminfo() { cat $P/"${1:-0}"/$SID/meminfo; }
+uvm_kept() { sed -n 's/^channels and VA spaces nvidia-uvm keeps: //p' $P/enforcement; }
 
 mkdir -p "$CG" "$CG2"
 bash -c "echo \$\$ >$CG/cgroup.procs && exec sleep 100000" </dev/null >/dev/null 2>&1 &
@@ -435,7 +436,7 @@ for ver in 535.261.03 550.163.01; do
 		grep -qx "unregister: status 0x0, a round again: none status 0x0" "$W/uc1" &&
 		grep -qx "closed: 8 pairs, then status 0x4f, GPU 0 holds $((8 * pair))" "$W/uc1" ||
 		fail "channels registered with nvidia-uvm, max_channels=16: $(cat "$W/uc1")"
-	[ "$(sed -n 's/^channels and VA spaces nvidia-uvm keeps: //p' $P/enforcement)" = 0 ] ||
+	[ "$(uvm_kept)" = 0 ] ||
 		fail "retained channels counted after the va_space's end: $(cat $P/enforcement)"
 	[ $(($(sed -n 's/^channels refused: //p' $P/enforcement) - refused1)) = 2 ] ||
 		fail "channels refused: $(cat $P/enforcement)"
@@ -498,13 +499,15 @@ for ver in 535.261.03 550.163.01; do
 	grep -q "pid $ffpid: channel 0x4001 registered with nvidia-uvm refused: not one its container holds at the driver\$" <<<"$(dmesg)" &&
 		grep -q "pid $ffpid: VA space 0x5000 registered with nvidia-uvm refused: not one its container holds at the driver under a device" <<<"$(dmesg)" ||
 		fail "no word of the foreign registrations refused"
+	[ "$(uvm_kept)" = 0 ] ||
+		fail "a foreign registration counted: $(cat $P/enforcement)"
 	kill_it ff; kill_it fh; kill_it fo
 	[ "$(used)" = 0 ] || fail "after uvmforeign, the driver holds $(used)"
 	# nvidia-uvm lets go of retained channels in whatever task ends the va_space: here a
 	# child that holds it alone, its parent gone. 4 pairs registered keep 8 of the 16
 	# until then (4 pairs for a new process), and all 16 after.
 	start ho cg uvmhandoff 4
-	grep -qx "uvmhandoff: 4 registered, child [0-9]*" "$W/ho" || fail "uvmhandoff: $(cat "$W/ho")"
+	grep -qx "uvmhandoff: 4 registered, child [0-9][0-9]*" "$W/ho" || fail "uvmhandoff: $(cat "$W/ho")"
 	hochild=$(sed -n 's/^uvmhandoff: 4 registered, child //p' "$W/ho")
 	kill_it ho
 	[ "$(used)" = $((4 * pair)) ] || fail "uvmhandoff's child: the driver holds $(used)"
@@ -512,8 +515,9 @@ for ver in 535.261.03 550.163.01; do
 	grep -q "^channels: 4 pairs, then status 0x4f" "$W/hn" || fail "while the child holds the va_space: $(cat "$W/hn")"
 	kill_it hn
 	kill -KILL "$hochild"
-	for _ in $(seq 50); do [ "$(used)" = 0 ] && break; sleep 0.1; done
-	[ "$(used)" = 0 ] && [ "$(sed -n 's/^channels and VA spaces nvidia-uvm keeps: //p' $P/enforcement)" = 0 ] ||
+	# The count goes back after the driver lets go: both are waited for.
+	for _ in $(seq 50); do [ "$(used)" = 0 ] && [ "$(uvm_kept)" = 0 ] && break; sleep 0.1; done
+	[ "$(used)" = 0 ] && [ "$(uvm_kept)" = 0 ] ||
 		fail "after uvmhandoff's child: the driver holds $(used), $(cat $P/enforcement)"
 	start hn cg channels 40 0
 	grep -q "^channels: 8 pairs, then status 0x4f" "$W/hn" || fail "after the child: $(cat "$W/hn")"

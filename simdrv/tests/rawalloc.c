@@ -276,6 +276,41 @@ static void held_until(const char *go)
 	wait_for(go);
 }
 
+/* Closes every descriptor from 3 on but keep1 and keep2 (-1: none). */
+static void close_all_but(int keep1, int keep2)
+{
+	for (int fd = 3; fd < 1024; fd++)
+		if (fd != keep1 && fd != keep2)
+			close(fd);
+}
+
+/*
+ * A child that runs in_child(arg) and then holds what it has until killed; returned
+ * once in_child is done, so that what the test reads next sees its work.
+ */
+static pid_t child_ready(void (*in_child)(long, int), long arg)
+{
+	int p[2];
+	pid_t child;
+	char ok;
+
+	CHECK(pipe(p) == 0);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		close(p[0]);
+		in_child(arg, p[1]);
+		CHECK(write(p[1], "y", 1) == 1);
+		for (;;)
+			pause();
+	}
+	/* A child that dies before it writes ends the read with 0, not a hang. */
+	close(p[1]);
+	CHECK(read(p[0], &ok, 1) == 1);
+	close(p[0]);
+	return child;
+}
+
 /*
  * A child that inherits every file and holds them until killed: "NAME: child C",
  * "held"; once GO exists the parent exits, or (stay) closes every file of its own but
@@ -295,8 +330,7 @@ static __attribute__((noreturn)) void hand_to_child(const char *name, const char
 	wait_for(go);
 	if (!stay)
 		exit(0);
-	for (int fd = 3; fd < 1024; fd++)
-		close(fd);
+	close_all_but(-1, -1);
 	for (;;)
 		pause();
 }
@@ -830,8 +864,8 @@ static void vaspaces(unsigned int max)
 	held_until_killed();
 }
 
-/* uvmretain N: N channels retained by nvidia-uvm, their groups freed, held until killed. */
-static void uvmretain(unsigned int n)
+/* N rounds as uvmchan's, all registered: nvidia-uvm keeps N pairs. The va_space's descriptor. */
+static int retained_pairs(unsigned int n)
 {
 	const char *what;
 	unsigned int c, i;
@@ -840,6 +874,13 @@ static void uvmretain(unsigned int n)
 	c = uvm_client(&fd);
 	for (i = 0; i < n; i++)
 		CHECK(uvmchan_round(fd, c, 0x1100, 0x4000 + 2 * i, &what) == SD_NV_OK);
+	return fd;
+}
+
+/* uvmretain N: N channels retained by nvidia-uvm, their groups freed, held until killed. */
+static void uvmretain(unsigned int n)
+{
+	retained_pairs(n);
 	printf("uvmretain: %u registered, GPU 0 holds %llu\n", n, used(0));
 	held_until_killed();
 }
@@ -882,37 +923,23 @@ static void uvmforeign(unsigned int owner)
 	held_until_killed();
 }
 
+/* uvmhandoff's child: every inherited file closed but the va_space's (and the pipe's). */
+static void va_space_alone(long fd, int pipe_fd)
+{
+	close_all_but(fd, pipe_fd);
+}
+
 /*
- * uvmhandoff N: N rounds as uvmchan's, all registered, then a child that closes every
- * file it inherited but the va_space's, which it holds until killed: nvidia-uvm lets
- * go of the channels in the child's task when the va_space ends. "uvmhandoff: N
- * registered, child C", "held", waits.
+ * uvmhandoff N: N rounds as uvmchan's, all registered, then a child that holds the
+ * va_space's file and none of the RM files, until killed: nvidia-uvm lets go of the
+ * channels in the child's task when the va_space ends. "uvmhandoff: N registered,
+ * child C", "held", waits.
  */
 static void uvmhandoff(unsigned int n)
 {
-	const char *what;
-	unsigned int c, i;
-	int fd, p[2];
-	pid_t child;
-	char ok;
+	int fd = retained_pairs(n);
 
-	c = uvm_client(&fd);
-	for (i = 0; i < n; i++)
-		CHECK(uvmchan_round(fd, c, 0x1100, 0x4000 + 2 * i, &what) == SD_NV_OK);
-	CHECK(pipe(p) == 0);
-	child = fork();
-	CHECK(child >= 0);
-	if (child == 0) {
-		for (int f = 3; f < 1024; f++)
-			if (f != fd && f != p[1])
-				close(f);
-		CHECK(write(p[1], "y", 1) == 1);
-		close(p[1]);
-		for (;;)
-			pause();
-	}
-	CHECK(read(p[0], &ok, 1) == 1);
-	printf("uvmhandoff: %u registered, child %d\n", n, (int)child);
+	printf("uvmhandoff: %u registered, child %d\n", n, (int)child_ready(va_space_alone, fd));
 	held_until_killed();
 }
 
@@ -1665,6 +1692,13 @@ static void uvmkeep(unsigned long long mib, int rounds, const char *go)
 	held_until_killed();
 }
 
+/* uvmshare's child: MIB MiB of its own on a client of a new /dev/nvidiactl. */
+static void charge_of_its_own(long mib, int pipe_fd)
+{
+	(void)pipe_fd;
+	mib_on_gpu0(mib, 0);
+}
+
 /*
  * uvmshare: MIB MiB mapped through a va_space (uvm_rounds, one round), then a child
  * that inherits every file and makes a charge of its own (MIB MiB on a client of a new
@@ -1674,23 +1708,11 @@ static void uvmkeep(unsigned long long mib, int rounds, const char *go)
 static void uvmshare(unsigned long long mib)
 {
 	unsigned int c;
-	int fd, p[2];
-	pid_t child;
-	char ok;
+	int fd;
 
 	c = uvm_start(NULL, &fd);
 	CHECK(uvm_rounds("uvmshare", fd, c, mib, 1, 0x7b0000000000ULL) == 1);
-	CHECK(pipe(p) == 0);
-	child = fork();
-	CHECK(child >= 0);
-	if (child == 0) {
-		mib_on_gpu0(mib, 0);
-		CHECK(write(p[1], "y", 1) == 1);
-		for (;;)
-			pause();
-	}
-	CHECK(read(p[0], &ok, 1) == 1);
-	printf("uvmshare: child %d\n", (int)child);
+	printf("uvmshare: child %d\n", (int)child_ready(charge_of_its_own, mib));
 	held_until_killed();
 }
 

@@ -6,8 +6,10 @@
  *   rmbench KIND ITERS BATCHES   prints "rmbench: KIND N ns/op (median M)": of BATCHES
  *                                batches of ITERS calls, each timed whole, the fastest
  *                                batch's and the median's time per call
- * The fastest batch is the figure: under the test VM a busy host only ever adds time
- * (the vCPU preempted), so the fastest of many short batches is the call's own cost.
+ * The fastest batch is the figure: what else the guest runs (a timer's tick) only
+ * adds to a batch, so the fastest of many short batches is the calls' own cost; under
+ * QEMU's -icount 0 (bench/enforce.sh) a guest ns is one instruction, so "ns" counts
+ * instructions there.
  * KIND:
  *   control  NV_ESC_RM_CONTROL, the escape libcuda issues most: it reaches RM's entry,
  *            where the hook sits, which lets it pass without reading it; the hook's

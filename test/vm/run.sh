@@ -11,7 +11,8 @@ usage: $0 [--mem MB] [--cpus N] [--timeout S] [--icount SHIFT] [--share DIR]... 
   --share DIR  mount host DIR read-write at the same path in the VM (repeatable)
   --log FILE   keep the guest kernel log in FILE (default: a temporary file)
   --icount SHIFT  the guest's clocks count instructions, 2^SHIFT ns each (QEMU -icount):
-               timings inside are deterministic, whatever the host does; needs --cpus 1
+               what it times while it computes the host's load does not change; needs
+               --cpus 1
   Exits with COMMAND's status; 125 if the VM failed, 124 on timeout, 126 if the kernel log
   shows a WARNING, BUG, Oops, hung task, lockdep or kmemleak report.
   Env: CGPU_VM_KVER (kernel version, default the newest /boot/vmlinuz-*), CGPU_VM_QUIET=1
