@@ -26,12 +26,18 @@ uvm=(uvm_linux_ioctl.h uvm_ioctl.h uvm_types.h uvm_common.h uvm.c nvidia-uvm.Kbu
 # takes for it), in the source package only.
 gpu_ops=src/nvidia/src/kernel/rmapi/nv_gpu_ops.c
 vidmem=src/nvidia/src/kernel/mem_mgr/video_mem.c
+# A device's rules and its own VA space, and a channel group's use of it (lib/rm.c).
+devices=(src/nvidia/src/kernel/gpu/device.c src/nvidia/src/kernel/gpu/device_share.c
+	src/nvidia/src/kernel/gpu/fifo/kernel_channel_group_api.c)
 missing=()
 # A cache from before a file joined the list is fetched again.
 for v in "${want[@]}"; do
 	ok=1
 	for f in .kind "${uvm[@]/#/kernel-open/nvidia-uvm/}"; do [ -f "$cache/$v/$f" ] || ok=0; done
 	[ $ok = 0 ] || [ "$(cat "$cache/$v/.kind")" != source ] || { [ -f "$cache/$v/$gpu_ops" ] && [ -f "$cache/$v/$vidmem" ]; } || ok=0
+	for f in "${devices[@]}"; do
+		[ $ok = 0 ] || [ "$(cat "$cache/$v/.kind")" != source ] || [ -f "$cache/$v/$f" ] || ok=0
+	done
 	[ $ok = 1 ] || missing+=("$v")
 done
 [ ${#missing[@]} -gt 0 ] || { echo "$cache"; exit 0; }
@@ -48,7 +54,7 @@ private_apt "$tmp" "${lines[@]}"
 
 # The files the checks read, by their place in the upstream tree.
 headers=(src/common/sdk/nvidia/inc src/nvidia/arch/nvalloc/unix/include kernel-open/common/inc
-	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c "$gpu_ops" "$vidmem"
+	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c "$gpu_ops" "$vidmem" "${devices[@]}"
 	"${uvm[@]/#/kernel-open/nvidia-uvm/}")
 
 for v in "${missing[@]}"; do

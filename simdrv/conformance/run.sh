@@ -247,6 +247,29 @@ for ver in 535.261.03 550.163.01; do
 		echo "conformance $ver: nvidia-uvm's duplicates are in its one RM session for every GPU (sessions of its own per MIG partition: $([ "$mig" -gt 1 ] && echo yes || echo no))$([ "$kind" = source ] || echo "; nv_gpu_ops.c not in the archive: checked against 535 only")"
 	fi
 
+	# A client's one device of a GPU, and a device's own VA space (lib/rm.c's
+	# alloc_object and device_vas): deviceInit refuses a second device of an instance in
+	# a client; deviceInitClientShare takes the GPU's global VA space for hClientShare 0
+	# and makes a new one for the device's own client, at its first use
+	# (deviceGetDefaultVASpace); a channel group naming none takes its device's unless
+	# the device has many.
+	if [ "$kind" = source ]; then
+		g=$src/src/nvidia/src/kernel/gpu
+		init=$(fn "$g/device.c" "deviceInit_IMPL" | flat)
+		share=$(fn "$g/device_share.c" "deviceInitClientShare" | flat)
+		dflt=$(fn "$g/device_share.c" "deviceGetDefaultVASpace_IMPL" | flat)
+		grp=$(fn "$g/fifo/kernel_channel_group_api.c" "kchangrpapiConstruct_IMPL" | flat)
+		if [[ $init == *"status = deviceGetByInstance(pCallContext->pClient,deviceInst,&pExistingDevice);if(status == NV_OK){"*"return NV_ERR_INSUFFICIENT_RESOURCES;}"* &&
+			$share == *"if(hClientShare == NV01_NULL_OBJECT){"*"gpugrpGetGlobalVASpace("*"else if(hClientShare == RES_GET_CLIENT_HANDLE(pDevice)){"*"vmmCreateVaspace("* &&
+			$dflt == *"if(pDevice->pVASpace == NULL){status = deviceInitClientShare("* &&
+			$grp == *"if((pDevice->vaMode != NV_DEVICE_ALLOCATION_VAMODE_MULTIPLE_VASPACES)||(hVASpace != 0)){"*"vaspaceGetByHandleOrDeviceDefault(pClient,pParams->hParent,hVASpace,&pVAS)"* ]]; then
+			echo "conformance $ver: one device of a GPU a client; a device's own VA space made at its first use, by a channel group naming none (device.c, device_share.c, kernel_channel_group_api.c)"
+		else
+			echo "conformance $ver: device.c, device_share.c or kernel_channel_group_api.c do not make a device's VA space, or refuse a second device, as lib/rm.c does" >&2
+			fail=1
+		fi
+	fi
+
 	# What the GPU holds for video memory of 4 KiB pages: RM's physical allocator takes
 	# it in 64 KiB pages, while the memory's descriptor (every size RM reports of it,
 	# GET_SURFACE_INFO's PHYS_SIZE too) keeps the 4 KiB-rounded size. The stand-in's

@@ -257,6 +257,9 @@ struct sd_nv0080_alloc {
 	sd_u32 pad2;
 };
 
+/* NV0080_ALLOC_PARAMETERS.vaMode: the device has no VA space of its own (cl0080.h). */
+#define SD_DEVICE_VAMODE_MULTIPLE_VASPACES	2
+
 /* NV2080_ALLOC_PARAMETERS */
 struct sd_nv2080_alloc {
 	sd_u32 subDeviceId;

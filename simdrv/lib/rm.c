@@ -148,6 +148,17 @@ static void put_mem(struct sd_node *n, const struct sd_obj *o)
 		}
 }
 
+/* o, off its client's list, freed: its memory let go, a device's VA space with it. */
+static void drop_obj(struct sd_node *n, struct sd_obj *o)
+{
+	put_mem(n, o);
+	if (o->vas) {
+		n->used[o->vas->gpu] -= o->vas->held;
+		sd_free(o->vas);
+	}
+	sd_free(o);
+}
+
 /* Frees root and everything under it, giving back the physical memory it held. */
 static void free_subtree(struct sd_node *n, struct sd_client *c, struct sd_obj *root)
 {
@@ -166,8 +177,7 @@ static void free_subtree(struct sd_node *n, struct sd_client *c, struct sd_obj *
 			continue;
 		}
 		*pp = o->next;
-		put_mem(n, o);
-		sd_free(o);
+		drop_obj(n, o);
 	}
 }
 
@@ -178,8 +188,7 @@ static void free_client(struct sd_node *n, struct sd_client *c)
 
 	while ((o = c->objs)) {
 		c->objs = o->next;
-		put_mem(n, o);
-		sd_free(o);
+		drop_obj(n, o);
 	}
 	for (pp = &n->clients; *pp != c; pp = &(*pp)->next)
 		;
@@ -331,6 +340,16 @@ static struct sd_obj *new_obj(struct sd_client *c, struct sd_obj *parent, sd_u32
 	return o;
 }
 
+/* c's first object of class cls on gpu, or NULL. */
+static struct sd_obj *first_on_gpu(struct sd_client *c, sd_u32 cls, sd_u32 gpu)
+{
+	struct sd_obj *o;
+
+	for (o = c->objs; o && (o->cls != cls || o->gpu != gpu); o = o->next)
+		;
+	return o;
+}
+
 /* A duplicate: a new object h of c under parent, naming so's memory (one more name). */
 static struct sd_obj *name_mem(struct sd_client *c, struct sd_obj *parent, sd_u32 h,
 			       const struct sd_obj *so)
@@ -393,6 +412,37 @@ struct sd_alloc_req {
 	int gpu_open;		/* for NV01_DEVICE_0: the caller holds /dev/nvidia<deviceId> */
 };
 
+/*
+ * The VA space device dev of c takes for an object that names none
+ * (deviceGetDefaultVASpace, device_share.c: made on first use, not with the device):
+ * with hClientShare 0 the GPU's global one, nothing new; with the device's own client a
+ * new one, holding a page directory (*ours*: SD_VASPACE_HELD, in the GPU's used figure
+ * and in no process's), which goes with the device. Not modelled: another client's,
+ * which RM shares (NV_ERR_NOT_SUPPORTED here). Under the node's lock.
+ */
+static sd_u32 device_vas(struct sd_node *n, const struct sd_client *c, struct sd_obj *dev)
+{
+	struct sd_mem *m;
+
+	if (!dev->share || dev->vas)
+		return SD_NV_OK;
+	if (dev->share != c->handle)
+		return SD_NV_ERR_NOT_SUPPORTED;
+	if (SD_VASPACE_HELD > n->total[dev->gpu] - n->used[dev->gpu])
+		return SD_NV_ERR_NO_MEMORY;
+	m = sd_zalloc(sizeof(*m));
+	if (!m)
+		return SD_NV_ERR_NO_MEMORY;
+	m->internal = 1;
+	m->refs = 1;
+	m->gpu = dev->gpu;
+	m->bytes = SD_VASPACE_HELD;
+	m->held = m->bytes;
+	dev->vas = m;
+	n->used[dev->gpu] += m->held;
+	return SD_NV_OK;
+}
+
 /* Under the node's lock. */
 static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 {
@@ -419,6 +469,9 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 			return SD_NV_ERR_INVALID_OBJECT_PARENT;
 		if (r->p.dev.deviceId >= n->ngpus)
 			return SD_NV_ERR_INVALID_ARGUMENT;
+		/* One device of a GPU a client (deviceInit: "device inst already allocated"). */
+		if (first_on_gpu(c, SD_NV01_DEVICE_0, r->p.dev.deviceId))
+			return SD_NV_ERR_INSUFFICIENT_RESOURCES;
 		if (!r->gpu_open)
 			return SD_NV_ERR_INSUFFICIENT_PERMISSIONS;
 		gpu = r->p.dev.deviceId;
@@ -438,6 +491,17 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 				(r->cls == SD_KEPLER_CHANNEL_GROUP_A ||
 				 parent->cls != SD_KEPLER_CHANNEL_GROUP_A)))
 			return SD_NV_ERR_INVALID_OBJECT_PARENT;
+		/*
+		 * A group that names no VA space takes its device's (kchangrpapiConstruct:
+		 * vaspaceGetByHandleOrDeviceDefault), unless the device has many. Not
+		 * modelled: a channel in no group, whose VA space RM takes the same way.
+		 */
+		if (r->cls == SD_KEPLER_CHANNEL_GROUP_A && !r->p.group.hVASpace &&
+		    parent->vamode != SD_DEVICE_VAMODE_MULTIPLE_VASPACES) {
+			st = device_vas(n, c, parent);
+			if (st != SD_NV_OK)
+				return st;
+		}
 		gpu = parent->gpu;
 		m = sd_zalloc(sizeof(*m));
 		if (!m)
@@ -481,6 +545,10 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 	if (!o) {
 		sd_free(m);
 		return SD_NV_ERR_NO_MEMORY;
+	}
+	if (r->cls == SD_NV01_DEVICE_0) {
+		o->share = r->p.dev.hClientShare;
+		o->vamode = r->p.dev.vaMode;
 	}
 	if (m) {
 		o->mem = m;
@@ -784,15 +852,6 @@ void sd_dmabuf_release(struct sd_node *n, const struct sd_env *env, sd_u32 hold)
 }
 
 /* The session's device (or subdevice) on gpu: the first of its kind there in its list. */
-static struct sd_obj *session_parent(struct sd_client *c, sd_u32 cls, sd_u32 gpu)
-{
-	struct sd_obj *o;
-
-	for (o = c->objs; o && (o->cls != cls || o->gpu != gpu); o = o->next)
-		;
-	return o;
-}
-
 /*
  * The client nvidia-uvm duplicates into, with a device and a subdevice on gpu: as
  * NVIDIA's, one client of the driver's own for every GPU (uvm_global.c makes one RM
@@ -815,7 +874,7 @@ static struct sd_client *uvm_session(struct sd_node *n, sd_u32 gpu)
 			return 0;
 		n->uvm_session = c->handle;
 	}
-	if (session_parent(c, SD_NV20_SUBDEVICE_0, gpu))
+	if (first_on_gpu(c, SD_NV20_SUBDEVICE_0, gpu))
 		return c;
 	dev = new_obj_handle(n, c, &h) == SD_NV_OK ? new_obj(c, 0, h, SD_NV01_DEVICE_0, gpu) : 0;
 	if (!dev || new_obj_handle(n, c, &h) != SD_NV_OK || !new_obj(c, dev, h, SD_NV20_SUBDEVICE_0, gpu)) {
@@ -859,7 +918,7 @@ static sd_u32 uvm_dup(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u32 hClie
 	info->gpu = so->mem->gpu;
 	if (src->pid != caller)
 		return SD_NV_ERR_INSUFFICIENT_PERMISSIONS;
-	parent = session_parent(c, so->parent->cls == SD_NV20_SUBDEVICE_0 ?
+	parent = first_on_gpu(c, so->parent->cls == SD_NV20_SUBDEVICE_0 ?
 				SD_NV20_SUBDEVICE_0 : SD_NV01_DEVICE_0, gpu);
 	if (new_obj_handle(n, c, &h) != SD_NV_OK)
 		return SD_NV_ERR_INSUFFICIENT_RESOURCES;
@@ -924,7 +983,7 @@ static sd_u32 uvm_retain(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u32 hC
 	c = uvm_session(n, gpu);
 	if (!c)
 		return SD_NV_ERR_NO_MEMORY;
-	parent = session_parent(c, SD_NV01_DEVICE_0, gpu);
+	parent = first_on_gpu(c, SD_NV01_DEVICE_0, gpu);
 	if (so->parent->cls == SD_KEPLER_CHANNEL_GROUP_A) {
 		if (src->pid != caller)
 			return SD_NV_ERR_INSUFFICIENT_PERMISSIONS;
@@ -979,7 +1038,7 @@ static sd_u32 uvm_dup_vaspace(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u
 		return SD_NV_ERR_INSUFFICIENT_PERMISSIONS;
 	if (new_obj_handle(n, c, &h) != SD_NV_OK)
 		return SD_NV_ERR_INSUFFICIENT_RESOURCES;
-	if (!name_mem(c, session_parent(c, SD_NV01_DEVICE_0, gpu), h, so))
+	if (!name_mem(c, first_on_gpu(c, SD_NV01_DEVICE_0, gpu), h, so))
 		return SD_NV_ERR_NO_MEMORY;
 	*hold = h;
 	return SD_NV_OK;

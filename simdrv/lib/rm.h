@@ -119,6 +119,12 @@ struct sd_obj {
 	sd_u32 gpu;		/* of its device */
 	int doomed;		/* marked for a subtree free */
 	struct sd_mem *mem;	/* video memory: what it names; NULL otherwise */
+	/*
+	 * A device's NV0080_ALLOC_PARAMETERS.hClientShare and vaMode, and the VA space of
+	 * its own RM gives it on first use (rm.c, device_vas): NULL until then.
+	 */
+	sd_u32 share, vamode;
+	struct sd_mem *vas;
 };
 
 struct sd_client {

@@ -247,11 +247,20 @@ static void check_ledger(const struct sd_node *n)
 
 	/*
 	 * Each memory once: under the object it is listed under, which names it; what the
-	 * channels hold is in the GPU's figure, in no process's.
+	 * channels and VA spaces hold is in the GPU's figure, in no process's.
 	 */
 	for (c = n->clients; c; c = c->next)
 		for (o = c->objs; o; o = o->next) {
 			REQUIRE(o->gpu < n->ngpus);
+			/* A device's own VA space: its page directory, its alone. */
+			REQUIRE(!o->vas || (o->cls == SD_NV01_DEVICE_0 && o->vas->internal &&
+					    o->vas->refs == 1 && o->vas->gpu == o->gpu &&
+					    o->vas->bytes == SD_VASPACE_HELD && o->vas->held == o->vas->bytes));
+			if (o->vas) {
+				sum[o->gpu] += o->vas->held;
+				reported[o->gpu] += o->vas->bytes;
+				held[o->gpu] += o->vas->bytes;
+			}
 			/*
 			 * A channel's, group's or VA space's own memory (a retainer's: its
 			 * channel's), of its size.

@@ -229,14 +229,25 @@ static void start(void)
 	printf("rawalloc: driver %s, NV_MEMORY_ALLOCATION_PARAMS of %u bytes\n", want, memsize);
 }
 
-/* A client with device 0x1000 and subdevice 0x1001 on GPU gpu; needs /dev/nvidia<gpu> open. */
+/* A new client, its handle RM's choice. */
+static unsigned int new_client(void)
+{
+	unsigned int c = 0;
+
+	CHECK(alloc(0, 0, 0, &c, SD_NV01_ROOT, NULL) == SD_NV_OK && c != 0);
+	return c;
+}
+
+/*
+ * A client with device 0x1000 and subdevice 0x1001 on GPU gpu; needs /dev/nvidia<gpu>
+ * open. RM gives a client one device of a GPU: another there needs another client.
+ */
 static unsigned int client_on_gpu(unsigned int gpu)
 {
 	struct sd_nv0080_alloc d = { .deviceId = gpu };
 	struct sd_nv2080_alloc s = { 0 };
-	unsigned int c = 0, h;
+	unsigned int c = new_client(), h;
 
-	CHECK(alloc(0, 0, 0, &c, SD_NV01_ROOT, NULL) == SD_NV_OK && c != 0);
 	h = 0x1000;
 	CHECK(alloc(1, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK && h == 0x1000);
 	h = 0x1001;
@@ -677,7 +688,7 @@ static unsigned int channel_pairs(unsigned int c, unsigned int dev, unsigned int
 static void channels(unsigned int max, unsigned long long fill)
 {
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = fill * MiB };
-	unsigned int c, h, n, st, st2, r;
+	unsigned int c, k, h, n, st, st2, r;
 	char a[32];
 
 	open_gpu(0);
@@ -687,18 +698,19 @@ static void channels(unsigned int max, unsigned long long fill)
 		h = 0x2000;
 		CHECK(alloc(0, c, 0x1001, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
 	}
-	device_on_gpu0(c, 0x1100);
-	n = channel_pairs(c, 0x1100, 0x4000, max, &st);
+	k = new_client();
+	device_on_gpu0(k, 0x1100);
+	n = channel_pairs(k, 0x1100, 0x4000, max, &st);
 	printf("channels: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
 	if (n) {
-		CHECK(rmfree(c, 0x4000 + 2 * (n - 1)) == SD_NV_OK);
-		r = channel_pairs(c, 0x1100, 0x4000 + 2 * (n - 1), 1, &st2);
+		CHECK(rmfree(k, 0x4000 + 2 * (n - 1)) == SD_NV_OK);
+		r = channel_pairs(k, 0x1100, 0x4000 + 2 * (n - 1), 1, &st2);
 		printf("refill: %u pair, status 0x%x\n", r, st2);
 	}
-	printf("dup group: %s\n", rm_dup(c, 0x1100, 0x3fff, c, 0x4000, a, sizeof(a)));
-	CHECK(rmfree(c, 0x1100) == SD_NV_OK);
-	device_on_gpu0(c, 0x1200);
-	n = channel_pairs(c, 0x1200, 0x8000, max, &st);
+	printf("dup group: %s\n", rm_dup(k, 0x1100, 0x3fff, k, 0x4000, a, sizeof(a)));
+	CHECK(rmfree(k, 0x1100) == SD_NV_OK);
+	device_on_gpu0(k, 0x1200);
+	n = channel_pairs(k, 0x1200, 0x8000, max, &st);
 	printf("again: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
 	held_until_killed();
 }
@@ -732,9 +744,9 @@ static unsigned int uvm_client(int *fd)
 
 	open_gpu(0);
 	start();
-	c = client_on_gpu(0);
-	*fd = uvm_space();
+	c = new_client();
 	device_on_gpu0(c, 0x1100);
+	*fd = uvm_space();
 	return c;
 }
 
@@ -771,8 +783,8 @@ static unsigned int uvmchan_round(int fd, unsigned int c, unsigned int dev, unsi
  * refusal: "uvmchan: R rounds, then STEP status 0xS, GPU 0 holds B". A channel the
  * container does not hold registered: "unknown: status 0xS". The first channel
  * unregistered and a round again: "unregister: status 0xS, a round again: STEP status
- * 0xS". The va_space closed, pairs under a new device: "closed: P pairs, then status
- * 0xS, GPU 0 holds B". "held", waits.
+ * 0xS". The va_space closed, its device freed, pairs under a new one: "closed: P
+ * pairs, then status 0xS, GPU 0 holds B". "held", waits.
  */
 static void uvmchan(unsigned int max)
 {
@@ -795,6 +807,7 @@ static void uvmchan(unsigned int max)
 	printf("unregister: status 0x%x, a round again: %s status 0x%x\n",
 	       st, st2 == SD_NV_OK ? "none" : what, st2);
 	CHECK(close(fd) == 0);
+	CHECK(rmfree(c, 0x1100) == SD_NV_OK);
 	device_on_gpu0(c, 0x1200);
 	n = channel_pairs(c, 0x1200, 0x8000, 40, &st);
 	printf("closed: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
@@ -1191,6 +1204,7 @@ static void devrace(int n, const char *mi0, const char *mi1)
 	unsigned int c, h, st, on[2] = { 0, 0 }, made[2] = { 0, 0 }, refused = 0;
 	unsigned long long u0, u1;
 	char f0[96], f1[96];
+	unsigned int *cl;
 	unsigned char *kept;
 	pthread_t t;
 	int i;
@@ -1198,8 +1212,7 @@ static void devrace(int n, const char *mi0, const char *mi1)
 	start();
 	open_gpu(0);
 	open_gpu(1);
-	c = 0;
-	CHECK(alloc(0, 0, 0, &c, SD_NV01_ROOT, NULL) == SD_NV_OK && c != 0);
+	c = new_client();
 	/* Under a device with no subdevice yet, nothing is made in a container. */
 	h = 0x4ff0;
 	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
@@ -1214,8 +1227,9 @@ static void devrace(int n, const char *mi0, const char *mi1)
 	printf("; after: memory 0x%x\n", alloc(1, c, 0x4ff0, &h, SD_NV01_MEMORY_LOCAL_USER, &m));
 	CHECK(rmfree(c, 0x4ff0) == SD_NV_OK);
 	kept = calloc(n, 1);
+	cl = calloc(n, sizeof(*cl));
 	dev_raced = calloc(1, 4096);
-	CHECK(kept && dev_raced);
+	CHECK(kept && cl && dev_raced);
 	pin(0);
 	CHECK(pthread_create(&t, NULL, dev_rewriter, NULL) == 0);
 	/* A thread can take a while to start under emulation: every device is raced. */
@@ -1224,12 +1238,14 @@ static void devrace(int n, const char *mi0, const char *mi1)
 	for (i = 0; i < n; i++) {
 		u0 = used(0);
 		u1 = used(1);
+		/* A client each: RM gives a client one device of a GPU. */
+		cl[i] = new_client();
 		h = 0x5000 + 0x10 * i;
-		CHECK(alloc(i % 4, c, c, &h, SD_NV01_DEVICE_0, dev_raced) == SD_NV_OK);
+		CHECK(alloc(i % 4, cl[i], cl[i], &h, SD_NV01_DEVICE_0, dev_raced) == SD_NV_OK);
 		h = 0x5001 + 0x10 * i;
-		CHECK(alloc(i % 4, c, 0x5000 + 0x10 * i, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
+		CHECK(alloc(i % 4, cl[i], 0x5000 + 0x10 * i, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
 		h = 0x5002 + 0x10 * i;
-		st = alloc(i % 4, c, 0x5000 + 0x10 * i, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
+		st = alloc(i % 4, cl[i], 0x5000 + 0x10 * i, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
 		if (st == SD_NV_OK) {
 			CHECK(used(0) - u0 + used(1) - u1 == 32 * MiB);
 			made[used(1) > u1]++;
@@ -1248,14 +1264,14 @@ static void devrace(int n, const char *mi0, const char *mi1)
 	m.size = 2 * MiB;
 	for (i = 0; i < n; i++) {
 		if (kept[i])
-			CHECK(rmfree(c, 0x5002 + 0x10 * i) == SD_NV_OK);
+			CHECK(rmfree(cl[i], 0x5002 + 0x10 * i) == SD_NV_OK);
 	}
 	for (i = 0; i < n; i++) {
 		u1 = used(1);
 		h = 0x5003 + 0x10 * i;
-		CHECK(alloc(0, c, 0x5001 + 0x10 * i, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+		CHECK(alloc(0, cl[i], 0x5001 + 0x10 * i, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
 		on[used(1) > u1]++;
-		CHECK(rmfree(c, h) == SD_NV_OK);
+		CHECK(rmfree(cl[i], h) == SD_NV_OK);
 	}
 	printf("devrace: devices on GPU 0: %u, on GPU 1: %u\n", on[0], on[1]);
 	printf("held\n");
@@ -1729,7 +1745,7 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	struct sd_nv0080_alloc d1 = { .deviceId = 1 };
 	struct sd_channel_group_alloc g = { .engineType = 1 };
 	struct sd_nv2080_alloc s1 = { 0 };
-	unsigned int old, old1, c, h = 0x2001, ost, ast, mst = ~0u, fst = ~0u, late[8], i;
+	unsigned int old, old1, old2, c, h = 0x2001, ost, ast, mst = ~0u, fst = ~0u, late[8], i;
 	int fd;
 	FILE *f;
 
@@ -1741,10 +1757,11 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	uvm_range(fd, va + len, len);
 	old = client_on_gpu(0);
 	CHECK(alloc(0, old, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
-	/* On GPU 1 too, and a device there with no subdevice. */
+	/* On GPU 1 too, and a device there with no subdevice (another client's: one a GPU). */
 	old1 = client_on_gpu(1);
+	old2 = new_client();
 	h = 0x1100;
-	CHECK(alloc(0, old1, old1, &h, SD_NV01_DEVICE_0, &d1) == SD_NV_OK);
+	CHECK(alloc(0, old2, old2, &h, SD_NV01_DEVICE_0, &d1) == SD_NV_OK);
 	held_until(go);
 	ost = uvm_map(fd, va + len, len, old, 0x2001);
 	c = client_on_gpu(0);
@@ -1767,10 +1784,10 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 		{ old1, 0x1000, 0x2100, SD_NV01_MEMORY_LOCAL_USER, 32 },
 		{ old1, 0x1000, 0x2101, SD_NV01_MEMORY_LOCAL_USER, 128 },
 		{ old, 0x1000, 0x4000, SD_KEPLER_CHANNEL_GROUP_A, 0 },
-		{ old1, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
-		{ old1, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
-		{ old1, 0x1100, 0x1101, SD_NV20_SUBDEVICE_0, 0 },
-		{ old1, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
+		{ old2, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
+		{ old2, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
+		{ old2, 0x1100, 0x1101, SD_NV20_SUBDEVICE_0, 0 },
+		{ old2, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
 	};
 	for (i = 0; i < 8; i++) {
 		void *params = later[i].cls == SD_KEPLER_CHANNEL_GROUP_A ? (void *)&g :

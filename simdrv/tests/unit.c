@@ -243,10 +243,12 @@ static void test_gpu_of(void)
 	/* Another subdevice instance, a device without one, an unknown id. */
 	fs.subDeviceInst = 1;
 	REQUIRE(kop(c, 0x1000, SD_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE, &fs, sizeof(fs)) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	h = 0xc1e00021;
+	REQUIRE(alloc(&ctl, 0, 0, 0, &h, SD_NV01_ROOT_CLIENT, NULL, 0) == SD_NV_OK);
 	h = 0x1100;
-	REQUIRE(alloc(&ctl, 0, c, c, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	REQUIRE(alloc(&ctl, 0, 0xc1e00021, 0xc1e00021, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
 	fs.subDeviceInst = 0;
-	REQUIRE(kop(c, 0x1100, SD_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE, &fs, sizeof(fs)) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	REQUIRE(kop(0xc1e00021, 0x1100, SD_NV0080_CTRL_CMD_GPU_FIND_SUBDEVICE_HANDLE, &fs, sizeof(fs)) == SD_NV_ERR_OBJECT_NOT_FOUND);
 	ii.gpuId = 0x1234;
 	REQUIRE(kop(c, c, SD_NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, &ii, sizeof(ii)) == SD_NV_ERR_INVALID_ARGUMENT);
 	/* Each on its own class; parameters of another size; a handle not there. */
@@ -479,6 +481,70 @@ static void test_clients_listed(void)
 	REQUIRE(l.n == 0 && node.clients == NULL);
 }
 
+/*
+ * A device's own VA space, made by the first channel group that names none: with
+ * hClientShare its own client, a page directory the device holds until its free; with
+ * 0 (the GPU's global one), with vaMode MULTIPLE_VASPACES, or a group naming a VA space:
+ * none. Another client's share is not modelled.
+ */
+static void test_device_vas(void)
+{
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	struct sd_vaspace_alloc va = { .index = 0 };
+	struct sd_nv0080_alloc d = { .deviceId = 2, .hClientShare = 0x20 };
+	struct sd_file ctl;
+	sd_u32 h;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	gpu_open_mask = 1u << 2;
+	h = 0x20;
+	REQUIRE(alloc(&ctl, 0, 0, 0, &h, SD_NV01_ROOT_CLIENT, NULL, 0) == SD_NV_OK);
+	h = 0x1000;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x20, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	REQUIRE(node.used[2] == 0);
+	h = 0x3000;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_OK);
+	REQUIRE(node.used[2] == SD_GROUP_HELD + SD_VASPACE_HELD);
+	h = 0x3001;
+	REQUIRE(alloc(&ctl, 1, 0x20, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_OK);
+	REQUIRE(rmfree(&ctl, 0x20, 0x3000) == SD_NV_OK && rmfree(&ctl, 0x20, 0x3001) == SD_NV_OK);
+	REQUIRE(node.used[2] == SD_VASPACE_HELD);
+	REQUIRE(rmfree(&ctl, 0x20, 0x1000) == SD_NV_OK && node.used[2] == 0);
+	/* A group naming a VA space takes none of the device's. */
+	h = 0x1000;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x20, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	h = 0x5000;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_FERMI_VASPACE_A, &va, sizeof(va)) == SD_NV_OK);
+	g.hVASpace = 0x5000;
+	h = 0x3000;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_OK);
+	REQUIRE(node.used[2] == SD_GROUP_HELD + SD_VASPACE_HELD);
+	REQUIRE(rmfree(&ctl, 0x20, 0x1000) == SD_NV_OK && node.used[2] == 0);
+	g.hVASpace = 0;
+	/* The global one; a device of many VA spaces; another client's, not modelled. */
+	for (int i = 0; i < 3; i++) {
+		d.hClientShare = i == 0 ? 0 : i == 1 ? 0x20 : 0x21;
+		d.vaMode = i == 1 ? SD_DEVICE_VAMODE_MULTIPLE_VASPACES : 0;
+		h = 0x1000;
+		REQUIRE(alloc(&ctl, 0, 0x20, 0x20, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+		h = 0x3000;
+		REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) ==
+			(i == 2 ? SD_NV_ERR_NOT_SUPPORTED : SD_NV_OK));
+		REQUIRE(node.used[2] == (i == 2 ? 0 : SD_GROUP_HELD));
+		REQUIRE(rmfree(&ctl, 0x20, 0x1000) == SD_NV_OK && node.used[2] == 0);
+	}
+	/* The client's end takes the device's VA space too. */
+	d.hClientShare = 0x20;
+	d.vaMode = 0;
+	h = 0x1000;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x20, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	h = 0x3000;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g, sizeof(g)) == SD_NV_OK);
+	sd_file_release(&ctl);
+	REQUIRE(node.used[2] == 0 && node.clients == NULL);
+	gpu_open_mask = 0;
+}
+
 static void test_device_rules(void)
 {
 	struct sd_file ctl;
@@ -505,6 +571,17 @@ static void test_device_rules(void)
 	REQUIRE(alloc(&ctl, 0, 0x10, 0x10, &h, SD_NV20_SUBDEVICE_0, &s, sizeof(s)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
 	REQUIRE(alloc(&ctl, 0, 0x10, 0x1000, &h, SD_NV20_SUBDEVICE_0, &s, sizeof(s)) == SD_NV_ERR_INVALID_ARGUMENT);
 	s.subDeviceId = 0;
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x1000, &h, SD_NV20_SUBDEVICE_0, &s, sizeof(s)) == SD_NV_OK);
+	/* One device of a GPU a client (RM's deviceInit); another GPU's may join it. */
+	h = 0x1100;
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x10, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_ERR_INSUFFICIENT_RESOURCES);
+	d.deviceId = 3;
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x10, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	REQUIRE(rmfree(&ctl, 0x10, 0x1000) == SD_NV_OK);
+	d.deviceId = 2;
+	h = 0x1000;
+	REQUIRE(alloc(&ctl, 0, 0x10, 0x10, &h, SD_NV01_DEVICE_0, &d, sizeof(d)) == SD_NV_OK);
+	h = 0x1001;
 	REQUIRE(alloc(&ctl, 0, 0x10, 0x1000, &h, SD_NV20_SUBDEVICE_0, &s, sizeof(s)) == SD_NV_OK);
 	/* Unknown classes. */
 	h = 0x1002;
@@ -1321,6 +1398,7 @@ int main(void)
 	test_alloc_tree();
 	test_clients_listed();
 	test_device_rules();
+	test_device_vas();
 	test_memory_rules();
 	test_bad_input();
 	test_layouts();
