@@ -29,15 +29,15 @@ vidmem=src/nvidia/src/kernel/mem_mgr/video_mem.c
 # A device's rules and its own VA space, and a channel group's use of it (lib/rm.c).
 devices=(src/nvidia/src/kernel/gpu/device.c src/nvidia/src/kernel/gpu/device_share.c
 	src/nvidia/src/kernel/gpu/fifo/kernel_channel_group_api.c)
+source_only=("$gpu_ops" "$vidmem" "${devices[@]}")
 missing=()
 # A cache from before a file joined the list is fetched again.
 for v in "${want[@]}"; do
 	ok=1
 	for f in .kind "${uvm[@]/#/kernel-open/nvidia-uvm/}"; do [ -f "$cache/$v/$f" ] || ok=0; done
-	[ $ok = 0 ] || [ "$(cat "$cache/$v/.kind")" != source ] || { [ -f "$cache/$v/$gpu_ops" ] && [ -f "$cache/$v/$vidmem" ]; } || ok=0
-	for f in "${devices[@]}"; do
-		[ $ok = 0 ] || [ "$(cat "$cache/$v/.kind")" != source ] || [ -f "$cache/$v/$f" ] || ok=0
-	done
+	if [ $ok = 1 ] && [ "$(cat "$cache/$v/.kind")" = source ]; then
+		for f in "${source_only[@]}"; do [ -f "$cache/$v/$f" ] || ok=0; done
+	fi
 	[ $ok = 1 ] || missing+=("$v")
 done
 [ ${#missing[@]} -gt 0 ] || { echo "$cache"; exit 0; }
@@ -54,7 +54,7 @@ private_apt "$tmp" "${lines[@]}"
 
 # The files the checks read, by their place in the upstream tree.
 headers=(src/common/sdk/nvidia/inc src/nvidia/arch/nvalloc/unix/include kernel-open/common/inc
-	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c "$gpu_ops" "$vidmem" "${devices[@]}"
+	kernel-open/nvidia/nv.c kernel-open/nvidia/nv-frontend.c "${source_only[@]}"
 	"${uvm[@]/#/kernel-open/nvidia-uvm/}")
 
 for v in "${missing[@]}"; do

@@ -412,6 +412,19 @@ struct sd_alloc_req {
 	int gpu_open;		/* for NV01_DEVICE_0: the caller holds /dev/nvidia<deviceId> */
 };
 
+/* Memory the driver holds for itself (a channel's, a group's, a VA space's): bytes of it. */
+static struct sd_mem *internal_mem(sd_u64 bytes)
+{
+	struct sd_mem *m = sd_zalloc(sizeof(*m));
+
+	if (m) {
+		m->internal = 1;
+		m->bytes = bytes;
+		m->held = bytes;
+	}
+	return m;
+}
+
 /*
  * The VA space device dev of c takes for an object that names none
  * (deviceGetDefaultVASpace, device_share.c: made on first use, not with the device):
@@ -430,14 +443,11 @@ static sd_u32 device_vas(struct sd_node *n, const struct sd_client *c, struct sd
 		return SD_NV_ERR_NOT_SUPPORTED;
 	if (SD_VASPACE_HELD > n->total[dev->gpu] - n->used[dev->gpu])
 		return SD_NV_ERR_NO_MEMORY;
-	m = sd_zalloc(sizeof(*m));
+	m = internal_mem(SD_VASPACE_HELD);
 	if (!m)
 		return SD_NV_ERR_NO_MEMORY;
-	m->internal = 1;
 	m->refs = 1;
 	m->gpu = dev->gpu;
-	m->bytes = SD_VASPACE_HELD;
-	m->held = m->bytes;
 	dev->vas = m;
 	n->used[dev->gpu] += m->held;
 	return SD_NV_OK;
@@ -503,23 +513,17 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 				return st;
 		}
 		gpu = parent->gpu;
-		m = sd_zalloc(sizeof(*m));
+		m = internal_mem(r->cls == SD_KEPLER_CHANNEL_GROUP_A ? SD_GROUP_HELD : SD_CHANNEL_HELD);
 		if (!m)
 			return SD_NV_ERR_NO_MEMORY;
-		m->internal = 1;
-		m->bytes = r->cls == SD_KEPLER_CHANNEL_GROUP_A ? SD_GROUP_HELD : SD_CHANNEL_HELD;
-		m->held = m->bytes;
 		break;
 	case SD_FERMI_VASPACE_A:
 		if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0))
 			return SD_NV_ERR_INVALID_OBJECT_PARENT;
 		gpu = parent->gpu;
-		m = sd_zalloc(sizeof(*m));
+		m = internal_mem(SD_VASPACE_HELD);
 		if (!m)
 			return SD_NV_ERR_NO_MEMORY;
-		m->internal = 1;
-		m->bytes = SD_VASPACE_HELD;
-		m->held = m->bytes;
 		break;
 	default: /* SD_NV01_MEMORY_LOCAL_USER, sized and checked by check_memory */
 		if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0))
@@ -851,7 +855,6 @@ void sd_dmabuf_release(struct sd_node *n, const struct sd_env *env, sd_u32 hold)
 	env->unlock(env->ctx);
 }
 
-/* The session's device (or subdevice) on gpu: the first of its kind there in its list. */
 /*
  * The client nvidia-uvm duplicates into, with a device and a subdevice on gpu: as
  * NVIDIA's, one client of the driver's own for every GPU (uvm_global.c makes one RM
