@@ -141,7 +141,7 @@ struct cgpu_inst {
 	unsigned int nreserved;			/* lock: processes with a reservation */
 	u64 reserved;				/* lock: the bytes those hold */
 	unsigned int reserved_chan;		/* lock: and the channels (of nchan) */
-	unsigned int nchan;			/* lock: channel groups and channels (nvhook.c) */
+	unsigned int nchan;			/* lock: what max_channels counts (nvhook.c) */
 	DECLARE_HASHTABLE(resobjs, 6);		/* lock: the reservations' objects, by client */
 	unsigned int nresobjs;			/* lock: at most CGPU_INST_RESOBJS_MAX */
 	struct proc_dir_entry *dir;		/* ctl_mutex */

@@ -559,11 +559,12 @@ void cgpu_ledger_reserved(struct cgpu_inst *inst, struct cgpu_reserved *r)
 }
 
 /*
- * n more channel groups, channels or VA spaces held at the driver by s's file, unless
- * its instance would hold more than max then (0: no cap): -ENOSPC. Counted apart from the bytes: the
- * driver says nowhere what memory it holds for them (nvhook.c), so they cannot be
- * charged. Per process too, for a hot update's state: a frozen module counts none
- * (-EAGAIN), as it charges nothing, so none is made that its state does not count.
+ * n more channel groups, channels, VA spaces or device counts held at the driver by s's
+ * file, unless its instance would hold more than max then (0: no cap): -ENOSPC. Counted
+ * apart from the bytes: the driver says nowhere what memory it holds for them
+ * (nvhook.c), so they cannot be charged. Per process too, for a hot update's state: a
+ * frozen module counts none (-EAGAIN), as it charges nothing, so none is made that its
+ * state does not count.
  */
 int cgpu_ledger_chan_take(struct cgpu_slot *s, unsigned int max, unsigned int n)
 {

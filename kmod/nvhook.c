@@ -117,10 +117,10 @@ static const struct nvh_layout {
 #define NVH_HOLD_BITS	12		/* a hold per live allocation of every container process */
 
 /*
- * Channel groups, channels and GPU VA spaces a container may hold at the driver per GPU
- * (docs/kmod.md, "Channels"): the driver holds memory for each that it reports nowhere,
- * so they are counted, not charged. 0: no cap (the hole open again). Read at each
- * allocation.
+ * Channel groups, channels, GPU VA spaces and devices a container may hold at the
+ * driver per GPU (docs/kmod.md, "Channels"): the driver holds memory for each (for a
+ * device, the VA space RM may make it of its own) that it reports nowhere, so they are
+ * counted, not charged. 0: no cap (the hole open again). Read at each allocation.
  */
 #define NVH_CHANNELS_DEFAULT	256
 static unsigned int max_channels = NVH_CHANNELS_DEFAULT;
@@ -144,7 +144,7 @@ static const struct kernel_param_ops nvh_max_channels_ops = {
 	.get = param_get_uint,
 };
 module_param_cb(max_channels, &nvh_max_channels_ops, &max_channels, 0644);
-MODULE_PARM_DESC(max_channels, "enforce=1: channel groups, channels and GPU VA spaces a limited container may hold per GPU, 0..16384 (0: no cap; default 256)");
+MODULE_PARM_DESC(max_channels, "enforce=1: channel groups, channels, GPU VA spaces and devices a limited container may hold per GPU, 0..16384 (0: no cap; default 256)");
 
 typedef u32 (*nvh_rm_ioctl_fn)(void *sp, void *nv, void *nvfp, u32 cmd, void *data, u32 size);
 typedef int (*nvh_file_fn)(struct inode *, struct file *);
@@ -190,8 +190,9 @@ struct nvh_file {
 
 /*
  * One object the driver made for the file: a device or subdevice (which GPU the objects
- * under it are on), a video-memory object (its bytes, charged to that GPU's ledger), or
- * a channel group or channel (counted on that GPU's instance: max_channels).
+ * under it are on; a device is counted too: nvh_device_counts), a video-memory object
+ * (its bytes, charged to that GPU's ledger), or a channel group, channel or VA space
+ * (counted on that GPU's instance: max_channels).
  */
 enum nvh_kind { NVH_DEVICE, NVH_SUBDEVICE, NVH_MEMORY, NVH_CHANNEL, NVH_VASPACE };
 
@@ -209,6 +210,8 @@ struct nvh_obj {
 	u64 bytes;
 	/* Memory a followed duplicate names too (then slot and bytes are unused). */
 	struct nvh_mem *mem;
+	/* A device's: bit i while it holds a count on rec->att->slots[i] (nvh_device_counts). */
+	u32 counts;
 	struct list_head mlink;		/* mem->lines, nvh.mem_lock */
 };
 
@@ -342,6 +345,25 @@ static bool nvh_gpu_line(const struct nvh_obj *o)
 static bool nvh_counted(const struct nvh_obj *o)
 {
 	return o->kind == NVH_CHANNEL || o->kind == NVH_VASPACE;
+}
+
+/* Gives back the counts of mask on rec's slots (nvh_device_counts). */
+static void nvh_counts_give(struct nvh_file *rec, u32 mask)
+{
+	unsigned int i;
+
+	for (i = 0; i < rec->att->n; i++)
+		if (mask & BIT(i))
+			cgpu_ledger_chan_give(&rec->att->slots[i], 1);
+}
+
+/* What line o holds against max_channels, given back: it is gone. */
+static void nvh_obj_uncount(struct nvh_file *rec, struct nvh_obj *o)
+{
+	if (nvh_counted(o))
+		cgpu_ledger_chan_give(o->slot, 1);
+	nvh_counts_give(rec, o->counts);
+	o->counts = 0;
 }
 
 /* What an allocation of counted class cls is recorded as. */
@@ -519,8 +541,7 @@ static void nvh_obj_drop(struct nvh_file *rec, struct nvh_obj *o)
 	hash_del(&o->node);
 	if (nvh_gpu_line(o))
 		nvh_client_del(rec, o->client);
-	else if (nvh_counted(o))
-		cgpu_ledger_chan_give(o->slot, 1);
+	nvh_obj_uncount(rec, o);
 	rec->nobjs--;
 	/*
 	 * EAGAIN while a hot update is frozen: the bytes stay charged to the file until it
@@ -571,8 +592,7 @@ static void nvh_file_free(struct nvh_file *rec)
 		hash_del(&o->node);
 		if (nvh_gpu_line(o))
 			nvh_client_del(rec, o->client);
-		else if (nvh_counted(o))
-			cgpu_ledger_chan_give(o->slot, 1);
+		nvh_obj_uncount(rec, o);
 		if (o->mem)
 			nvh_mem_unlink(o, true);
 		cgpu_free(o);
@@ -968,6 +988,53 @@ static void nvh_record_made(const struct nvh_call *c, struct nvh_file *rec, stru
 }
 
 /*
+ * A device's counts against max_channels. RM gives a device a GPU VA space of its own at
+ * its first use naming none when its hClientShare is its own client (a channel group, or
+ * a read-only control, which passes cgpu_km unread: device_share.c), a page directory
+ * the driver reports nowhere, and a client holds one device of a GPU at most (RM's
+ * deviceInit): one count a device bounds them. Its GPU is not known when it is made
+ * (nvh_alloc_parent), and the VA space can be made before its first subdevice says, so
+ * it takes a count on each of the container's GPUs before the driver runs, and keeps
+ * only its own GPU's once the driver has said which (nvh_device_placed). *mask: the
+ * slots counted; 0 or -EAGAIN (frozen) or -ENOSPC (at the cap on *refused's GPU), with
+ * nothing counted.
+ */
+static int nvh_device_counts(struct nvh_file *rec, u32 *mask, u32 *refused)
+{
+	unsigned int max = READ_ONCE(max_channels), i;
+	int err;
+
+	*mask = 0;
+	for (i = 0; i < rec->att->n; i++) {
+		err = cgpu_ledger_chan_take(&rec->att->slots[i], max, 1);
+		if (err) {
+			*refused = rec->att->slots[i].inst->gpu->index;
+			nvh_counts_give(rec, *mask);
+			*mask = 0;
+			return err;
+		}
+		*mask |= BIT(i);
+	}
+	return 0;
+}
+
+/*
+ * Device d, recorded on no GPU, is on gpu (the driver says): of its counts it keeps its
+ * own GPU's only; none if the container has no instance there (nothing stands under it
+ * then, and its VA space would be on a GPU the container has no budget on). rec->lock
+ * held.
+ */
+static void nvh_device_placed(struct nvh_file *rec, struct nvh_obj *d, u32 gpu)
+{
+	struct cgpu_slot *slot = cgpu_slot_of(rec->att, gpu);
+	u32 keep = slot ? BIT(slot - rec->att->slots) : 0;
+
+	d->gpu = gpu;
+	nvh_counts_give(rec, d->counts & ~keep);
+	d->counts &= keep;
+}
+
+/*
  * Lines for device or subdevice (client, handle), whose GPU is the driver's own answer,
  * asked by handle (nvh_rm_gpu_of): a subdevice just made under a device cgpu_km saw
  * made, which is on no GPU until then (nvh_alloc_parent); or a device or subdevice the
@@ -1010,7 +1077,7 @@ static u32 nvh_adopt(const struct nvh_call *c, struct nvh_file *rec, u32 client,
 		struct nvh_obj *d = nvh_parent(rec, client, hdev);
 
 		if (d && d->kind == NVH_DEVICE && d->gpu == NVH_GPU_NONE)
-			d->gpu = gpu;
+			nvh_device_placed(rec, d, gpu);
 	}
 	if (sub && !nvh_lines(rec, client, handle) && nvh_take_place_locked(rec)) {
 		*sub = (struct nvh_obj){ .client = client, .handle = handle, .parent = hdev,
@@ -1038,16 +1105,19 @@ static u32 nvh_adopt(const struct nvh_call *c, struct nvh_file *rec, u32 client,
  * the driver copies after any look of ours, so a second thread could make it name
  * another GPU than the one read. Its first subdevice says, once the driver has made it,
  * which GPU the driver put the device on (nvh_adopt), and until then nothing is made
- * under the device (video memory, channels). A subdevice is on its device's GPU. One
+ * under the device (video memory, channels). A device is counted against max_channels
+ * on each of the container's GPUs until then (nvh_device_counts): past the cap on any,
+ * the driver's NV_ERR_INSUFFICIENT_RESOURCES. A subdevice is on its device's GPU. One
  * not tracked (made before cgpu_km attached) is not recorded, and what is made under it
  * takes nvh_alloc_late's way: never charged to a guessed GPU.
  */
 static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 {
 	struct nva_nvos21 *p = c->data;
-	u32 gpu = NVH_GPU_NONE, st;
+	u32 gpu = NVH_GPU_NONE, st, counts = 0, at;
 	struct nvh_obj *o, *par = NULL;
 	bool late = false;
+	int err;
 
 	if (p->hClass == NVA_NV20_SUBDEVICE_0) {
 		mutex_lock(&rec->lock);
@@ -1071,14 +1141,34 @@ static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 			cgpu_free(o);
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
+	if (p->hClass == NVA_NV01_DEVICE_0) {
+		err = nvh_device_counts(rec, &counts, &at);
+		if (err == -EAGAIN) {
+			st = nvh_refuse(nvh_alloc_status(c), NVA_ERR_INSUFFICIENT_RESOURCES,
+					"device while a hot update is under way, class", p->hClass);
+			goto undo;
+		}
+		if (err) {
+			atomic64_inc(&nvh.channels_refused);
+			pr_warn_ratelimited("cgpu_km: enforce: pid %d: class 0x%x refused: the container holds max_channels=%u channels, VA spaces and devices on GPU %u\n",
+					    task_tgid_nr(current), p->hClass, READ_ONCE(max_channels), at);
+			st = nvh_answer(nvh_alloc_status(c), NVA_ERR_INSUFFICIENT_RESOURCES);
+			goto undo;
+		}
+	}
 	st = nvh_orig(c);
 	if (st != NVA_NV_OK || *nvh_alloc_status(c) != NVA_NV_OK) {
-		nvh_give_place(rec);
-		cgpu_free(o);
-		return st;
+		nvh_counts_give(rec, counts);
+		goto undo;
 	}
+	o->counts = counts;
 	nvh_record_made(c, rec, o, p->hClass == NVA_NV01_DEVICE_0 ? NVH_DEVICE : NVH_SUBDEVICE,
 			gpu, NULL, 0);
+	return st;
+
+undo:
+	nvh_give_place(rec);
+	cgpu_free(o);
 	return st;
 }
 
@@ -1355,7 +1445,7 @@ static u32 nvh_alloc_counted(const struct nvh_call *c, struct nvh_file *rec)
 		nvh_give_place(rec);
 		cgpu_free(o);
 		atomic64_inc(&nvh.channels_refused);
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: class 0x%x refused: the container holds max_channels=%u channels and VA spaces on GPU %u\n",
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: class 0x%x refused: the container holds max_channels=%u channels, VA spaces and devices on GPU %u\n",
 				    task_tgid_nr(current), p->hClass, max, gpu);
 		return nvh_answer(nvh_alloc_status(c), code);
 	}
@@ -2685,16 +2775,16 @@ static __always_inline bool nvh_tracked(const void *key)
 }
 
 /*
- * The RM calls the wrapper reads, decided from rm_ioctl's arguments: its command is
- * the escape number (XFER already unwrapped) and its data the driver's kernel copy of
- * size bytes, so a class or a control's number is a plain load. Redirected: RM_ALLOC
- * of the classes that place or take video memory and of channel groups, channels and VA
- * spaces (max_channels), RM_FREE on a file with charges,
- * RM_DUP_OBJECT, RM_VID_HEAP_CONTROL, RM_ALLOC_MEMORY, RM_ALLOC_OBJECT, REGISTER_FD,
- * and of RM_CONTROL the imports from and exports to a file descriptor, all but the
- * frees only for a caller who may be in a container (cgpu_maybe_contained: the host's
- * and unlimited containers' would pass the wrapper untouched). Every other call (most of what libcuda
- * issues: controls, and allocations of contexts, engines, events)
+ * The RM calls the wrapper reads, decided from rm_ioctl's arguments: its command is the
+ * escape number (XFER already unwrapped) and its data the driver's kernel copy of size
+ * bytes, so a class or a control's number is a plain load. Redirected: RM_ALLOC of the
+ * classes that place or take video memory, of devices and subdevices (which GPU), and
+ * of channel groups, channels and VA spaces (max_channels), RM_FREE on a file with
+ * charges, RM_DUP_OBJECT, RM_VID_HEAP_CONTROL, RM_ALLOC_MEMORY, RM_ALLOC_OBJECT,
+ * REGISTER_FD, and of RM_CONTROL the imports from and exports to a file descriptor, all
+ * but the frees only for a caller who may be in a container (cgpu_maybe_contained: the
+ * host's and unlimited containers' would pass the wrapper untouched). Every other call
+ * (most of what libcuda issues: controls, and allocations of contexts, engines, events)
  * goes to the driver at once: redirecting it would cost the wrapper and a second pass
  * through ftrace to call the original, for nothing (docs/kmod.md, "Cost").
  */

@@ -167,7 +167,7 @@ handed_keep() {
 	fi
 	echo freeze >$P/upgrade
 	reload "$W/state$n"
-	grep -Eqx "charge 0 $SID $pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state$n" ||
+	grep -Eqx "charge 0 $SID $pid $((32 * MiB)) start=[0-9]+ channels=1 keep=1" "$W/state$n" ||
 		fail "hot update $n's state ($what): $(grep '^charge' "$W/state$n")"
 	kept_till_instance "$child" "$(printf 'Free: %s\nPID: %s Mem: %s' $((224 * MiB)) "$pid" $((32 * MiB)))" \
 		"hot update $n, $what"
@@ -374,10 +374,11 @@ for ver in 535.261.03 550.163.01; do
 	# hold memory that no process's figure shows (the stand-in: 2 MiB a group, 64 KiB a
 	# channel). With no cap, a container at its 256 MiB budget makes 40 pairs of a group
 	# and a channel more, and the GPU holds 256 MiB + 40 x 2.0625 MiB for it. With
-	# max_channels=16: 8 pairs (16 objects), then the driver's NV_ERR_NO_FREE_FIFOS
-	# (0x4f); a group's free gives its channel back too (a pair again); the container's
-	# duplicate of a group is refused (0x1b: it would keep the group past its count); a
-	# device's free gives back all (8 pairs again under another). A second container
+	# max_channels=16: 7 pairs (14 objects, beside the process's 2 devices), then the
+	# driver's NV_ERR_NO_FREE_FIFOS (0x4f); a group's free gives its channel back too (a
+	# pair again); the container's duplicate of a group is refused (0x1b: it would keep
+	# the group past its count); a device's free gives back all (7 pairs again under
+	# another). A second container
 	# has a count of its own, the host is not capped (its duplicate is made), and the
 	# processes' end gives everything back. The charge (meminfo) is memory only.
 	pair=$((2 * MiB + 64 * 1024))
@@ -403,15 +404,15 @@ for ver in 535.261.03 550.163.01; do
 	start ch2 cg channels 40 256
 	start ch3 cg2 channels 40 0
 	start ch4 host channels 40 0
-	grep -qx "channels: 8 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 8 * pair))" "$W/ch2" &&
+	grep -qx "channels: 7 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 7 * pair))" "$W/ch2" &&
 		grep -qx "refill: 1 pair, status 0x0" "$W/ch2" &&
 		grep -qx "dup group: status 0x1b" "$W/ch2" &&
-		grep -qx "again: 8 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 8 * pair))" "$W/ch2" ||
+		grep -qx "again: 7 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 7 * pair))" "$W/ch2" ||
 		fail "max_channels=16: $(cat "$W/ch2")"
-	grep -q "^again: 8 pairs, then status 0x4f" "$W/ch3" || fail "second container: $(cat "$W/ch3")"
+	grep -q "^again: 7 pairs, then status 0x4f" "$W/ch3" || fail "second container: $(cat "$W/ch3")"
 	grep -q "^again: 40 pairs, then status 0x0" "$W/ch4" && grep -qx "dup group: status 0x0" "$W/ch4" ||
 		fail "host: $(cat "$W/ch4")"
-	[ "$(used)" = $((256 * MiB + 56 * pair)) ] || fail "three holding channels: the driver holds $(used)"
+	[ "$(used)" = $((256 * MiB + 54 * pair)) ] || fail "three holding channels: the driver holds $(used)"
 	[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$(cat "$W/ch2.pid")" $((256 * MiB)))" ] ||
 		fail "channels charged: $(meminfo)"
 	refused=$(($(sed -n 's/^channels refused: //p' $P/enforcement) - refused0))
@@ -419,22 +420,23 @@ for ver in 535.261.03 550.163.01; do
 	kill_it ch2; kill_it ch3; kill_it ch4
 	[ "$(used)" = 0 ] || fail "after the capped channels, the driver holds $(used)"
 	start ch5 cg channels 40 0
-	grep -q "^channels: 8 pairs, then status 0x4f" "$W/ch5" || fail "after the end of a holder: $(cat "$W/ch5")"
+	grep -q "^channels: 7 pairs, then status 0x4f" "$W/ch5" || fail "after the end of a holder: $(cat "$W/ch5")"
 	kill_it ch5
 	# A channel registered with nvidia-uvm (UVM_REGISTER_CHANNEL) is retained: RM
 	# duplicates its group into nvidia-uvm's client and keeps the channel, past the
 	# process's free of both (nv_gpu_ops.c). Each retained channel counts again, with its
-	# group, against max_channels until released. With 16: 7 rounds of a pair made, its
-	# channel registered and its group freed, then the 8th registration refused (0x4f),
-	# the GPU holding the 7 retained pairs; a handle the container does not hold refused
-	# (0x1b: RM would keep anyone's channel); an unregister gives a pair back (a round
-	# again); the va_space's end gives all back (8 pairs again). The host is not capped.
+	# group, against max_channels until released. With 16 (the process's device counts
+	# 1): 6 rounds of a pair made, its channel registered and its group freed, then the
+	# 7th registration refused (0x4f), the GPU holding the 6 retained pairs; a handle the
+	# container does not hold refused (0x1b: RM would keep anyone's channel); an
+	# unregister gives a pair back (a round again); the va_space's end gives all back (7
+	# pairs again, and the 8th's group). The host is not capped.
 	refused1=$(sed -n 's/^channels refused: //p' $P/enforcement)
 	start uc1 cg uvmchan 40
-	grep -qx "uvmchan: 7 rounds, then register status 0x4f, GPU 0 holds $((7 * pair))" "$W/uc1" &&
+	grep -qx "uvmchan: 6 rounds, then register status 0x4f, GPU 0 holds $((6 * pair))" "$W/uc1" &&
 		grep -qx "unknown: status 0x1b" "$W/uc1" &&
 		grep -qx "unregister: status 0x0, a round again: none status 0x0" "$W/uc1" &&
-		grep -qx "closed: 8 pairs, then status 0x4f, GPU 0 holds $((8 * pair))" "$W/uc1" ||
+		grep -qx "closed: 7 pairs, then status 0x4f, GPU 0 holds $((7 * pair + 2 * MiB))" "$W/uc1" ||
 		fail "channels registered with nvidia-uvm, max_channels=16: $(cat "$W/uc1")"
 	[ "$(uvm_kept)" = 0 ] ||
 		fail "retained channels counted after the va_space's end: $(cat $P/enforcement)"
@@ -448,22 +450,23 @@ for ver in 535.261.03 550.163.01; do
 		grep -qx "closed: 40 pairs, then status 0x0, GPU 0 holds $((40 * pair))" "$W/uc2" ||
 		fail "channels registered with nvidia-uvm by the host: $(cat "$W/uc2")"
 	kill_it uc2
-	ok "$ver: channels registered with nvidia-uvm count with their groups against max_channels=16 until released: 7 rounds of a pair registered and freed, then 0x4f; the host's 40 are not capped"
+	ok "$ver: channels registered with nvidia-uvm count with their groups against max_channels=16 until released: 6 rounds of a pair registered and freed, then 0x4f; the host's 40 are not capped"
 	# GPU VA spaces (FERMI_VASPACE_A) each make the driver hold a page directory no
-	# figure shows (the stand-in: 256 KiB): counted with the channels. With 16: 16 made,
-	# then NV_ERR_INSUFFICIENT_RESOURCES (0x1a); a duplicate refused (0x1b: it would keep
-	# one past its count); one registered with nvidia-uvm (UVM_REGISTER_GPU_VASPACE,
-	# which duplicates it) counts until unregistered, its own handle freed or not (1 more
-	# made, not 2); one the container does not hold refused (0x1b), and one under a
-	# subdevice (RM's duplicate takes its parent for a device unchecked; the stand-in
-	# answers the host 0x31). The host's 40 pass.
+	# figure shows (the stand-in: 256 KiB): counted with the channels. With 16: 15
+	# made (the process's device counts 1), then NV_ERR_INSUFFICIENT_RESOURCES
+	# (0x1a); a duplicate refused (0x1b: it would keep one past its count); one
+	# registered with nvidia-uvm (UVM_REGISTER_GPU_VASPACE, which duplicates it)
+	# counts until unregistered, its own handle freed or not (1 more made, not 2);
+	# one the container does not hold refused (0x1b), and one under a subdevice
+	# (RM's duplicate takes its parent for a device unchecked; the stand-in answers
+	# the host 0x31). The host's 40 pass.
 	vas=$((256 * 1024))
 	refused1=$(sed -n 's/^channels refused: //p' $P/enforcement)
 	start va1 cg vaspaces 40
-	grep -qx "vaspaces: 16 made, then status 0x1a, GPU 0 holds $((16 * vas))" "$W/va1" &&
+	grep -qx "vaspaces: 15 made, then status 0x1a, GPU 0 holds $((15 * vas))" "$W/va1" &&
 		grep -qx "dup vaspace: status 0x1b" "$W/va1" &&
 		grep -qx "registered: status 0x0, then 1 made, status 0x1a" "$W/va1" &&
-		grep -qx "unregistered: status 0x0, then 1 made, status 0x1a, GPU 0 holds $((16 * vas))" "$W/va1" &&
+		grep -qx "unregistered: status 0x0, then 1 made, status 0x1a, GPU 0 holds $((15 * vas))" "$W/va1" &&
 		grep -qx "unknown: status 0x1b" "$W/va1" &&
 		grep -qx "under a subdevice: status 0x1b" "$W/va1" ||
 		fail "VA spaces, max_channels=16: $(cat "$W/va1")"
@@ -480,7 +483,30 @@ for ver in 535.261.03 550.163.01; do
 		fail "VA spaces of the host: $(cat "$W/va2")"
 	kill_it va2
 	[ "$(used)" = 0 ] || fail "after the host's vaspaces, the driver holds $(used)"
-	ok "$ver: GPU VA spaces count against max_channels=16 (16, then 0x1a), a duplicate refused, one nvidia-uvm keeps counted until unregistered; the host's 40 are not capped"
+	ok "$ver: GPU VA spaces count against max_channels=16 (15 beside a device, then 0x1a), a duplicate refused, one nvidia-uvm keeps counted until unregistered; the host's 40 are not capped"
+	# A device whose hClientShare is its own client gets a VA space of its own at its
+	# first channel group naming none (device_share.c; the stand-in: 256 KiB, in no
+	# process's figure), one per client and GPU: so each device counts, on its GPU. With
+	# 16: 8 rounds of a client, its device and a group, then the 9th device refused
+	# (0x1a), the GPU holding 8 groups and 8 such VA spaces; a client's free gives back
+	# its device's count and its group's (a round again). The host's 40 pass.
+	refused1=$(sed -n 's/^channels refused: //p' $P/enforcement)
+	start cv1 cg clientvas 40
+	grep -qx "clientvas: 8 rounds, then device status 0x1a, GPU 0 holds $((8 * (2 * MiB + vas)))" "$W/cv1" &&
+		grep -qx "freed: a round again: none status 0x0" "$W/cv1" ||
+		fail "devices, max_channels=16: $(cat "$W/cv1")"
+	[ $(($(sed -n 's/^channels refused: //p' $P/enforcement) - refused1)) = 1 ] ||
+		fail "devices refused: $(cat $P/enforcement)"
+	grep -q "pid $(cat "$W/cv1.pid"): class 0x80 refused: the container holds max_channels=16 channels, VA spaces and devices on GPU 0\$" <<<"$(dmesg)" ||
+		fail "no word of the device refused"
+	kill_it cv1
+	[ "$(used)" = 0 ] || fail "after clientvas, the driver holds $(used)"
+	start cv2 host clientvas 40
+	grep -qx "clientvas: 40 rounds, then none status 0x0, GPU 0 holds $((40 * (2 * MiB + vas)))" "$W/cv2" ||
+		fail "devices of the host: $(cat "$W/cv2")"
+	kill_it cv2
+	[ "$(used)" = 0 ] || fail "after the host's clientvas, the driver holds $(used)"
+	ok "$ver: devices count against max_channels=16 on their GPU, for the VA space RM makes a device sharing its own client's (8 rounds, then 0x1a); the host's 40 are not capped"
 	# Another container's real channel and VA space: nvidia-uvm's retain finds a client
 	# by its handle alone, so a registration naming them would keep them in the driver
 	# on the first container's behalf, counted nowhere. The second container's is
@@ -505,14 +531,15 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(used)" = 0 ] || fail "after uvmforeign, the driver holds $(used)"
 	# nvidia-uvm lets go of retained channels in whatever task ends the va_space: here a
 	# child that holds it alone, its parent gone. 4 pairs registered keep 8 of the 16
-	# until then (4 pairs for a new process), and all 16 after.
+	# until then (3 pairs for a new process, beside its 2 devices), and all 16 after (7
+	# pairs).
 	start ho cg uvmhandoff 4
 	grep -qx "uvmhandoff: 4 registered, child [0-9][0-9]*" "$W/ho" || fail "uvmhandoff: $(cat "$W/ho")"
 	hochild=$(sed -n 's/^uvmhandoff: 4 registered, child //p' "$W/ho")
 	kill_it ho
 	[ "$(used)" = $((4 * pair)) ] || fail "uvmhandoff's child: the driver holds $(used)"
 	start hn cg channels 40 0
-	grep -q "^channels: 4 pairs, then status 0x4f" "$W/hn" || fail "while the child holds the va_space: $(cat "$W/hn")"
+	grep -q "^channels: 3 pairs, then status 0x4f" "$W/hn" || fail "while the child holds the va_space: $(cat "$W/hn")"
 	kill_it hn
 	kill -KILL "$hochild"
 	# The count goes back after the driver lets go: both are waited for.
@@ -520,22 +547,23 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(used)" = 0 ] && [ "$(uvm_kept)" = 0 ] ||
 		fail "after uvmhandoff's child: the driver holds $(used), $(cat $P/enforcement)"
 	start hn cg channels 40 0
-	grep -q "^channels: 8 pairs, then status 0x4f" "$W/hn" || fail "after the child: $(cat "$W/hn")"
+	grep -q "^channels: 7 pairs, then status 0x4f" "$W/hn" || fail "after the child: $(cat "$W/hn")"
 	kill_it hn
 	ok "$ver: another container's channel and VA space registered: refused (0x1b), where the stand-in alone keeps the channel for the host; channels a child's va_space keeps count until nvidia-uvm lets go in the child's task"
 	# A handle of two lines: the stand-in holds back its answer to a channel group 300 ms
 	# (answer_delay_ms) while the group is freed, made again and a channel made in it;
 	# the first record lands after the second. The device's free drops every line once
 	# (a child under a parent of two lines was put on the list twice before: a loop in
-	# the kernel) and gives every count back: 8 pairs again under a new device.
+	# the kernel) and gives every count back: 7 pairs again under a new device (beside
+	# the process's device).
 	start dd cg dropdouble
-	grep -qx "dropdouble: group 0x0, freed 0x0 0x0 0x57, then 8 pairs, status 0x4f" "$W/dd" ||
+	grep -qx "dropdouble: group 0x0, freed 0x0 0x0 0x57, then 7 pairs, status 0x4f" "$W/dd" ||
 		fail "dropdouble: $(cat "$W/dd")"
 	kill_it dd
 	[ "$(used)" = 0 ] || fail "after dropdouble, the driver holds $(used)"
 	echo "del 0 $ID2" >$P/inst_ctl
 	echo 256 >/sys/module/cgpu_km/parameters/max_channels
-	ok "$ver: max_channels=16: 8 pairs and NV_ERR_NO_FREE_FIFOS, given back by a group's free, a device's (also over a group recorded twice) and the process's end; a second container counted apart; the host uncapped; a container's duplicate of a group refused"
+	ok "$ver: max_channels=16: 7 pairs beside 2 devices and NV_ERR_NO_FREE_FIFOS, given back by a group's free, a device's (also over a group recorded twice) and the process's end; a second container counted apart; the host uncapped; a container's duplicate of a group refused"
 
 	# A duplicate keeps video memory in the driver after the original is freed. A
 	# container's duplicate of its own memory is followed: charged once, while any of its
@@ -768,13 +796,14 @@ for ver in 535.261.03 550.163.01; do
 	# exit). Their charges go over as reservations, which the new module keeps
 	# past reclaim_s while each process holds a file of the driver or of nvidia-uvm, or
 	# a driver file it held at the commit is still open (none attaches again), and
-	# releases once none is. A fourth, h6, holds 6 channel groups and 6 channels and no
-	# memory: they go over as a reservation of 12 channels, counted against the new
-	# module's max_channels=16 while h6 lives (a new process gets 2 pairs, not 8), and
-	# released once it is gone.
+	# releases once none is. A fourth, h6, holds 3 channel groups, 3 channels and 2
+	# devices and no memory: they go over as a reservation of 8 counts on GPU 0 (none on
+	# GPU 1: a device keeps the count of its own GPU only), counted against the new
+	# module's max_channels=16 while h6 lives (a new process, with 2 devices of its own,
+	# gets 2 pairs, not 6), and released once it is gone.
 	echo 16 >/sys/module/cgpu_km/parameters/max_channels
-	start h6 cg channels 6 0
-	grep -qx "again: 6 pairs, then status 0x0, GPU 0 holds $((6 * pair))" "$W/h6" || fail "channels 6 0: $(cat "$W/h6")"
+	start h6 cg channels 3 0
+	grep -qx "again: 3 pairs, then status 0x0, GPU 0 holds $((3 * pair))" "$W/h6" || fail "channels 3 0: $(cat "$W/h6")"
 	hpid=$(cat "$W/h6.pid")
 	rm -f "$W/c5.go" "$W/c5.go.2" "$W/c5.out" "$W/f5.go" "$W/u5.go" "$W/s9.go"	# the last release's
 	start u5 cg uvmkeep 64 2 "$W/u5.go"
@@ -803,7 +832,8 @@ for ver in 535.261.03 550.163.01; do
 	grep -q "^charge 0 $SID $pid $((64 * MiB)) start=" "$W/state" &&
 		grep -q "^charge 0 $SID $fpid $((64 * MiB)) start=" "$W/state" &&
 		grep -q "^charge 0 $SID $upid $((128 * MiB)) start=" "$W/state" &&
-		grep -Eqx "charge 0 $SID $hpid 0 start=[0-9]+ channels=12" "$W/state" || fail "hot update's state: $(cat "$W/state")"
+		grep -Eqx "charge 0 $SID $hpid 0 start=[0-9]+ channels=8" "$W/state" &&
+		! grep -q "^charge 1 $SID $hpid " "$W/state" || fail "hot update's state: $(cat "$W/state")"
 	# Memory alone under its handle goes over as an object of its process's charge (c5's
 	# and f5's, under subdevice 0x1001 of device 0x1000); u5's, which nvidia-uvm's
 	# mappings alone hold, goes over by their handles in nvidia-uvm's client (map=)
@@ -830,19 +860,20 @@ for ver in 535.261.03 550.163.01; do
 	sleep 3
 	[ "$(meminfo | sort)" = "$holders" ] &&
 		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 4 ] &&
-		[ "$(sed -n 's/^reserved_channels: //p' $P/upgrade)" = 12 ] && [ "$(used)" = $((256 * MiB + 6 * pair)) ] ||
+		[ "$(sed -n 's/^reserved_channels: //p' $P/upgrade)" = 10 ] && [ "$(used)" = $((256 * MiB + 3 * pair)) ] ||
 		fail "3 reclaim_s after the hot update, the holders' reservations: $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
 	start h7 cg channels 40 0
-	grep -qx "channels: 2 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 8 * pair))" "$W/h7" &&
+	grep -qx "channels: 2 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 5 * pair))" "$W/h7" &&
 		grep -q "^again: 2 pairs, then status 0x4f" "$W/h7" ||
-		fail "channels made past h6's 12 from before the hot update: $(cat "$W/h7")"
+		fail "channels made past h6's 8 from before the hot update: $(cat "$W/h7")"
 	kill_it h7
 	kill_it h6
+	# Left: c5's and f5's devices.
 	for _ in $(seq 50); do [ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 3 ] && break; sleep 0.1; done
-	[ "$(sed -n 's/^reserved_channels: //p' $P/upgrade)" = 0 ] ||
+	[ "$(sed -n 's/^reserved_channels: //p' $P/upgrade)" = 2 ] ||
 		fail "h6's channels still reserved after it died: $(grep ^reserv $P/upgrade)"
 	start h7 cg channels 40 0
-	grep -qx "channels: 8 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 8 * pair))" "$W/h7" ||
+	grep -qx "channels: 6 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 6 * pair))" "$W/h7" ||
 		fail "channels made after h6 died: $(cat "$W/h7"), $(grep ^reserv $P/upgrade)"
 	kill_it h7
 	echo 256 >/sys/module/cgpu_km/parameters/max_channels
@@ -850,11 +881,12 @@ for ver in 535.261.03 550.163.01; do
 	# file's record in the new module does not take c5's reservation (its close would
 	# have given back what c5 still holds through its first file), so it is refused.
 	# Then it frees its 64 MiB from before the update, whose object the state carried:
-	# the reservation gives them back, and its 64 MiB asked again are made.
+	# the reservation gives them back, and its 64 MiB asked again are made. Its device's
+	# count stays reserved, as f5's: 3 reservations.
 	touch "$W/c5.go"
 	for _ in $(seq 100); do grep -qx done "$W/c5.out" 2>/dev/null && break; sleep 0.1; done
 	grep -qx "reopen: again 0x51, freed 0x0, then 0x0, the driver holds $((256 * MiB))" "$W/c5.out" &&
-		[ "$(meminfo | sort)" = "$holders" ] && [ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 2 ] &&
+		[ "$(meminfo | sort)" = "$holders" ] && [ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 3 ] &&
 		[ "$(objs)" = $((1 + maps)) ] ||
 		fail "a holder's file opened and closed, and its memory from before the hot update freed: $(cat "$W/c5.out" 2>&1), $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
 	# f5's parent and u5 exit; their children hold the memory through the files they
@@ -939,8 +971,8 @@ for ver in 535.261.03 550.163.01; do
 	reload "$W/state4"
 	! grep -q "${ID3:0:12}" "$W/state4" || fail "the fourth hot update's state names a deleted instance: $(grep "${ID3:0:12}" "$W/state4")"
 	kill_it d9
-	grep -Eqx "charge 0 $SID $h8pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state4" &&
-		grep -Eqx "charge 0 $SID $s9pid $((32 * MiB)) start=[0-9]+" "$W/state4" ||
+	grep -Eqx "charge 0 $SID $h8pid $((32 * MiB)) start=[0-9]+ channels=1 keep=1" "$W/state4" &&
+		grep -Eqx "charge 0 $SID $s9pid $((32 * MiB)) start=[0-9]+ channels=1" "$W/state4" ||
 		fail "the fourth hot update's state (h8 full and gone, s9 alive): $(grep '^charge' "$W/state4")"
 	touch "$W/s9.go"
 	wait "$s9pid" 2>/dev/null || true
@@ -952,8 +984,8 @@ for ver in 535.261.03 550.163.01; do
 		fail "3 reclaim_s after s9 exited, its driver files in flight: $(meminfo), the driver holds $(used)"
 	echo freeze >$P/upgrade
 	reload "$W/state5"
-	grep -Eqx "charge 0 $SID $s9pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state5" &&
-		grep -Eqx "charge 0 $SID $h8pid $((32 * MiB)) start=[0-9]+ keep=1" "$W/state5" ||
+	grep -Eqx "charge 0 $SID $s9pid $((32 * MiB)) start=[0-9]+ channels=1 keep=1" "$W/state5" &&
+		grep -Eqx "charge 0 $SID $h8pid $((32 * MiB)) start=[0-9]+ channels=1 keep=1" "$W/state5" ||
 		fail "the fifth hot update's state (s9 gone, its files in flight): $(grep '^charge' "$W/state5")"
 	kept_till_instance "$s9child" "$inflight" "the fifth hot update, s9's driver files in flight"
 	echo "del 0 $ID2" >$P/inst_ctl
@@ -1092,25 +1124,26 @@ for ver in 535.261.03 550.163.01; do
 	ok "$ver: hot update: a va_space file two reserved processes held is let go once both are gone"
 
 	# A twelfth: r16 holds 4 channels nvidia-uvm retains, their groups freed: the
-	# retained counts (with their groups) go over as its reservation (channels=8) against
-	# the new module's max_channels=16 (a new process gets 4 pairs), kept while r16 holds
-	# its va_space file, and released once it is gone (8 pairs).
+	# retained counts (with their groups) go over with its device's as its reservation
+	# (channels=9) against the new module's max_channels=16 (a new process, with 2
+	# devices, gets 2 pairs), kept while r16 holds its va_space file, and released once
+	# it is gone (7 pairs).
 	echo 16 >/sys/module/cgpu_km/parameters/max_channels
 	start r16 cg uvmretain 4
 	r16pid=$(cat "$W/r16.pid")
 	grep -qx "uvmretain: 4 registered, GPU 0 holds $((4 * pair))" "$W/r16" || fail "uvmretain: $(cat "$W/r16")"
 	echo freeze >$P/upgrade
 	reload "$W/state12"
-	grep -Eqx "charge 0 $SID $r16pid 0 start=[0-9]+ channels=8" "$W/state12" ||
+	grep -Eqx "charge 0 $SID $r16pid 0 start=[0-9]+ channels=9" "$W/state12" ||
 		fail "twelfth hot update's state: $(grep '^charge' "$W/state12")"
 	sleep 3
 	start r17 cg channels 40 0
-	grep -q "^channels: 4 pairs, then status 0x4f" "$W/r17" || fail "beside r16's retained channels: $(cat "$W/r17")"
+	grep -q "^channels: 2 pairs, then status 0x4f" "$W/r17" || fail "beside r16's retained channels: $(cat "$W/r17")"
 	kill_it r17
 	kill_it r16
 	for _ in $(seq 50); do [ "$(sed -n 's/^reserved_channels: //p' $P/upgrade)" = 0 ] && break; sleep 0.1; done
 	start r18 cg channels 40 0
-	grep -q "^channels: 8 pairs, then status 0x4f" "$W/r18" || fail "after r16 is gone: $(cat "$W/r18")"
+	grep -q "^channels: 7 pairs, then status 0x4f" "$W/r18" || fail "after r16 is gone: $(cat "$W/r18")"
 	kill_it r18
 	[ "$(used)" = 0 ] || fail "after r16, r17 and r18, the driver holds $(used)"
 	ok "$ver: hot update: channels nvidia-uvm retains go over as their process's reservation against max_channels, released once it is gone"
@@ -1137,7 +1170,7 @@ for ver in 535.261.03 550.163.01; do
 		echo 256 >/sys/module/cgpu_km/parameters/max_channels
 		grep -q "froze      1 container cgroup(s)" "$W/up" && grep -q "thawed     1 container cgroup(s)" "$W/up" ||
 			fail "upgrade.sh froze no container: $(cat "$W/up")"
-		grep -q "kept       1 reservation(s) of $((256 * MiB)) bytes and 0 channel(s), while their processes hold driver files" "$W/up" ||
+		grep -q "kept       1 reservation(s) of $((256 * MiB)) bytes and 1 channel(s), while their processes hold driver files" "$W/up" ||
 			fail "upgrade.sh's word on the reservations: $(cat "$W/up")"
 		[ "$(cat $P/version)" = "$(modinfo -F version "$NEXT_KO")" ] || fail "after upgrade.sh: version $(cat $P/version)"
 		[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "after upgrade.sh: $(state)"

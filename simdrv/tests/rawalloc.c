@@ -125,6 +125,9 @@
  *   rawalloc vaspaces N  (cgpu_km enforce=1) GPU VA spaces under a device of GPU 0 and
  *                        its subdevice, up to N; a duplicate of one, one registered with
  *                        nvidia-uvm (UVM_REGISTER_GPU_VASPACE) and freed (below)
+ *   rawalloc clientvas N  (cgpu_km enforce=1) up to N rounds of a client whose device
+ *                        of GPU 0 shares its own client's VA space, and a channel group
+ *                        naming none: RM makes the device a VA space of its own (below)
  *   rawalloc uvmkeep MIB N [GO]  N rounds as uvmhold's, then its RM files closed: the
  *                        mappings held through /dev/nvidia-uvm alone (below); with
  *                        GO, by a child too, and by it alone once GO exists
@@ -712,6 +715,64 @@ static void channels(unsigned int max, unsigned long long fill)
 	device_on_gpu0(k, 0x1200);
 	n = channel_pairs(k, 0x1200, 0x8000, max, &st);
 	printf("again: %u pairs, then status 0x%x, GPU 0 holds %llu\n", n, st, used(0));
+	held_until_killed();
+}
+
+/*
+ * clientvas N: rounds of a new client, a device of GPU 0 whose hClientShare is that
+ * client (and its subdevice), and a channel group with hVASpace 0, which makes the
+ * device a VA space of its own, until N rounds or a refusal: "clientvas: R rounds, then
+ * STEP status 0xS, GPU 0 holds B". The first round's client freed, a round again:
+ * "freed: a round again: STEP status 0xS". "held", waits.
+ */
+static unsigned int clientvas_round(unsigned int *c, const char **what)
+{
+	struct sd_nv0080_alloc d = { .deviceId = 0 };
+	struct sd_nv2080_alloc sub = { 0 };
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	unsigned int h, st;
+
+	*what = "client";
+	*c = 0;
+	st = alloc(0, 0, 0, c, SD_NV01_ROOT_CLIENT, NULL);
+	if (st != SD_NV_OK)
+		return st;
+	*what = "device";
+	d.hClientShare = *c;
+	h = 0x1000;
+	st = alloc(1, *c, *c, &h, SD_NV01_DEVICE_0, &d);
+	if (st != SD_NV_OK)
+		return st;
+	*what = "subdevice";
+	h = 0x1001;
+	st = alloc(2, *c, 0x1000, &h, SD_NV20_SUBDEVICE_0, &sub);
+	if (st != SD_NV_OK)
+		return st;
+	*what = "group";
+	h = 0x4000;
+	st = alloc(3, *c, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g);
+	if (st == SD_NV_OK)
+		*what = "none";
+	return st;
+}
+
+static void clientvas(unsigned int max)
+{
+	const char *what = "none";
+	unsigned int n, st = SD_NV_OK, first = 0, c;
+
+	open_gpu(0);
+	start();
+	for (n = 0; n < max; n++) {
+		st = clientvas_round(&c, &what);
+		first = n ? first : c;
+		if (st != SD_NV_OK)
+			break;
+	}
+	printf("clientvas: %u rounds, then %s status 0x%x, GPU 0 holds %llu\n", n, what, st, used(0));
+	CHECK(n > 0 && rmfree(first, first) == SD_NV_OK);
+	st = clientvas_round(&c, &what);
+	printf("freed: a round again: %s status 0x%x\n", what, st);
 	held_until_killed();
 }
 
@@ -2346,6 +2407,8 @@ int main(int argc, char **argv)
 		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmkeep"))
 		uvmkeep(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+	else if (argc == 3 && !strcmp(argv[1], "clientvas"))
+		clientvas(strtoul(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "vaspaces"))
 		vaspaces(strtoul(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "uvmretain"))
