@@ -362,8 +362,10 @@ static void nvh_obj_uncount(struct nvh_file *rec, struct nvh_obj *o)
 {
 	if (nvh_counted(o))
 		cgpu_ledger_chan_give(o->slot, 1);
-	nvh_counts_give(rec, o->counts);
-	o->counts = 0;
+	if (o->counts) {
+		nvh_counts_give(rec, o->counts);
+		o->counts = 0;
+	}
 }
 
 /* What an allocation of counted class cls is recorded as. */

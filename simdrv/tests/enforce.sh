@@ -3,23 +3,23 @@
 # driver (docs/kmod.md, "Enforcement at the driver's boundary"). For the 535 and the 550
 # layout: cgpu_km loaded before the driver attaches when it goes live; a static program
 # in a container's cgroup that issues raw NV_ESC_RM_ALLOC (NVOS21 and NVOS64, direct and
-# XFER-wrapped) stops with NV_ERR_NO_MEMORY at its 256 MiB budget on GPU 0 and 128 MiB on
-# GPU 1, each charged to that GPU's instance, and the driver never holds more for it; a
-# GPU without an instance is refused; RM_FREE of an object, a device and a client give
-# the charge back; SIGKILL leaves 0 charged; the same
-# program on the host is not limited; rmmod of cgpu_km while attached, with a container
-# process still holding driver memory, is clean; an attach that fails at RM's entry
-# (another IPMODIFY user) takes its other hooks back (535); cgpu_km loaded after the driver
-# attaches at once; a hot update by hand keeps a silent holder's charge, and one by
-# upgrade.sh --hot lets no allocation of a program pressing on its budget through
-# uncharged (535); unloading the driver detaches. Then: an unknown version leaves
-# enforcement off and says so; enforce=2 is refused. Channel groups and channels are
-# counted per container and GPU and capped (max_channels). A device's GPU is the
-# driver's answer, not its deviceId (raced from a second thread). A hot update's
-# reservation is taken by no file the tenant can open and close, and lasts while a
-# child holds an RM or nvidia-uvm file it inherited, through a second update too; it
-# carries the channel groups and channels made before it, counted against max_channels.
-# run.sh fails on any kernel warning.
+# XFER-wrapped) stops with NV_ERR_NO_MEMORY at its 256 MiB budget on GPU 0 and 128 MiB
+# on GPU 1, each charged to that GPU's instance, and the driver never holds more for it;
+# a GPU without an instance is refused; RM_FREE of an object, a device and a client give
+# the charge back; SIGKILL leaves 0 charged; the same program on the host is not
+# limited; rmmod of cgpu_km while attached, with a container process still holding
+# driver memory, is clean; an attach that fails at RM's entry (another IPMODIFY user)
+# takes its other hooks back (535); cgpu_km loaded after the driver attaches at once; a
+# hot update by hand keeps a silent holder's charge, and one by upgrade.sh --hot lets no
+# allocation of a program pressing on its budget through uncharged (535); unloading the
+# driver detaches. Then: an unknown version leaves enforcement off and says so;
+# enforce=2 is refused. Channel groups, channels, VA spaces and devices are counted per
+# container and GPU and capped (max_channels). A device's GPU is the driver's answer,
+# not its deviceId (raced from a second thread). A hot update's reservation is taken by
+# no file the tenant can open and close, and lasts while a child holds an RM or
+# nvidia-uvm file it inherited, through a second update too; it carries the channel
+# groups and channels made before it, counted against max_channels. run.sh fails on any
+# kernel warning.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source simdrv/tests/load.sh
@@ -507,6 +507,21 @@ for ver in 535.261.03 550.163.01; do
 	kill_it cv2
 	[ "$(used)" = 0 ] || fail "after the host's clientvas, the driver holds $(used)"
 	ok "$ver: devices count against max_channels=16 on their GPU, for the VA space RM makes a device sharing its own client's (8 rounds, then 0x1a); the host's 40 are not capped"
+	# Until its first subdevice says which GPU a device is on, it counts on each of the
+	# container's GPUs: with max_channels=2, a device of GPU 1 (its subdevice made) and
+	# one of GPU 0 with no subdevice leave no room on GPU 1 for a channel group (0x4f);
+	# once the second's subdevice is made, it counts on GPU 0 alone, and the group is made.
+	# (The container has had no instance on GPU 1 since "No budget on GPU 1" above.)
+	echo "add 1 $ID memsize=$((128 * MiB))" >$P/inst_ctl
+	echo "bind 1 $ID $INIT" >$P/inst_ctl
+	echo 2 >/sys/module/cgpu_km/parameters/max_channels
+	start dc cg devcount
+	grep -qx "devcount: group 0x4f, subdevice 0x0, group again 0x0" "$W/dc" ||
+		fail "a device's counts before and after its subdevice: $(cat "$W/dc")"
+	kill_it dc
+	echo 16 >/sys/module/cgpu_km/parameters/max_channels
+	echo "del 1 $ID" >$P/inst_ctl
+	ok "$ver: a device counts on every GPU of the container until its subdevice, then on its own GPU only"
 	# Another container's real channel and VA space: nvidia-uvm's retain finds a client
 	# by its handle alone, so a registration naming them would keep them in the driver
 	# on the first container's behalf, counted nowhere. The second container's is

@@ -128,6 +128,8 @@
  *   rawalloc clientvas N  (cgpu_km enforce=1) up to N rounds of a client whose device
  *                        of GPU 0 shares its own client's VA space, and a channel group
  *                        naming none: RM makes the device a VA space of its own (below)
+ *   rawalloc devcount    (cgpu_km enforce=1) a channel group on GPU 1 while a device of
+ *                        GPU 0 has no subdevice yet, and once it has (below)
  *   rawalloc uvmkeep MIB N [GO]  N rounds as uvmhold's, then its RM files closed: the
  *                        mappings held through /dev/nvidia-uvm alone (below); with
  *                        GO, by a child too, and by it alone once GO exists
@@ -773,6 +775,40 @@ static void clientvas(unsigned int max)
 	CHECK(n > 0 && rmfree(first, first) == SD_NV_OK);
 	st = clientvas_round(&c, &what);
 	printf("freed: a round again: %s status 0x%x\n", what, st);
+	held_until_killed();
+}
+
+/*
+ * devcount: a client with a device of GPU 1 and its subdevice; another with a device of
+ * GPU 0 and no subdevice yet; a channel group under GPU 1's device; the second device's
+ * subdevice; the group again: "devcount: group 0xS, subdevice 0xS, group again 0xS".
+ * "held", waits.
+ */
+static void devcount(void)
+{
+	struct sd_nv0080_alloc d0 = { .deviceId = 0 }, d1 = { .deviceId = 1 };
+	struct sd_nv2080_alloc sub = { 0 };
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	unsigned int a, b, h, stg, sts, stg2;
+
+	open_gpu(0);
+	open_gpu(1);
+	start();
+	b = new_client();
+	h = 0x1000;
+	CHECK(alloc(0, b, b, &h, SD_NV01_DEVICE_0, &d1) == SD_NV_OK);
+	h = 0x1001;
+	CHECK(alloc(0, b, 0x1000, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	a = new_client();
+	h = 0x1000;
+	CHECK(alloc(0, a, a, &h, SD_NV01_DEVICE_0, &d0) == SD_NV_OK);
+	h = 0x4000;
+	stg = alloc(0, b, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g);
+	h = 0x1001;
+	sts = alloc(0, a, 0x1000, &h, SD_NV20_SUBDEVICE_0, &sub);
+	h = 0x4000;
+	stg2 = alloc(0, b, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g);
+	printf("devcount: group 0x%x, subdevice 0x%x, group again 0x%x\n", stg, sts, stg2);
 	held_until_killed();
 }
 
@@ -2407,6 +2443,8 @@ int main(int argc, char **argv)
 		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmkeep"))
 		uvmkeep(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+	else if (argc == 2 && !strcmp(argv[1], "devcount"))
+		devcount();
 	else if (argc == 3 && !strcmp(argv[1], "clientvas"))
 		clientvas(strtoul(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "vaspaces"))
