@@ -786,7 +786,7 @@ static void clientvas(unsigned int max)
  */
 static void devcount(void)
 {
-	struct sd_nv0080_alloc d0 = { .deviceId = 0 }, d1 = { .deviceId = 1 };
+	struct sd_nv0080_alloc d0 = { .deviceId = 0 };
 	struct sd_nv2080_alloc sub = { 0 };
 	struct sd_channel_group_alloc g = { .engineType = 1 };
 	unsigned int a, b, h, stg, sts, stg2;
@@ -794,11 +794,7 @@ static void devcount(void)
 	open_gpu(0);
 	open_gpu(1);
 	start();
-	b = new_client();
-	h = 0x1000;
-	CHECK(alloc(0, b, b, &h, SD_NV01_DEVICE_0, &d1) == SD_NV_OK);
-	h = 0x1001;
-	CHECK(alloc(0, b, 0x1000, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	b = client_on_gpu(1);
 	a = new_client();
 	h = 0x1000;
 	CHECK(alloc(0, a, a, &h, SD_NV01_DEVICE_0, &d0) == SD_NV_OK);
