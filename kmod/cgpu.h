@@ -50,7 +50,7 @@
  * module that refuses the state of every other format: the test's incompatible one.
  * Format 2 added `bind` lines and the processes' start times: a format 1 state has no
  * container bound, so this module does not read it (every container would be unlimited).
- * Format 3 added `channels=` to `charge` lines (a process's channel groups and channels,
+ * Format 3 added `channels=` to `charge` lines (a process's counts against max_channels,
  * which may then hold no bytes); a format 2 state has none, read as 0: what the old
  * module counted is not known (docs/upgrade.md). Format 4 added `obj` lines (video
  * memory a process's charge counts, one object alone under its handle, given back once
@@ -140,7 +140,7 @@ struct cgpu_inst {
 	unsigned int nprocs;			/* lock: at most CGPU_INST_FILES_MAX */
 	unsigned int nreserved;			/* lock: processes with a reservation */
 	u64 reserved;				/* lock: the bytes those hold */
-	unsigned int reserved_chan;		/* lock: and the channels (of nchan) */
+	unsigned int reserved_chan;		/* lock: and the counts (of nchan) */
 	unsigned int nchan;			/* lock: what max_channels counts (nvhook.c) */
 	DECLARE_HASHTABLE(resobjs, 6);		/* lock: the reservations' objects, by client */
 	unsigned int nresobjs;			/* lock: at most CGPU_INST_RESOBJS_MAX */
@@ -172,7 +172,7 @@ struct cgpu_proc {
 	u64 start;		/* ns since boot; 0: imported without one (state format 1) */
 	u64 bytes;		/* its files' and its reservation's */
 	u64 reserved;		/* of bytes, held for it with no file */
-	unsigned int nchan;	/* its files' and its reservation's channels (inst->nchan) */
+	unsigned int nchan;	/* its files' and its reservation's counts (inst->nchan) */
 	unsigned int reserved_chan;	/* of nchan, held for it with no file */
 	unsigned int nfiles;
 	/*

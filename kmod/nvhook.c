@@ -1001,11 +1001,12 @@ static void nvh_record_made(const struct nvh_call *c, struct nvh_file *rec, stru
  * slots counted; 0 or -EAGAIN (frozen) or -ENOSPC (at the cap on *refused's GPU), with
  * nothing counted.
  */
-static int nvh_device_counts(struct nvh_file *rec, u32 *mask, u32 *refused)
+static int nvh_device_counts(struct nvh_file *rec, unsigned int max, u32 *mask, u32 *refused)
 {
-	unsigned int max = READ_ONCE(max_channels), i;
+	unsigned int i;
 	int err;
 
+	BUILD_BUG_ON(CGPU_MAX_GPUS > sizeof_field(struct nvh_obj, counts) * BITS_PER_BYTE);
 	*mask = 0;
 	for (i = 0; i < rec->att->n; i++) {
 		err = cgpu_ledger_chan_take(&rec->att->slots[i], max, 1);
@@ -1022,14 +1023,14 @@ static int nvh_device_counts(struct nvh_file *rec, u32 *mask, u32 *refused)
 
 /*
  * Device d, recorded on no GPU, is on gpu (the driver says): of its counts it keeps its
- * own GPU's only; none if the container has no instance there (nothing stands under it
- * then, and its VA space would be on a GPU the container has no budget on). rec->lock
- * held.
+ * own GPU's only. On a GPU the container has no instance on it keeps them all: nothing
+ * is made under it there, but a read-only control still makes its VA space, which no
+ * count on that GPU could bound (too much, never too little). rec->lock held.
  */
 static void nvh_device_placed(struct nvh_file *rec, struct nvh_obj *d, u32 gpu)
 {
 	struct cgpu_slot *slot = cgpu_slot_of(rec->att, gpu);
-	u32 keep = slot ? BIT(slot - rec->att->slots) : 0;
+	u32 keep = slot ? BIT(slot - rec->att->slots) : d->counts;
 
 	d->gpu = gpu;
 	nvh_counts_give(rec, d->counts & ~keep);
@@ -1116,7 +1117,8 @@ static u32 nvh_adopt(const struct nvh_call *c, struct nvh_file *rec, u32 client,
 static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 {
 	struct nva_nvos21 *p = c->data;
-	u32 gpu = NVH_GPU_NONE, st, counts = 0, at;
+	u32 gpu = NVH_GPU_NONE, st, counts = 0, at = NVH_GPU_NONE;
+	unsigned int max = READ_ONCE(max_channels);
 	struct nvh_obj *o, *par = NULL;
 	bool late = false;
 	int err;
@@ -1144,7 +1146,7 @@ static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
 	if (p->hClass == NVA_NV01_DEVICE_0) {
-		err = nvh_device_counts(rec, &counts, &at);
+		err = nvh_device_counts(rec, max, &counts, &at);
 		if (err == -EAGAIN) {
 			st = nvh_refuse(nvh_alloc_status(c), NVA_ERR_INSUFFICIENT_RESOURCES,
 					"device while a hot update is under way, class", p->hClass);
@@ -1153,7 +1155,7 @@ static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 		if (err) {
 			atomic64_inc(&nvh.channels_refused);
 			pr_warn_ratelimited("cgpu_km: enforce: pid %d: class 0x%x refused: the container holds max_channels=%u channels, VA spaces and devices on GPU %u\n",
-					    task_tgid_nr(current), p->hClass, READ_ONCE(max_channels), at);
+					    task_tgid_nr(current), p->hClass, max, at);
 			st = nvh_answer(nvh_alloc_status(c), NVA_ERR_INSUFFICIENT_RESOURCES);
 			goto undo;
 		}

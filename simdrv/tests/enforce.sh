@@ -18,8 +18,8 @@
 # not its deviceId (raced from a second thread). A hot update's reservation is taken by
 # no file the tenant can open and close, and lasts while a child holds an RM or
 # nvidia-uvm file it inherited, through a second update too; it carries the channel
-# groups and channels made before it, counted against max_channels. run.sh fails on any
-# kernel warning.
+# groups, channels, VA spaces and devices made before it, counted against max_channels.
+# run.sh fails on any kernel warning.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source simdrv/tests/load.sh
@@ -510,18 +510,27 @@ for ver in 535.261.03 550.163.01; do
 	# Until its first subdevice says which GPU a device is on, it counts on each of the
 	# container's GPUs: with max_channels=2, a device of GPU 1 (its subdevice made) and
 	# one of GPU 0 with no subdevice leave no room on GPU 1 for a channel group (0x4f);
-	# once the second's subdevice is made, it counts on GPU 0 alone, and the group is made.
+	# once the second's subdevice is made, it counts on GPU 0 alone, and the group is
+	# made. A third device, refused on GPU 1 (full), gives back the count it took on GPU
+	# 0 first: a group there is made.
 	# (The container has had no instance on GPU 1 since "No budget on GPU 1" above.)
 	echo "add 1 $ID memsize=$((128 * MiB))" >$P/inst_ctl
 	echo "bind 1 $ID $INIT" >$P/inst_ctl
 	echo 2 >/sys/module/cgpu_km/parameters/max_channels
+	refused1=$(sed -n 's/^channels refused: //p' $P/enforcement)
 	start dc cg devcount
-	grep -qx "devcount: group 0x4f, subdevice 0x0, group again 0x0" "$W/dc" ||
+	grep -qx "devcount: group 0x4f, subdevice 0x0, group again 0x0" "$W/dc" &&
+		grep -qx "then: device 0x1a, group on GPU 0 0x0" "$W/dc" ||
 		fail "a device's counts before and after its subdevice: $(cat "$W/dc")"
+	dcpid=$(cat "$W/dc.pid")
+	grep -q "pid $dcpid: class 0xa06c refused: the container holds max_channels=2 channels, VA spaces and devices on GPU 1\$" <<<"$(dmesg)" &&
+		grep -q "pid $dcpid: class 0x80 refused: the container holds max_channels=2 channels, VA spaces and devices on GPU 1\$" <<<"$(dmesg)" &&
+		[ $(($(sed -n 's/^channels refused: //p' $P/enforcement) - refused1)) = 2 ] ||
+		fail "devcount's refusals: $(cat $P/enforcement)"
 	kill_it dc
 	echo 16 >/sys/module/cgpu_km/parameters/max_channels
 	echo "del 1 $ID" >$P/inst_ctl
-	ok "$ver: a device counts on every GPU of the container until its subdevice, then on its own GPU only"
+	ok "$ver: a device counts on every GPU of the container until its subdevice, then on its own GPU only; one refused on a GPU gives back what it took on another"
 	# Another container's real channel and VA space: nvidia-uvm's retain finds a client
 	# by its handle alone, so a registration naming them would keep them in the driver
 	# on the first container's behalf, counted nowhere. The second container's is

@@ -782,14 +782,15 @@ static void clientvas(unsigned int max)
  * devcount: a client with a device of GPU 1 and its subdevice; another with a device of
  * GPU 0 and no subdevice yet; a channel group under GPU 1's device; the second device's
  * subdevice; the group again: "devcount: group 0xS, subdevice 0xS, group again 0xS".
- * "held", waits.
+ * Then a device in a third client, and a group on GPU 0: "then: device 0xS, group on
+ * GPU 0 0xS". "held", waits.
  */
 static void devcount(void)
 {
 	struct sd_nv0080_alloc d0 = { .deviceId = 0 };
 	struct sd_nv2080_alloc sub = { 0 };
 	struct sd_channel_group_alloc g = { .engineType = 1 };
-	unsigned int a, b, h, stg, sts, stg2;
+	unsigned int a, b, c, h, stg, sts, stg2, std;
 
 	open_gpu(0);
 	open_gpu(1);
@@ -805,6 +806,12 @@ static void devcount(void)
 	h = 0x4000;
 	stg2 = alloc(0, b, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g);
 	printf("devcount: group 0x%x, subdevice 0x%x, group again 0x%x\n", stg, sts, stg2);
+	c = new_client();
+	h = 0x1000;
+	std = alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d0);
+	h = 0x4000;
+	printf("then: device 0x%x, group on GPU 0 0x%x\n", std,
+	       alloc(0, a, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g));
 	held_until_killed();
 }
 
