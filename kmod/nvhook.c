@@ -914,6 +914,23 @@ static u32 nvh_refuse(u32 *status, u32 code, const char *what, u32 which)
 }
 
 /*
+ * A count against max_channels refused (cgpu_ledger_chan_take's or nvh_device_counts's
+ * err): frozen for a hot update, or at the cap, which goes in channels refused. One log
+ * line, with the cap the refusal read and the GPU it was reached on.
+ */
+static void nvh_count_refused(int err, u32 cls, unsigned int max, u32 gpu)
+{
+	if (err == -EAGAIN) {
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: class 0x%x refused: a hot update is under way\n",
+				    task_tgid_nr(current), cls);
+		return;
+	}
+	atomic64_inc(&nvh.channels_refused);
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: class 0x%x refused: the container holds max_channels=%u channels, VA spaces and devices on GPU %u\n",
+			    task_tgid_nr(current), cls, max, gpu);
+}
+
+/*
  * A tracked device, subdevice or channel group (or channel) of rec, or NULL; also NULL for
  * a handle with two lines (nvh_record), where which object the driver holds, and so which
  * GPU, is not known. rec->lock held.
@@ -1147,15 +1164,8 @@ static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 	}
 	if (p->hClass == NVA_NV01_DEVICE_0) {
 		err = nvh_device_counts(rec, max, &counts, &at);
-		if (err == -EAGAIN) {
-			st = nvh_refuse(nvh_alloc_status(c), NVA_ERR_INSUFFICIENT_RESOURCES,
-					"device while a hot update is under way, class", p->hClass);
-			goto undo;
-		}
 		if (err) {
-			atomic64_inc(&nvh.channels_refused);
-			pr_warn_ratelimited("cgpu_km: enforce: pid %d: class 0x%x refused: the container holds max_channels=%u channels, VA spaces and devices on GPU %u\n",
-					    task_tgid_nr(current), p->hClass, max, at);
+			nvh_count_refused(err, p->hClass, max, at);
 			st = nvh_answer(nvh_alloc_status(c), NVA_ERR_INSUFFICIENT_RESOURCES);
 			goto undo;
 		}
@@ -1275,12 +1285,8 @@ static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
 			goto undo;
 		}
 	} else if ((err = cgpu_ledger_chan_take(slot, max, 1))) {
-		if (err == -EAGAIN) {
-			st = nvh_take_back(c, code, "while a hot update is under way", 0);
-			goto undo;
-		}
-		atomic64_inc(&nvh.channels_refused);
-		st = nvh_take_back(c, code, "past max_channels", 0);
+		nvh_count_refused(err, p->hClass, max, gpu);
+		st = nvh_take_back(c, code, "not counted against max_channels", 0);
 		goto undo;
 	}
 	nvh_record_made(c, rec, o, memory ? NVH_MEMORY : nvh_counted_kind(p->hClass), gpu, slot, got);
@@ -1439,18 +1445,10 @@ static u32 nvh_alloc_counted(const struct nvh_call *c, struct nvh_file *rec)
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
 	}
 	err = cgpu_ledger_chan_take(slot, max, 1);
-	if (err == -EAGAIN) {
-		nvh_give_place(rec);
-		cgpu_free(o);
-		return nvh_refuse(nvh_alloc_status(c), code,
-				  "channel or VA space while a hot update is under way, class", p->hClass);
-	}
 	if (err) {
 		nvh_give_place(rec);
 		cgpu_free(o);
-		atomic64_inc(&nvh.channels_refused);
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: class 0x%x refused: the container holds max_channels=%u channels, VA spaces and devices on GPU %u\n",
-				    task_tgid_nr(current), p->hClass, max, gpu);
+		nvh_count_refused(err, p->hClass, max, gpu);
 		return nvh_answer(nvh_alloc_status(c), code);
 	}
 	st = nvh_orig(c);

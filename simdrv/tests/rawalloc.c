@@ -125,9 +125,10 @@
  *   rawalloc vaspaces N  (cgpu_km enforce=1) GPU VA spaces under a device of GPU 0 and
  *                        its subdevice, up to N; a duplicate of one, one registered with
  *                        nvidia-uvm (UVM_REGISTER_GPU_VASPACE) and freed (below)
- *   rawalloc clientvas N  (cgpu_km enforce=1) up to N rounds of a client whose device
- *                        of GPU 0 shares its own client's VA space, and a channel group
- *                        naming none: RM makes the device a VA space of its own (below)
+ *   rawalloc clientvas N [GO OUT]  (cgpu_km enforce=1) up to N rounds of a client
+ *                        whose device of GPU 0 shares its own client's VA space, and a
+ *                        channel group naming none: RM makes the device a VA space of
+ *                        its own; with GO, once GO exists (below)
  *   rawalloc devcount    (cgpu_km enforce=1) a channel group on GPU 1 while a device of
  *                        GPU 0 has no subdevice yet, and once it has (below)
  *   rawalloc uvmkeep MIB N [GO]  N rounds as uvmhold's, then its RM files closed: the
@@ -724,8 +725,10 @@ static void channels(unsigned int max, unsigned long long fill)
  * clientvas N: rounds of a new client, a device of GPU 0 whose hClientShare is that
  * client (and its subdevice), and a channel group with hVASpace 0, which makes the
  * device a VA space of its own, until N rounds or a refusal: "clientvas: R rounds, then
- * STEP status 0xS, GPU 0 holds B". The first round's client freed, a round again:
- * "freed: a round again: STEP status 0xS". "held", waits.
+ * STEP status 0xS, GPU 0 holds B". The first round's client freed (if a round was
+ * made), a round again: "freed: a round again: STEP status 0xS". "held", waits. With
+ * GO and OUT, its files open, it says "held" and waits for GO before its rounds, and
+ * says the rest in OUT.
  */
 static unsigned int clientvas_round(unsigned int *c, const char **what)
 {
@@ -758,13 +761,17 @@ static unsigned int clientvas_round(unsigned int *c, const char **what)
 	return st;
 }
 
-static void clientvas(unsigned int max)
+static void clientvas(unsigned int max, const char *go, const char *out)
 {
 	const char *what = "none";
 	unsigned int n, st = SD_NV_OK, first = 0, c;
 
 	open_gpu(0);
 	start();
+	if (go) {
+		held_until(go);
+		CHECK(freopen(out, "w", stdout));
+	}
 	for (n = 0; n < max; n++) {
 		st = clientvas_round(&c, &what);
 		first = n ? first : c;
@@ -772,9 +779,11 @@ static void clientvas(unsigned int max)
 			break;
 	}
 	printf("clientvas: %u rounds, then %s status 0x%x, GPU 0 holds %llu\n", n, what, st, used(0));
-	CHECK(n > 0 && rmfree(first, first) == SD_NV_OK);
-	st = clientvas_round(&c, &what);
-	printf("freed: a round again: %s status 0x%x\n", what, st);
+	if (n) {
+		CHECK(rmfree(first, first) == SD_NV_OK);
+		st = clientvas_round(&c, &what);
+		printf("freed: a round again: %s status 0x%x\n", what, st);
+	}
 	held_until_killed();
 }
 
@@ -2448,8 +2457,9 @@ int main(int argc, char **argv)
 		uvmkeep(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if (argc == 2 && !strcmp(argv[1], "devcount"))
 		devcount();
-	else if (argc == 3 && !strcmp(argv[1], "clientvas"))
-		clientvas(strtoul(argv[2], NULL, 10));
+	else if ((argc == 3 || argc == 5) && !strcmp(argv[1], "clientvas"))
+		clientvas(strtoul(argv[2], NULL, 10), argc == 5 ? argv[3] : NULL,
+			  argc == 5 ? argv[4] : NULL);
 	else if (argc == 3 && !strcmp(argv[1], "vaspaces"))
 		vaspaces(strtoul(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "uvmretain"))
