@@ -442,6 +442,8 @@ for ver in 535.261.03 550.163.01; do
 		fail "retained channels counted after the va_space's end: $(cat $P/enforcement)"
 	[ $(($(sed -n 's/^channels refused: //p' $P/enforcement) - refused1)) = 2 ] ||
 		fail "channels refused: $(cat $P/enforcement)"
+	grep -Eq "pid $(cat "$W/uc1.pid"): channel registered with nvidia-uvm, handle 0x[0-9a-f]+ refused: the container holds max_channels=16 channels, VA spaces and devices on GPU 0\$" <<<"$(dmesg)" ||
+		fail "no word of the registration refused"
 	kill_it uc1
 	[ "$(used)" = 0 ] || fail "after uvmchan, the driver holds $(used)"
 	start uc2 host uvmchan 40
