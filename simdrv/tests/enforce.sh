@@ -807,27 +807,38 @@ for ver in 535.261.03 550.163.01; do
 	# devices it made before, whose GPU cgpu_km asks of the driver: 32 MiB under GPU 0's
 	# subdevice and 32 under GPU 1's device, each charged to that GPU; 128 MiB more on
 	# GPU 1 is past its 128 MiB budget (made by the driver, freed, 0x51); a channel group
-	# is counted; under a device with no subdevice, whose GPU the driver cannot say,
-	# nothing stands (0x51: made, freed; then refused before the driver runs) until a
-	# subdevice under it says (32 MiB more on GPU 1).
+	# is counted, and with max_channels=2 (the device made after the load counts 1) a
+	# second, under another device from before, is past the cap (made, as the driver
+	# must say its device's GPU first; then freed, 0x4f); under a device with no
+	# subdevice, whose GPU the driver cannot say, nothing stands (0x51: made, freed;
+	# then refused before the driver runs) until a subdevice under it says (32 MiB more
+	# on GPU 1).
 	rm -f "$W/c6.go" "$W/c6.out"
 	start c6 cg uvmlater 64 "$W/c6.go" "$W/c6.out"
-	insmod "$KO" enforce=1 nv_version=$ver ngpus=2
+	insmod "$KO" enforce=1 nv_version=$ver ngpus=2 max_channels=2
 	[ "$(state)" = "enforcement: on (driver $ver)" ] || fail "loaded after the driver: $(state)"
 	container
 	tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
+	refused1=$(sed -n 's/^channels refused: //p' $P/enforcement)
 	touch "$W/c6.go"
 	for _ in $(seq 100); do grep -qx done "$W/c6.out" 2>/dev/null && break; sleep 0.1; done
 	grep -qx "old map 0x1b" "$W/c6.out" && grep -qx "alloc 0 map 0 free 0" "$W/c6.out" &&
-		grep -qx "late 0 0 0x51 0 0x51 0x51 0 0" "$W/c6.out" &&
+		grep -qx "late 0 0 0x51 0 0x4f 0x51 0x51 0 0" "$W/c6.out" &&
 		[ "$(meminfo | head -1)" = "Free: $((160 * MiB))" ] && [ "$(used)" = $((160 * MiB + 2 * MiB)) ] &&
 		[ "$(meminfo 1 | head -1)" = "Free: $((64 * MiB))" ] && [ "$(used 1)" = $((64 * MiB)) ] ||
 		fail "a process older than cgpu_km: $(cat "$W/c6.out" 2>&1), GPU 0 $(meminfo), the driver holds $(used); GPU 1 $(meminfo 1), the driver holds $(used 1)"
-	[ $(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0)) = 2 ] || fail "taken back: $(cat $P/enforcement)"
+	[ $(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0)) = 3 ] &&
+		[ $(($(sed -n 's/^channels refused: //p' $P/enforcement) - refused1)) = 1 ] ||
+		fail "taken back, channels refused: $(cat $P/enforcement)"
+	c6pid=$(cat "$W/c6.pid")
+	grep -q "pid $c6pid: class 0xa06c refused: the container holds max_channels=2 channels, VA spaces and devices on GPU 0\$" <<<"$(dmesg)" &&
+		grep -q "pid $c6pid: object 0x4000 of class 0xa06c (0 bytes) not counted against max_channels: freed (driver status 0x0), status 0x4f\$" <<<"$(dmesg)" ||
+		fail "no word of the second group refused"
 	kill_it c6
+	echo 256 >/sys/module/cgpu_km/parameters/max_channels
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] && [ "$(used 1)" = 0 ] &&
 		[ "$(meminfo 1)" = "Free: $((128 * MiB))" ] || fail "after c6: $(meminfo), $(used); $(meminfo 1), $(used 1)"
-	ok "$ver: a process older than cgpu_km goes on allocating under its devices, charged to the GPU the driver says, refused past the budget, its channels counted; a device whose GPU the driver cannot say holds nothing"
+	ok "$ver: a process older than cgpu_km goes on allocating under its devices, charged to the GPU the driver says, refused past the budget, its channels counted and refused past max_channels; a device whose GPU the driver cannot say holds nothing"
 	start c4 cg loop 64
 	grep -qx "loop: 4 x 64 MiB, then status 0x51" "$W/c4" || fail "loop 64: $(cat "$W/c4")"
 	kill_it c4

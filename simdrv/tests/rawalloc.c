@@ -1844,8 +1844,10 @@ static void uvmshare(unsigned long long mib)
 /*
  * uvmlater: the files opened and MIB MiB allocated now (before cgpu_km loads, say: no
  * record names that memory), the work once GO exists: a map of that memory, then MIB
- * MiB more allocated on GPU 0, mapped through nvidia-uvm and its handle freed. Writes
- * "old map 0xS", "alloc 0xS map 0xS free 0xS" and "done" to OUT, then waits.
+ * MiB more allocated on GPU 0, mapped through nvidia-uvm and its handle freed, then
+ * objects under the devices made before (below). Writes "old map 0xS", "alloc 0xS map
+ * 0xS free 0xS", "late" and each of those objects' status, and "done" to OUT, then
+ * waits.
  */
 static void uvmlater(unsigned long long mib, const char *go, const char *out)
 {
@@ -1854,7 +1856,7 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	struct sd_nv0080_alloc d1 = { .deviceId = 1 };
 	struct sd_channel_group_alloc g = { .engineType = 1 };
 	struct sd_nv2080_alloc s1 = { 0 };
-	unsigned int old, old1, old2, c, h = 0x2001, ost, ast, mst = ~0u, fst = ~0u, late[8], i;
+	unsigned int old, old1, old2, old3, c, h = 0x2001, ost, ast, mst = ~0u, fst = ~0u, late[9], i;
 	int fd;
 	FILE *f;
 
@@ -1871,6 +1873,7 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	old2 = new_client();
 	h = 0x1100;
 	CHECK(alloc(0, old2, old2, &h, SD_NV01_DEVICE_0, &d1) == SD_NV_OK);
+	old3 = client_on_gpu(0);
 	held_until(go);
 	ost = uvm_map(fd, va + len, len, old, 0x2001);
 	c = client_on_gpu(0);
@@ -1883,22 +1886,24 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	}
 	/*
 	 * Under the devices made before: 32 MiB under GPU 0's subdevice, 32 MiB under GPU 1's
-	 * device, 128 MiB more there, a channel group on GPU 0, 32 MiB under the device with
-	 * no subdevice, twice; then a subdevice under that one, and 32 MiB under it again.
+	 * device, 128 MiB more there, a channel group on GPU 0 under each of two devices,
+	 * 32 MiB under the device with no subdevice, twice; then a subdevice under that
+	 * one, and 32 MiB under it again.
 	 */
 	const struct {
 		unsigned int client, parent, handle, cls, mib;
-	} later[8] = {
+	} later[9] = {
 		{ old, 0x1001, 0x2100, SD_NV01_MEMORY_LOCAL_USER, 32 },
 		{ old1, 0x1000, 0x2100, SD_NV01_MEMORY_LOCAL_USER, 32 },
 		{ old1, 0x1000, 0x2101, SD_NV01_MEMORY_LOCAL_USER, 128 },
 		{ old, 0x1000, 0x4000, SD_KEPLER_CHANNEL_GROUP_A, 0 },
+		{ old3, 0x1000, 0x4000, SD_KEPLER_CHANNEL_GROUP_A, 0 },
 		{ old2, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
 		{ old2, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
 		{ old2, 0x1100, 0x1101, SD_NV20_SUBDEVICE_0, 0 },
 		{ old2, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
 	};
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < 9; i++) {
 		void *params = later[i].cls == SD_KEPLER_CHANNEL_GROUP_A ? (void *)&g :
 			later[i].cls == SD_NV20_SUBDEVICE_0 ? (void *)&s1 : (void *)&m;
 
@@ -1909,7 +1914,7 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	f = fopen(out, "w");
 	CHECK(f != NULL);
 	fprintf(f, "old map %#x\nalloc %#x map %#x free %#x\nlate", ost, ast, mst, fst);
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 9; i++)
 		fprintf(f, " %#x", late[i]);
 	fprintf(f, "\ndone\n");
 	closed_until_killed(f);
