@@ -915,20 +915,21 @@ static u32 nvh_refuse(u32 *status, u32 code, const char *what, u32 which)
 
 /*
  * A count against max_channels refused (cgpu_ledger_chan_take's or nvh_device_counts's
- * err) for what (a class, a handle registered with nvidia-uvm) which: frozen for a hot
- * update, or at the cap, which goes in channels refused. One log line, with the cap the
- * refusal read and the GPU it was reached on.
+ * err) for what which (a class; or a channel's or VA space's handle, how: " registered
+ * with nvidia-uvm"): frozen for a hot update, or at the cap, which goes in channels
+ * refused. One log line, with the cap the refusal read and the GPU it was reached on.
  */
-static void nvh_count_refused(int err, const char *what, u32 which, unsigned int max, u32 gpu)
+static void nvh_count_refused(int err, const char *what, u32 which, const char *how,
+			      unsigned int max, u32 gpu)
 {
 	if (err == -EAGAIN) {
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x refused: a hot update is under way\n",
-				    task_tgid_nr(current), what, which);
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x%s refused: a hot update is under way\n",
+				    task_tgid_nr(current), what, which, how);
 		return;
 	}
 	atomic64_inc(&nvh.channels_refused);
-	pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x refused: the container holds max_channels=%u channels, VA spaces and devices on GPU %u\n",
-			    task_tgid_nr(current), what, which, max, gpu);
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s 0x%x%s refused: the container holds max_channels=%u channels, VA spaces and devices on GPU %u\n",
+			    task_tgid_nr(current), what, which, how, max, gpu);
 }
 
 /*
@@ -1166,7 +1167,7 @@ static u32 nvh_alloc_parent(const struct nvh_call *c, struct nvh_file *rec)
 	if (p->hClass == NVA_NV01_DEVICE_0) {
 		err = nvh_device_counts(rec, max, &counts, &at);
 		if (err) {
-			nvh_count_refused(err, "class", p->hClass, max, at);
+			nvh_count_refused(err, "class", p->hClass, "", max, at);
 			st = nvh_answer(nvh_alloc_status(c), NVA_ERR_INSUFFICIENT_RESOURCES);
 			goto undo;
 		}
@@ -1286,7 +1287,7 @@ static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
 			goto undo;
 		}
 	} else if ((err = cgpu_ledger_chan_take(slot, max, 1))) {
-		nvh_count_refused(err, "class", p->hClass, max, gpu);
+		nvh_count_refused(err, "class", p->hClass, "", max, gpu);
 		st = nvh_take_back(c, code, "not counted against max_channels", 0);
 		goto undo;
 	}
@@ -1449,7 +1450,7 @@ static u32 nvh_alloc_counted(const struct nvh_call *c, struct nvh_file *rec)
 	if (err) {
 		nvh_give_place(rec);
 		cgpu_free(o);
-		nvh_count_refused(err, "class", p->hClass, max, gpu);
+		nvh_count_refused(err, "class", p->hClass, "", max, gpu);
 		return nvh_answer(nvh_alloc_status(c), code);
 	}
 	st = nvh_orig(c);
@@ -2510,9 +2511,7 @@ static struct nvh_kept *nvh_kept_take(u32 client, u32 handle, enum nvh_kind kind
 		goto fail;
 	err = cgpu_ledger_chan_take(slot, max, seen->n);
 	if (err) {
-		nvh_count_refused(err, kind == NVH_VASPACE ?
-				  "VA space registered with nvidia-uvm, handle" :
-				  "channel registered with nvidia-uvm, handle", handle, max, seen->gpu);
+		nvh_count_refused(err, what, handle, " registered with nvidia-uvm", max, seen->gpu);
 		*st = nvh_counted_refusal(kind);
 		goto fail;
 	}

@@ -1886,9 +1886,9 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	}
 	/*
 	 * Under the devices made before: 32 MiB under GPU 0's subdevice, 32 MiB under GPU 1's
-	 * device, 128 MiB more there, a channel group on GPU 0 under each of two devices,
-	 * 32 MiB under the device with no subdevice, twice; then a subdevice under that
-	 * one, and 32 MiB under it again.
+	 * device, 128 MiB more there, a channel group on GPU 0, 32 MiB under the device with
+	 * no subdevice, twice; then a subdevice under that one, and 32 MiB under it again;
+	 * last a channel group under another device of GPU 0 (the forms of the others kept).
 	 */
 	const struct {
 		unsigned int client, parent, handle, cls, mib;
@@ -1897,11 +1897,11 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 		{ old1, 0x1000, 0x2100, SD_NV01_MEMORY_LOCAL_USER, 32 },
 		{ old1, 0x1000, 0x2101, SD_NV01_MEMORY_LOCAL_USER, 128 },
 		{ old, 0x1000, 0x4000, SD_KEPLER_CHANNEL_GROUP_A, 0 },
-		{ old3, 0x1000, 0x4000, SD_KEPLER_CHANNEL_GROUP_A, 0 },
 		{ old2, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
 		{ old2, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
 		{ old2, 0x1100, 0x1101, SD_NV20_SUBDEVICE_0, 0 },
 		{ old2, 0x1100, 0x2102, SD_NV01_MEMORY_LOCAL_USER, 32 },
+		{ old3, 0x1000, 0x4000, SD_KEPLER_CHANNEL_GROUP_A, 0 },
 	};
 	for (i = 0; i < 9; i++) {
 		void *params = later[i].cls == SD_KEPLER_CHANNEL_GROUP_A ? (void *)&g :
