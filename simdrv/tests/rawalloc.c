@@ -245,17 +245,25 @@ static unsigned int new_client(void)
 }
 
 /*
- * A client with device 0x1000 and subdevice 0x1001 on GPU gpu; needs /dev/nvidia<gpu>
- * open. RM gives a client one device of a GPU: another there needs another client.
+ * A new client with device handle on GPU gpu (RM_ALLOC form form) and no subdevice yet;
+ * needs /dev/nvidia<gpu> open. RM gives a client one device of a GPU: another there
+ * needs another client.
  */
-static unsigned int client_on_gpu(unsigned int gpu)
+static unsigned int client_with_device(int form, unsigned int gpu, unsigned int handle)
 {
 	struct sd_nv0080_alloc d = { .deviceId = gpu };
-	struct sd_nv2080_alloc s = { 0 };
-	unsigned int c = new_client(), h;
+	unsigned int c = new_client(), h = handle;
 
-	h = 0x1000;
-	CHECK(alloc(1, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK && h == 0x1000);
+	CHECK(alloc(form, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK && h == handle);
+	return c;
+}
+
+/* A client with device 0x1000 and subdevice 0x1001 on GPU gpu (client_with_device). */
+static unsigned int client_on_gpu(unsigned int gpu)
+{
+	struct sd_nv2080_alloc s = { 0 };
+	unsigned int c = client_with_device(1, gpu, 0x1000), h;
+
 	h = 0x1001;
 	CHECK(alloc(2, c, 0x1000, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
 	return c;
@@ -805,9 +813,7 @@ static void devcount(void)
 	open_gpu(1);
 	start();
 	b = client_on_gpu(1);
-	a = new_client();
-	h = 0x1000;
-	CHECK(alloc(0, a, a, &h, SD_NV01_DEVICE_0, &d0) == SD_NV_OK);
+	a = client_with_device(0, 0, 0x1000);
 	h = 0x4000;
 	stg = alloc(0, b, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g);
 	h = 0x1001;
@@ -1306,7 +1312,6 @@ static const char *first_line(const char *file, char *buf, size_t len)
  */
 static void devrace(int n, const char *mi0, const char *mi1)
 {
-	struct sd_nv0080_alloc d = { .deviceId = 0 };
 	struct sd_nv2080_alloc s = { 0 };
 	struct sd_channel_group_alloc g = { .engineType = 1 };
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = 32 * MiB };
@@ -1321,10 +1326,8 @@ static void devrace(int n, const char *mi0, const char *mi1)
 	start();
 	open_gpu(0);
 	open_gpu(1);
-	c = new_client();
 	/* Under a device with no subdevice yet, nothing is made in a container. */
-	h = 0x4ff0;
-	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
+	c = client_with_device(0, 0, 0x4ff0);
 	h = 0x4ff2;
 	st = alloc(1, c, 0x4ff0, &h, SD_NV01_MEMORY_LOCAL_USER, &m);
 	h = 0x4ff3;
@@ -1853,7 +1856,6 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 {
 	const unsigned long long va = 0x7c0000000000ULL, len = mib * MiB;
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = len };
-	struct sd_nv0080_alloc d1 = { .deviceId = 1 };
 	struct sd_channel_group_alloc g = { .engineType = 1 };
 	struct sd_nv2080_alloc s1 = { 0 };
 	unsigned int old, old1, old2, old3, c, h = 0x2001, ost, ast, mst = ~0u, fst = ~0u, late[9], i;
@@ -1870,9 +1872,7 @@ static void uvmlater(unsigned long long mib, const char *go, const char *out)
 	CHECK(alloc(0, old, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
 	/* On GPU 1 too, and a device there with no subdevice (another client's: one a GPU). */
 	old1 = client_on_gpu(1);
-	old2 = new_client();
-	h = 0x1100;
-	CHECK(alloc(0, old2, old2, &h, SD_NV01_DEVICE_0, &d1) == SD_NV_OK);
+	old2 = client_with_device(0, 1, 0x1100);
 	old3 = client_on_gpu(0);
 	held_until(go);
 	ost = uvm_map(fd, va + len, len, old, 0x2001);
