@@ -3,7 +3,8 @@
  * An nvidia-smi look-alike over NVML, dynamically linked to
  * libnvidia-ml.so.1 so that libcgpu, preloaded in a container, changes what
  * it shows exactly as it does for the real tool. Supports the default table,
- * -L, and --query-gpu=FIELDS --format=csv[,noheader][,nounits].
+ * -L, --query-gpu=FIELDS and --query-compute-apps=pid,gpu_uuid,used_memory, with
+ * --format=csv[,noheader][,nounits].
  * Fan, temperature, power and utilisation are not simulated: shown as N/A.
  */
 #include <stdio.h>
@@ -171,11 +172,61 @@ static int query(const struct gpu *gpus, unsigned n, const char *fields,
 	return 0;
 }
 
+/* One line per process per GPU, as the real tool lists compute apps. */
+static int query_apps(const struct gpu *gpus, unsigned n, const char *fields,
+		      const char *format)
+{
+	int units = !strstr(format, "nounits");
+	char buf[256], *save, *tok;
+
+	if (strncmp(format, "csv", 3)) {
+		fprintf(stderr, "Only CSV output is supported.\n");
+		return 2;
+	}
+	if (!strstr(format, "noheader")) {
+		snprintf(buf, sizeof(buf), "%s", fields);
+		save = NULL;
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			printf("%s%s%s", tok == buf ? "" : ", ",
+			       strcmp(tok, "used_memory") ? tok : "used_gpu_memory",
+			       strcmp(tok, "used_memory") ? "" : " [MiB]");
+		putchar('\n');
+	}
+	for (unsigned i = 0; i < n; i++) {
+		nvmlProcessInfo_t p[64];
+		unsigned int count = 64;
+		nvmlDevice_t d;
+
+		if (nvmlDeviceGetHandleByIndex_v2(i, &d) ||
+		    nvmlDeviceGetComputeRunningProcesses_v3(d, &count, p))
+			continue;
+		for (unsigned k = 0; k < count; k++) {
+			snprintf(buf, sizeof(buf), "%s", fields);
+			save = NULL;
+			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				printf("%s", tok == buf ? "" : ", ");
+				if (!strcmp(tok, "pid"))
+					printf("%u", p[k].pid);
+				else if (!strcmp(tok, "gpu_uuid"))
+					printf("%s", gpus[i].uuid);
+				else if (!strcmp(tok, "used_memory") || !strcmp(tok, "used_gpu_memory"))
+					printf("%llu%s", p[k].usedGpuMemory >> 20, units ? " MiB" : "");
+				else {
+					fprintf(stderr, "Field \"%s\" is not a valid field to query.\n", tok);
+					return 2;
+				}
+			}
+			putchar('\n');
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct gpu gpus[64];
 	unsigned int n = 0;
-	const char *fields = NULL, *format = "csv";
+	const char *fields = NULL, *apps = NULL, *format = "csv";
 	int list_only = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -183,6 +234,8 @@ int main(int argc, char **argv)
 			list_only = 1;
 		else if (!strncmp(argv[i], "--query-gpu=", 12))
 			fields = argv[i] + 12;
+		else if (!strncmp(argv[i], "--query-compute-apps=", 21))
+			apps = argv[i] + 21;
 		else if (!strncmp(argv[i], "--format=", 9))
 			format = argv[i] + 9;
 		else {
@@ -205,6 +258,8 @@ int main(int argc, char **argv)
 	}
 	if (fields)
 		return query(gpus, n, fields, format);
+	if (apps)
+		return query_apps(gpus, n, apps, format);
 	if (list_only) {
 		for (unsigned i = 0; i < n; i++)
 			list(&gpus[i]);

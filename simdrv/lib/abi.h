@@ -358,6 +358,13 @@ struct sd_memory_alloc {
 #define SD_ATTR2_PAGE_SIZE_HUGE_512MB	2
 #define SD_ALLOC_FLAGS_USE_BEGIN_END	0x00020000u
 #define SD_ALLOC_FLAGS_VIRTUAL		0x00080000u
+/*
+ * A VA range (NV50_MEMORY_VIRTUAL) neither served nor charged: RM reserves page tables
+ * for its whole size unless one of these flags is set; test/gpu/rmtrace.c reports them.
+ */
+#define SD_NV50_MEMORY_VIRTUAL		0x50a0
+#define SD_ALLOC_FLAGS_LAZY		0x00000400u
+#define SD_ALLOC_FLAGS_EXTERNALLY_MANAGED 0x00400000u
 
 /*
  * nvidia-uvm's device (kernel-open/nvidia-uvm): a character region named "nvidia-uvm"

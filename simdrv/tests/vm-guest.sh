@@ -2,7 +2,8 @@
 # Inside the test VM (test/suites/57-vm-simdrv.sh): loads the stand-in driver as built
 # on the host, checks its nodes, runs the raw-ABI program against it, kills a holder
 # with SIGKILL and expects every byte back, then does the same for the 545+ layout.
-# Then the simulated libcuda and NVML (sim/build) on it: their memory is the driver's.
+# Then the simulated libcuda and NVML (sim/build) on it: their memory is the driver's,
+# and test/gpu/rmtrace.sh's trace of them adds up to it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/load.sh
@@ -143,6 +144,26 @@ for ver in 535.261.03 550.163.01; do
 		[ "${wall0:-9999}" -lt 1000 ] || { echo "a 10 ms kernel on GPU 0 took ${wall0:-?} ms beside GPU 1's work" >&2; exit 1; }
 		wait "$pid"
 		echo "GPU 1's engine, shared by two processes through the driver: a 10 ms kernel waited $wall ms; on GPU 0 it took $wall0 ms"
+		# test/gpu/rmtrace.sh, made for a real GPU, here on the simulated libcuda: the
+		# video memory it adds up from the RM calls it traced, frees and a context's
+		# teardown included, is the process's figure and the GPU's at every step.
+		rt=$(mktemp -d)
+		OUT=$rt NVIDIA_SMI=$sim/nvidia-smi RMTRACE_STEPS="ctx alloc:$((100 * MiB + 1)) vmm:$((2 * MiB)) ctx2 drop2" \
+			bash ../test/gpu/rmtrace.sh >"$rt/log" 2>&1 || { cat "$rt/log" >&2; exit 1; }
+		for want in "ctx mem40 64.0 MiB held, pages 2m:1" "alloc:$((100 * MiB + 1)) mem40 166.0 MiB held, pages 2m:1" \
+			"vmm:$((2 * MiB)) mem40 168.0 MiB held, pages 2m:1" "ctx2 mem40 232.0 MiB held, pages 2m:1" \
+			"drop2 mem40 168.0 MiB held, pages none" "drop2 made none, 1 freed" \
+			"ctx live devices 1, subdevices 1, groups 0, channels 0, VA spaces 0" \
+			"all early 0 objects made under a device before its first subdevice"; do
+			awk '{ $1 = $1 } 1' "$rt/report" | grep -qxF "$want" || { echo "rmtrace: no line '$want' in:" >&2; cat "$rt/log" >&2; exit 1; }
+		done
+		for c in 0x41:1 0x80:1 0x2080:1 0x40:1; do
+			grep -Eq "^ctx +made +(.* )?$c( |$)" "$rt/report" || { echo "rmtrace: ctx made no $c:" >&2; cat "$rt/log" >&2; exit 1; }
+		done
+		[ "$(grep -c ' smi .*(+0.0 against mem40), GPU +[0-9]* MiB (+0.0 against the process)$' "$rt/report")" = 5 ] ||
+			{ echo "rmtrace: the traced memory is not the driver's figure:" >&2; cat "$rt/log" >&2; exit 1; }
+		echo "rmtrace on the simulated libcuda: the 0x40 memory it traced is the driver's figure at each of 5 steps (64, 166, 168, 232, 168 MiB)"
+		rm -rf "$rt"
 		[ ! -e "$CGPU_SIM_STATE" ] || { echo "the simulated libraries made $CGPU_SIM_STATE with the driver loaded" >&2; exit 1; }
 	fi
 	simdrv_unload

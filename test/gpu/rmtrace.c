@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+/*
+ * librmtrace.so: preloaded into a CUDA program, writes one line for each ioctl it makes
+ * on NVIDIA's device files (/dev/nvidiactl, /dev/nvidiaN, /dev/nvidia-uvm) to
+ * $RMTRACE_OUT, after the driver answered. It answers what cgpu_km's enforcement assumes
+ * of libcuda and no machine here can show (docs/kmod.md, "Not yet"): which classes it
+ * allocates and with which NV_MEMORY_ALLOCATION_PARAMS flags (NV50_MEMORY_VIRTUAL's LAZY,
+ * whose absence makes RM reserve page tables for the whole range), in which order, and
+ * what it registers with nvidia-uvm. test/gpu/rmtrace.sh reads the lines.
+ *
+ * libcuda calls libc's ioctl (its dynamic imports, checked on Debian's 535 and 550
+ * libcuda1), so interposing ioctl sees every call; the layouts are the stand-in's
+ * (simdrv/lib/abi.h, checked against NVIDIA's headers by simdrv/conformance).
+ *
+ *   rm alloc form=nvos21|nvos64 xfer=0|1 class=0x.. root=0x.. parent=0x.. handle=0x..
+ *            status=0x.. [flags=0x.. lazy=0|1 ext=0|1 attr=0x.. attr2=0x.. page=P size=N]
+ *            (memory classes; P, the page size the driver chose: default 4k 64k 2m 512m)
+ *   rm free root=0x.. handle=0x.. status=0x..
+ *   rm dup root=0x.. parent=0x.. handle=0x.. src=0x.. status=0x..
+ *   rm control cmd=0x.. status=0x..
+ *   rm esc nr=0x.. rc=N
+ *   uvm cmd=N [name=NAME] rc=N       (NAME: the commands the stand-in serves)
+ *   mark NAME                        (rmtrace_mark, called by the probe between steps)
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "abi.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *out;
+static int (*real_ioctl)(int, unsigned long, ...);
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&lock);
+	if (!out) {
+		const char *path = getenv("RMTRACE_OUT");
+
+		out = fopen(path && *path ? path : "/dev/stderr", "ae");
+		if (!out) {
+			pthread_mutex_unlock(&lock);
+			return;
+		}
+		setvbuf(out, NULL, _IOLBF, 0);
+	}
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((visibility("default"))) void rmtrace_mark(const char *name)
+{
+	say("mark %s\n", name);
+}
+
+enum node { OTHER, RM, UVM };
+
+static enum node node_of(int fd)
+{
+	char link[64], path[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return OTHER;
+	path[n] = 0;
+	if (!strcmp(path, "/dev/nvidia-uvm"))
+		return UVM;
+	if (!strcmp(path, "/dev/nvidiactl") ||
+	    (!strncmp(path, "/dev/nvidia", 11) && path[11] >= '0' && path[11] <= '9'))
+		return RM;
+	return OTHER;
+}
+
+static int is_memory(sd_u32 cls)
+{
+	return cls == SD_NV01_MEMORY_LOCAL_USER || cls == SD_NV50_MEMORY_VIRTUAL ||
+	       cls == SD_NV01_MEMORY_SYSTEM || cls == SD_NV_MEMORY_EXTENDED_USER ||
+	       cls == SD_NV01_MEMORY_LOCAL_PHYSICAL;
+}
+
+static const char *page_of(const struct sd_memory_alloc *m)
+{
+	switch ((m->attr >> SD_ATTR_PAGE_SIZE_SHIFT) & SD_ATTR_PAGE_SIZE_MASK) {
+	case SD_ATTR_PAGE_SIZE_4KB:
+		return "4k";
+	case SD_ATTR_PAGE_SIZE_BIG:
+		return "64k";
+	case SD_ATTR_PAGE_SIZE_HUGE:
+		return ((m->attr2 >> SD_ATTR2_PAGE_SIZE_HUGE_SHIFT) & SD_ATTR2_PAGE_SIZE_HUGE_MASK) ==
+				       SD_ATTR2_PAGE_SIZE_HUGE_512MB ?
+			       "512m" :
+			       "2m";
+	}
+	return "default";
+}
+
+static void alloc_line(const void *arg, unsigned size, int xfer)
+{
+	const struct sd_nvos21 *a = arg;
+	const struct sd_nvos64 *b = arg;
+	const struct sd_memory_alloc *m;
+	sd_u32 status, psize;
+	sd_u64 params;
+	char extra[160] = "";
+
+	if (size == sizeof(struct sd_nvos21)) {
+		status = a->status;
+		params = a->pAllocParms;
+		psize = a->paramsSize;
+	} else if (size == sizeof(struct sd_nvos64)) {
+		status = b->status;
+		params = b->pAllocParms;
+		psize = b->paramsSize;
+	} else {
+		say("rm alloc form=size%u xfer=%d\n", size, xfer);
+		return;
+	}
+	m = (const void *)(unsigned long)params;
+	if (is_memory(a->hClass) && m && psize >= SD_MEMPARAMS_SIZE_OLD)
+		snprintf(extra, sizeof(extra),
+			 " flags=0x%x lazy=%d ext=%d attr=0x%x attr2=0x%x page=%s size=%llu", m->flags,
+			 !!(m->flags & SD_ALLOC_FLAGS_LAZY),
+			 !!(m->flags & SD_ALLOC_FLAGS_EXTERNALLY_MANAGED), m->attr, m->attr2,
+			 page_of(m), m->size);
+	say("rm alloc form=%s xfer=%d class=0x%x root=0x%x parent=0x%x handle=0x%x status=0x%x%s\n",
+	    size == sizeof(struct sd_nvos21) ? "nvos21" : "nvos64", xfer, a->hClass, a->hRoot,
+	    a->hObjectParent, a->hObjectNew, status, extra);
+}
+
+static void rm_line(unsigned nr, void *arg, unsigned size, int xfer, int rc)
+{
+	if (rc)
+		say("rm esc nr=0x%x rc=%d xfer=%d\n", nr, rc, xfer);
+	else if (nr == SD_ESC_RM_ALLOC)
+		alloc_line(arg, size, xfer);
+	else if (nr == SD_ESC_RM_FREE && size == sizeof(struct sd_nvos00)) {
+		struct sd_nvos00 *f = arg;
+
+		say("rm free root=0x%x handle=0x%x status=0x%x\n", f->hRoot, f->hObjectOld, f->status);
+	} else if (nr == SD_ESC_RM_DUP_OBJECT && size == sizeof(struct sd_nvos55)) {
+		struct sd_nvos55 *d = arg;
+
+		say("rm dup root=0x%x parent=0x%x handle=0x%x src=0x%x status=0x%x\n", d->hClient,
+		    d->hParent, d->hObject, d->hObjectSrc, d->status);
+	} else if (nr == SD_ESC_RM_CONTROL && size == sizeof(struct sd_nvos54))
+		say("rm control cmd=0x%x status=0x%x\n", ((struct sd_nvos54 *)arg)->cmd,
+		    ((struct sd_nvos54 *)arg)->status);
+	else if (nr == SD_ESC_IOCTL_XFER_CMD && size == sizeof(struct sd_xfer)) {
+		struct sd_xfer *x = arg;
+
+		rm_line(x->cmd, (void *)(unsigned long)x->ptr, x->size, 1, 0);
+	} else
+		say("rm esc nr=0x%x rc=0 xfer=%d\n", nr, xfer);
+}
+
+static const char *uvm_name(unsigned long cmd)
+{
+	switch (cmd) {
+	case SD_UVM_INITIALIZE:
+		return " name=INITIALIZE";
+	case SD_UVM_REGISTER_GPU:
+		return " name=REGISTER_GPU";
+	case SD_UVM_UNREGISTER_GPU:
+		return " name=UNREGISTER_GPU";
+	case SD_UVM_REGISTER_GPU_VASPACE:
+		return " name=REGISTER_GPU_VASPACE";
+	case SD_UVM_UNREGISTER_GPU_VASPACE:
+		return " name=UNREGISTER_GPU_VASPACE";
+	case SD_UVM_REGISTER_CHANNEL:
+		return " name=REGISTER_CHANNEL";
+	case SD_UVM_UNREGISTER_CHANNEL:
+		return " name=UNREGISTER_CHANNEL";
+	case SD_UVM_CREATE_EXTERNAL_RANGE:
+		return " name=CREATE_EXTERNAL_RANGE";
+	case SD_UVM_MAP_EXTERNAL_ALLOCATION:
+		return " name=MAP_EXTERNAL_ALLOCATION";
+	case SD_UVM_FREE:
+		return " name=FREE";
+	}
+	return "";
+}
+
+__attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, ...)
+{
+	va_list ap;
+	void *arg;
+	int rc, err;
+	enum node n;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (!real_ioctl)
+		real_ioctl = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
+	rc = real_ioctl(fd, request, arg);
+	err = errno;
+	n = node_of(fd);
+	if (n == RM && _IOC_TYPE(request) == SD_IOCTL_MAGIC)
+		rm_line(_IOC_NR(request), arg, _IOC_SIZE(request), 0, rc);
+	else if (n == UVM)
+		say("uvm cmd=%lu%s rc=%d\n", request, uvm_name(request), rc);
+	errno = err;
+	return rc;
+}
