@@ -163,6 +163,14 @@ for ver in 535.261.03 550.163.01; do
 		[ "$(grep -c ' smi .*(+0.0 against mem40), GPU +[0-9]* MiB (+0.0 against the process)$' "$rt/report")" = 5 ] ||
 			{ echo "rmtrace: the traced memory is not the driver's figure:" >&2; cat "$rt/log" >&2; exit 1; }
 		echo "rmtrace on the simulated libcuda: the 0x40 memory it traced is the driver's figure at each of 5 steps (64, 166, 168, 232, 168 MiB)"
+		# ... and it sees NVIDIA's own libcuda (Debian's 535, NVIDIA_REF from suite 57)
+		# through the same preload: its client, made with NVOS21, then a control the
+		# stand-in does not serve, so cuInit finds no device.
+		got=$(echo | LD_LIBRARY_PATH=${NVIDIA_REF:?NVIDIA_REF: the folder of sim/fetch-nvidia-ref.sh} RMTRACE_OUT=$rt/real LD_PRELOAD=$rt/librmtrace.so "$rt/rmprobe" ctx) && exit 1
+		[ "$got" = "error=CUDA_ERROR_NO_DEVICE call=cuInit(0) step=ctx" ] &&
+			grep -Eqx "rm alloc form=nvos21 xfer=0 class=0x41 root=0x0 parent=0x0 handle=0xc1d[0-9a-f]{5} status=0x0" "$rt/real" ||
+			{ echo "rmtrace on NVIDIA's libcuda: $got" >&2; cat "$rt/real" >&2; exit 1; }
+		echo "rmtrace on NVIDIA's libcuda 535: $(grep -c . "$rt/real") calls traced, its client made with NVOS21, then $got"
 		rm -rf "$rt"
 		[ ! -e "$CGPU_SIM_STATE" ] || { echo "the simulated libraries made $CGPU_SIM_STATE with the driver loaded" >&2; exit 1; }
 	fi
