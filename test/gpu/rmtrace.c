@@ -17,7 +17,7 @@
  *            (memory classes; P, the page size the driver chose: default 4k 64k 2m 512m)
  *   rm free root=0x.. handle=0x.. status=0x..
  *   rm dup root=0x.. parent=0x.. handle=0x.. src=0x.. status=0x..
- *   rm control cmd=0x.. status=0x..
+ *   rm control cmd=0x.. status=0x..  (or rc=N when the ioctl itself failed)
  *   rm esc nr=0x.. rc=N
  *   uvm cmd=N [name=NAME] rc=N       (NAME: the commands the stand-in serves)
  *   mark NAME                        (rmtrace_mark, called by the probe between steps)
@@ -144,7 +144,9 @@ static void alloc_line(const void *arg, unsigned size, int xfer)
 
 static void rm_line(unsigned nr, void *arg, unsigned size, int xfer, int rc)
 {
-	if (rc)
+	if (rc && nr == SD_ESC_RM_CONTROL && size == sizeof(struct sd_nvos54))
+		say("rm control cmd=0x%x rc=%d\n", ((struct sd_nvos54 *)arg)->cmd, rc);
+	else if (rc)
 		say("rm esc nr=0x%x rc=%d xfer=%d\n", nr, rc, xfer);
 	else if (nr == SD_ESC_RM_ALLOC)
 		alloc_line(arg, size, xfer);
