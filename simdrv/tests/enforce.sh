@@ -512,23 +512,32 @@ for ver in 535.261.03 550.163.01; do
 	# opened before (one opened after gets no record: 0x51) is refused (0x1a), logged
 	# as such, not as the cap; called off, 8 rounds again as cv1 made, so nothing was
 	# left counted.
+	# So are a channel group (0x4f) and a GPU VA space (0x1a) under a device made
+	# before.
 	refused1=$(sed -n 's/^channels refused: //p' $P/enforcement)
-	rm -f "$W/cv3.go" "$W/cv3.out"
+	rm -f "$W/cv3.go" "$W/cv3.out" "$W/fk.go" "$W/fk.out"
 	start cv3 cg clientvas 1 "$W/cv3.go" "$W/cv3.out"
+	start fk cg frozenkinds "$W/fk.go" "$W/fk.out"
 	echo freeze >$P/upgrade
-	touch "$W/cv3.go"
-	for _ in $(seq 100); do grep -qx held "$W/cv3.out" 2>/dev/null && break; sleep 0.1; done
+	touch "$W/cv3.go" "$W/fk.go"
+	for _ in $(seq 100); do grep -qx held "$W/cv3.out" 2>/dev/null && grep -qx held "$W/fk.out" 2>/dev/null && break; sleep 0.1; done
 	grep -qx "clientvas: 0 rounds, then device status 0x1a, GPU 0 holds 0" "$W/cv3.out" &&
 		grep -q "pid $(cat "$W/cv3.pid"): class 0x80 refused: a hot update is under way\$" <<<"$(dmesg)" &&
 		[ "$(sed -n 's/^channels refused: //p' $P/enforcement)" = "$refused1" ] ||
 		fail "a device while frozen: $(cat "$W/cv3.out"), $(grep '^channels refused' $P/enforcement)"
+	grep -qx "frozenkinds: group status 0x4f, VA space status 0x1a, GPU 0 holds 0" "$W/fk.out" &&
+		grep -q "pid $(cat "$W/fk.pid"): class 0xa06c refused: a hot update is under way\$" <<<"$(dmesg)" &&
+		grep -q "pid $(cat "$W/fk.pid"): class 0x90f1 refused: a hot update is under way\$" <<<"$(dmesg)" &&
+		[ "$(sed -n 's/^channels refused: //p' $P/enforcement)" = "$refused1" ] ||
+		fail "a group and a VA space while frozen: $(cat "$W/fk.out"), $(grep '^channels refused' $P/enforcement)"
 	kill_it cv3
+	kill_it fk
 	echo thaw >$P/upgrade
 	start cv3 cg clientvas 40
 	grep -qx "clientvas: 8 rounds, then device status 0x1a, GPU 0 holds $((8 * (2 * MiB + vas)))" "$W/cv3" ||
 		fail "devices once the hot update was called off: $(cat "$W/cv3")"
 	kill_it cv3
-	ok "$ver: devices count against max_channels=16 on their GPU, for the VA space RM makes a device sharing its own client's (8 rounds, then 0x1a); the host's 40 are not capped; while frozen for a hot update, a device is refused (0x1a)"
+	ok "$ver: devices count against max_channels=16 on their GPU, for the VA space RM makes a device sharing its own client's (8 rounds, then 0x1a); the host's 40 are not capped; while frozen for a hot update, a device is refused (0x1a), a group (0x4f) and a VA space (0x1a) too"
 	# Until its first subdevice says which GPU a device is on, it counts on each of the
 	# container's GPUs: with max_channels=2, a device of GPU 1 (its subdevice made) and
 	# one of GPU 0 with no subdevice leave no room on GPU 1 for a channel group (0x4f);

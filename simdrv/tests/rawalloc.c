@@ -129,6 +129,8 @@
  *                        whose device of GPU 0 shares its own client's VA space, and a
  *                        channel group naming none: RM makes the device a VA space of
  *                        its own; with GO, once GO exists (below)
+ *   rawalloc frozenkinds GO OUT  (cgpu_km enforce=1) a channel group and a GPU VA space
+ *                        under a device made before GO exists (below)
  *   rawalloc devcount    (cgpu_km enforce=1) a channel group on GPU 1 while a device of
  *                        GPU 0 has no subdevice yet, and once it has (below)
  *   rawalloc uvmkeep MIB N [GO]  N rounds as uvmhold's, then its RM files closed: the
@@ -792,6 +794,31 @@ static void clientvas(unsigned int max, const char *go, const char *out)
 		st = clientvas_round(&c, &what);
 		printf("freed: a round again: %s status 0x%x\n", what, st);
 	}
+	held_until_killed();
+}
+
+/*
+ * frozenkinds GO OUT: a client with a device of GPU 0 and its subdevice, "held"; once GO
+ * exists, a channel group and a GPU VA space under that device: "frozenkinds: group
+ * status 0xS, VA space status 0xS, GPU 0 holds B" in OUT, then "held", and it waits.
+ */
+static void frozenkinds(const char *go, const char *out)
+{
+	struct sd_channel_group_alloc g = { .engineType = 1 };
+	struct sd_vaspace_alloc va = { .index = 0 };
+	unsigned int c, h, sg, sv;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	held_until(go);
+	CHECK(freopen(out, "w", stdout));
+	h = 0x4000;
+	sg = alloc(3, c, 0x1000, &h, SD_KEPLER_CHANNEL_GROUP_A, &g);
+	h = 0x1100;
+	sv = alloc(0, c, 0x1000, &h, SD_FERMI_VASPACE_A, &va);
+	printf("frozenkinds: group status 0x%x, VA space status 0x%x, GPU 0 holds %llu\n", sg, sv,
+	       used(0));
 	held_until_killed();
 }
 
@@ -2462,6 +2489,8 @@ int main(int argc, char **argv)
 		uvmkeep(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if (argc == 2 && !strcmp(argv[1], "devcount"))
 		devcount();
+	else if (argc == 4 && !strcmp(argv[1], "frozenkinds"))
+		frozenkinds(argv[2], argv[3]);
 	else if ((argc == 3 || argc == 5) && !strcmp(argv[1], "clientvas"))
 		clientvas(strtoul(argv[2], NULL, 10), argc == 5 ? argv[3] : NULL,
 			  argc == 5 ? argv[4] : NULL);
