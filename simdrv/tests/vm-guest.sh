@@ -150,9 +150,9 @@ for ver in 535.261.03 550.163.01; do
 		rt=$(mktemp -d)
 		OUT=$rt NVIDIA_SMI=$sim/nvidia-smi RMTRACE_STEPS="ctx alloc:$((100 * MiB + 1)) vmm:$((2 * MiB)) ctx2 drop2" \
 			bash ../test/gpu/rmtrace.sh >"$rt/log" 2>&1 || { cat "$rt/log" >&2; exit 1; }
-		for want in "ctx mem40 64.0 MiB held, pages 2m:1" "alloc:$((100 * MiB + 1)) mem40 166.0 MiB held, pages 2m:1" \
-			"vmm:$((2 * MiB)) mem40 168.0 MiB held, pages 2m:1" "ctx2 mem40 232.0 MiB held, pages 2m:1" \
-			"drop2 mem40 168.0 MiB held, pages none" "drop2 made none, 1 freed" \
+		for want in "ctx mem40 64.0 MiB held; pages of those made: 2m:1" "alloc:$((100 * MiB + 1)) mem40 166.0 MiB held; pages of those made: 2m:1" \
+			"vmm:$((2 * MiB)) mem40 168.0 MiB held; pages of those made: 2m:1" "ctx2 mem40 232.0 MiB held; pages of those made: 2m:1" \
+			"drop2 mem40 168.0 MiB held; pages of those made: none" "drop2 made none, 1 freed" \
 			"ctx live devices 1, subdevices 1, groups 0, channels 0, VA spaces 0" \
 			"all early 0 objects made under a device before its first subdevice"; do
 			awk '{ $1 = $1 } 1' "$rt/report" | grep -qxF "$want" || { echo "rmtrace: no line '$want' in:" >&2; cat "$rt/log" >&2; exit 1; }

@@ -17,8 +17,10 @@
  *            (memory classes; P, the page size the driver chose: default 4k 64k 2m 512m)
  *   rm free root=0x.. handle=0x.. status=0x..
  *   rm dup root=0x.. parent=0x.. handle=0x.. src=0x.. status=0x..
- *   rm control cmd=0x.. status=0x..  (or rc=N when the ioctl itself failed)
- *   rm esc nr=0x.. rc=N
+ *   rm control cmd=0x.. status=0x..  (or rc=N errno=E when the ioctl itself failed)
+ *   rm vidheap function=N status=0x..  (NV_ESC_RM_VID_HEAP_CONTROL, RM's older way)
+ *   rm esc nr=0x.. rc=N [errno=E] xfer=0|1  (any other, or any that failed: an XFER's
+ *                                            inner one)
  *   uvm cmd=N [name=NAME] rc=N       (NAME: the commands the stand-in serves)
  *   mark NAME                        (rmtrace_mark, called by the probe between steps)
  */
@@ -26,7 +28,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,29 +38,44 @@
 
 #include "abi.h"
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static FILE *out;
+static int out_fd = -1;
 static int (*real_ioctl)(int, unsigned long, ...);
 
+/*
+ * One write of a whole line to a file opened O_APPEND: no lock, so neither a fork while
+ * another thread writes nor an ioctl from a signal handler can leave one held.
+ */
 static void say(const char *fmt, ...)
 {
+	int fd = __atomic_load_n(&out_fd, __ATOMIC_ACQUIRE);
+	char line[512];
 	va_list ap;
+	int n;
 
-	pthread_mutex_lock(&lock);
-	if (!out) {
+	if (fd < 0) {
 		const char *path = getenv("RMTRACE_OUT");
+		int none = -1;
 
-		out = fopen(path && *path ? path : "/dev/stderr", "ae");
-		if (!out) {
-			pthread_mutex_unlock(&lock);
+		fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) :
+				     fcntl(2, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
 			return;
+		if (!__atomic_compare_exchange_n(&out_fd, &none, fd, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			close(fd);
+			fd = none;
 		}
-		setvbuf(out, NULL, _IOLBF, 0);
 	}
 	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	pthread_mutex_unlock(&lock);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	(void)!write(fd, line, (size_t)n);
 }
 
 __attribute__((visibility("default"))) void rmtrace_mark(const char *name)
@@ -142,12 +159,14 @@ static void alloc_line(const void *arg, unsigned size, int xfer)
 	    a->hObjectParent, a->hObjectNew, status, extra);
 }
 
-static void rm_line(unsigned nr, void *arg, unsigned size, int xfer, int rc)
+static void rm_line(unsigned nr, void *arg, unsigned size, int xfer, int rc, int err)
 {
-	if (rc && nr == SD_ESC_RM_CONTROL && size == sizeof(struct sd_nvos54))
-		say("rm control cmd=0x%x rc=%d\n", ((struct sd_nvos54 *)arg)->cmd, rc);
+	if (rc && nr == SD_ESC_IOCTL_XFER_CMD && size == sizeof(struct sd_xfer))
+		say("rm esc nr=0x%x rc=%d errno=%d xfer=1\n", ((struct sd_xfer *)arg)->cmd, rc, err);
+	else if (rc && nr == SD_ESC_RM_CONTROL && size == sizeof(struct sd_nvos54))
+		say("rm control cmd=0x%x rc=%d errno=%d\n", ((struct sd_nvos54 *)arg)->cmd, rc, err);
 	else if (rc)
-		say("rm esc nr=0x%x rc=%d xfer=%d\n", nr, rc, xfer);
+		say("rm esc nr=0x%x rc=%d errno=%d xfer=%d\n", nr, rc, err, xfer);
 	else if (nr == SD_ESC_RM_ALLOC)
 		alloc_line(arg, size, xfer);
 	else if (nr == SD_ESC_RM_FREE && size == sizeof(struct sd_nvos00)) {
@@ -165,8 +184,11 @@ static void rm_line(unsigned nr, void *arg, unsigned size, int xfer, int rc)
 	else if (nr == SD_ESC_IOCTL_XFER_CMD && size == sizeof(struct sd_xfer)) {
 		struct sd_xfer *x = arg;
 
-		rm_line(x->cmd, (void *)(unsigned long)x->ptr, x->size, 1, 0);
-	} else
+		rm_line(x->cmd, (void *)(unsigned long)x->ptr, x->size, 1, 0, 0);
+	} else if (nr == SD_ESC_RM_VID_HEAP_CONTROL && size == SD_NVOS32_SIZE)
+		say("rm vidheap function=%u status=0x%x\n", ((struct sd_nvos32_head *)arg)->function,
+		    ((struct sd_nvos32_head *)arg)->status);
+	else
 		say("rm esc nr=0x%x rc=0 xfer=%d\n", nr, xfer);
 }
 
@@ -213,7 +235,7 @@ __attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, 
 	err = errno;
 	n = node_of(fd);
 	if (n == RM && _IOC_TYPE(request) == SD_IOCTL_MAGIC)
-		rm_line(_IOC_NR(request), arg, _IOC_SIZE(request), 0, rc);
+		rm_line(_IOC_NR(request), arg, _IOC_SIZE(request), 0, rc, err);
 	else if (n == UVM)
 		say("uvm cmd=%lu%s rc=%d\n", request, uvm_name(request), rc);
 	errno = err;

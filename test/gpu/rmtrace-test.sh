@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# test/gpu/rmtrace.sh's parts without a GPU: the tracer and the probe build with
+# -Werror, and the report of a trace that has every kind of line (testdata/: a client, a
+# device with memory made before its subdevice, a group with its channel freed by the
+# group's free, VA ranges plain, LAZY and EXTERNALLY_MANAGED, 4 KiB pages, a refusal, a
+# failed control, RM's older heap call, a duplicate, nvidia-uvm commands, n/a figures,
+# then the client freed with all under it) is testdata/rmtrace.report, in every awk
+# installed of mawk, gawk and busybox's. (On the stand-in driver, suite 57's
+# vm-guest.sh runs the whole of rmtrace.sh.)
+set -euo pipefail
+cd "$(dirname "$0")"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -I../../simdrv/lib \
+	-o "$tmp/librmtrace.so" rmtrace.c -ldl
+cc -O2 -Wall -Wextra -Werror -I../../libcgpu/include -o "$tmp/rmprobe" rmprobe.c -ldl
+n=0
+for a in mawk gawk "busybox awk"; do
+	command -v "${a%% *}" >/dev/null || continue
+	$a -f rmtrace.awk testdata/rmtrace.figures testdata/rmtrace.trace >"$tmp/report"
+	diff -u testdata/rmtrace.report "$tmp/report" || { echo "rmtrace.awk under $a: the report differs" >&2; exit 1; }
+	n=$((n + 1))
+done
+[ "$n" -gt 0 ] || { echo "no awk to run rmtrace.awk" >&2; exit 1; }
+echo "rmtrace: tracer and probe build; the report of testdata's trace is as expected in $n awk(s)"

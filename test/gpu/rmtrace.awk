@@ -1,0 +1,74 @@
+# rmtrace.sh's report (POSIX awk: mawk, busybox and gawk alike). Reads two files: the
+# figures ("STEP PROCESS_MIB GPU_MIB" a line, "n/a" for a figure nvidia-smi did not
+# give), then librmtrace.so's trace (test/gpu/rmtrace.c); at each "mark STEP" prints
+# the rows described atop rmtrace.sh, then "all early ..." at the end. Lists are
+# sorted, so the report is the same in every awk.
+function kv(   i, p) { delete f; for (i = 3; i <= NF; i++) { p = index($i, "="); f[substr($i, 1, p - 1)] = substr($i, p + 1) } }
+function drop(k,   c) {
+	if (!(k in cls)) return
+	for (c in par) if (par[c] == k) drop(c)
+	if (cls[k] == "0x40") live40 -= size[k]
+	if (k in nl) { vanl -= nl[k]; delete nl[k] }
+	delete cls[k]; delete par[k]; delete size[k]; delete nosub[k]
+}
+function kind(c) {
+	if (c == "0x80") return "devices"
+	if (c == "0x2080") return "subdevices"
+	if (c == "0xa06c") return "groups"
+	if (c == "0x90f1") return "vaspaces"
+	if (c ~ /^0x[0-9a-f][0-9a-f]6f$/) return "channels"
+	return ""
+}
+function list(a,   k, n, i, j, t, key, s) {
+	n = 0
+	for (k in a) key[++n] = k
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && key[j - 1] > key[j]; j--) { t = key[j]; key[j] = key[j - 1]; key[j - 1] = t }
+	s = ""
+	for (i = 1; i <= n; i++) s = s (i > 1 ? " " : "") key[i] ":" a[key[i]]
+	return n ? s : "none"
+}
+function row(name, value) { printf "%-10s %-8s %s\n", step, name, value }
+function mib(x) { return x == "n/a" ? "n/a" : x " MiB" }
+function against(x, y) { return x == "n/a" || y == "n/a" ? "n/a" : sprintf("%+.1f", x - y) }
+NR == FNR { smi_proc[FNR] = $2; smi_gpu[FNR] = $3; next }
+$1 == "rm" && $2 == "alloc" {
+	kv(); forms[f["form"] (f["xfer"] == 1 ? "+xfer" : "")]++
+	if (f["status"] != "0x0") { refused[f["class"] "=" f["status"]]++; next }
+	c = f["class"]
+	k = (c == "0x0" || c == "0x1" || c == "0x41") ? f["handle"] "/" f["handle"] : f["root"] "/" f["handle"]
+	cls[k] = c; par[k] = f["root"] "/" f["parent"]; made[c]++
+	if (par[k] in nosub && c != "0x2080") { early++; earlycls[c]++ }
+	if (c == "0x80") nosub[k] = 1
+	if (c == "0x2080") delete nosub[par[k]]
+	if (c == "0x40") { size[k] = f["size"]; live40 += f["size"]; pages[f["page"]]++ }
+	if (c == "0x50a0") {
+		vaflags[f["flags"]]++
+		if (f["lazy"] + 0 == 0 && f["ext"] + 0 == 0) { nl[k] = f["size"]; vanl += f["size"] }
+	}
+	next
+}
+$1 == "rm" && $2 == "free" { kv(); if (f["status"] == "0x0") { nfree++; drop(f["root"] "/" f["handle"]) }; next }
+$1 == "rm" && $2 == "dup" { dups++; next }
+$1 == "rm" && $2 == "control" { kv(); if ("rc" in f) cfailed++; else controls++; next }
+$1 == "rm" && $2 == "vidheap" { kv(); vidheap[f["function"]]++; next }
+$1 == "rm" && $2 == "esc" { kv(); escs[f["nr"] (f["rc"] != 0 ? "(rc " f["rc"] ")" : "")]++; next }
+$1 == "uvm" { kv(); uvm[f["name"] == "" ? substr($2, 5) : f["name"]]++; next }
+$1 == "mark" {
+	step = $2; n++
+	delete live
+	for (k in cls) if (kind(cls[k]) != "") live[kind(cls[k])]++
+	row("made", list(made) (nfree ? ", " nfree " freed" : ""))
+	row("live", "devices " live["devices"] + 0 ", subdevices " live["subdevices"] + 0 ", groups " live["groups"] + 0 ", channels " live["channels"] + 0 ", VA spaces " live["vaspaces"] + 0)
+	row("mem40", sprintf("%.1f MiB held; pages of those made: %s", live40 / 1048576, list(pages)))
+	row("va", "flags of those made: " list(vaflags) sprintf("; without LAZY or EXTERNALLY_MANAGED %.3f GiB held, pt4k %.1f MiB", vanl / 1073741824, vanl / 512 / 1048576))
+	row("smi", "process " mib(smi_proc[n]) " (" against(smi_proc[n], live40 / 1048576) " against mem40), GPU " (smi_gpu[n] == "n/a" ? "" : "+") mib(smi_gpu[n]) " (" against(smi_gpu[n], smi_proc[n]) " against the process)")
+	row("uvm", list(uvm))
+	row("calls", "forms " list(forms) ", controls " controls + 0 " (" cfailed + 0 " failed), vidheap " list(vidheap) ", dups " dups + 0 ", refused " list(refused) ", other escapes " list(escs))
+	delete made; delete pages; delete vaflags; delete uvm; delete forms; delete refused; delete escs; delete vidheap
+	nfree = controls = cfailed = dups = 0
+}
+END {
+	step = "all"
+	row("early", early + 0 " objects made under a device before its first subdevice" (early ? ": " list(earlycls) : ""))
+}
