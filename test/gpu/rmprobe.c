@@ -32,6 +32,7 @@
 #define FN(name) static __typeof__(&name) p_##name
 FN(cuInit);
 FN(cuGetErrorName);
+FN(cuDeviceGet);
 FN(cuDevicePrimaryCtxRetain);
 FN(cuCtxSetCurrent);
 FN(cuCtxCreate_v2);
@@ -51,6 +52,7 @@ FN(cuMemsetD8_v2);
 
 static const char *step;
 static CUcontext primary, second;
+static CUdevice dev;
 
 static int fail(const char *call, CUresult r)
 {
@@ -62,11 +64,17 @@ static int fail(const char *call, CUresult r)
 	return 1;
 }
 
-#define CK(call)                                    \
-	do {                                        \
-		CUresult r_ = (p_##call);           \
-		if (r_ != CUDA_SUCCESS)             \
-			return fail(#call, r_);     \
+/* CK(FN, ARGS...): FN(ARGS); a function this libcuda lacks fails its step alone. */
+#define CK(fn, ...)                                                           \
+	do {                                                                  \
+		CUresult r_;                                                  \
+		if (!p_##fn) {                                                \
+			printf("error=missing call=%s step=%s\n", #fn, step);  \
+			return 1;                                             \
+		}                                                             \
+		r_ = p_##fn(__VA_ARGS__);                                     \
+		if (r_ != CUDA_SUCCESS)                                       \
+			return fail(#fn, r_);                                 \
 	} while (0)
 
 static int load(void)
@@ -77,23 +85,19 @@ static int load(void)
 		printf("error=dlopen call=%s step=load\n", dlerror());
 		return 1;
 	}
-#define SYM(name)                                                      \
-	if (!(p_##name = (__typeof__(p_##name))dlsym(h, #name))) {     \
-		printf("error=dlsym call=%s step=load\n", #name);      \
-		return 1;                                              \
-	}
-	SYM(cuInit) SYM(cuGetErrorName) SYM(cuDevicePrimaryCtxRetain) SYM(cuCtxSetCurrent)
-	SYM(cuCtxCreate_v2) SYM(cuCtxDestroy_v2) SYM(cuCtxSynchronize) SYM(cuMemAlloc_v2) SYM(cuMemAddressReserve)
-	SYM(cuMemGetAllocationGranularity) SYM(cuMemCreate) SYM(cuMemMap) SYM(cuMemSetAccess)
-	SYM(cuStreamCreate) SYM(cuStreamSynchronize) SYM(cuMemAllocAsync)
-	SYM(cuMemAllocManaged) SYM(cuMemsetD8_v2)
+#define SYM(name) p_##name = (__typeof__(p_##name))dlsym(h, #name);
+	SYM(cuInit) SYM(cuGetErrorName) SYM(cuDeviceGet) SYM(cuDevicePrimaryCtxRetain)
+	SYM(cuCtxSetCurrent) SYM(cuCtxCreate_v2) SYM(cuCtxDestroy_v2) SYM(cuCtxSynchronize)
+	SYM(cuMemAlloc_v2) SYM(cuMemAddressReserve) SYM(cuMemGetAllocationGranularity)
+	SYM(cuMemCreate) SYM(cuMemMap) SYM(cuMemSetAccess) SYM(cuStreamCreate)
+	SYM(cuStreamSynchronize) SYM(cuMemAllocAsync) SYM(cuMemAllocManaged) SYM(cuMemsetD8_v2)
 	return 0;
 }
 
 static int run(const char *name, size_t bytes)
 {
 	CUmemAllocationProp prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
-				     .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+				     .location = { CU_MEM_LOCATION_TYPE_DEVICE, dev } };
 	CUmemAccessDesc acc = { prop.location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
 	CUmemGenericAllocationHandle h;
 	CUdeviceptr p, va;
@@ -101,36 +105,41 @@ static int run(const char *name, size_t bytes)
 	size_t gran;
 
 	if (!strcmp(name, "ctx")) {
-		CK(cuInit(0));
-		CK(cuDevicePrimaryCtxRetain(&primary, 0));
-		CK(cuCtxSetCurrent(primary));
-		CK(cuCtxSynchronize());
+		CK(cuInit, 0);
+		CK(cuDeviceGet, &dev, 0);
+		CK(cuDevicePrimaryCtxRetain, &primary, dev);
+		CK(cuCtxSetCurrent, primary);
+		CK(cuCtxSynchronize);
 	} else if (!strcmp(name, "alloc")) {
-		CK(cuMemAlloc_v2(&p, bytes));
+		CK(cuMemAlloc_v2, &p, bytes);
 	} else if (!strcmp(name, "reserve")) {
-		CK(cuMemAddressReserve(&va, bytes, 0, 0, 0));
+		CK(cuMemAddressReserve, &va, bytes, 0, 0, 0);
 	} else if (!strcmp(name, "vmm")) {
-		CK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+		CK(cuMemGetAllocationGranularity, &gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
 		bytes = (bytes + gran - 1) / gran * gran;
-		CK(cuMemCreate(&h, bytes, &prop, 0));
-		CK(cuMemAddressReserve(&va, bytes, 0, 0, 0));
-		CK(cuMemMap(va, bytes, 0, h, 0));
-		CK(cuMemSetAccess(va, bytes, &acc, 1));
+		CK(cuMemCreate, &h, bytes, &prop, 0);
+		CK(cuMemAddressReserve, &va, bytes, 0, 0, 0);
+		CK(cuMemMap, va, bytes, 0, h, 0);
+		CK(cuMemSetAccess, va, bytes, &acc, 1);
 	} else if (!strcmp(name, "pool")) {
-		CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-		CK(cuMemAllocAsync(&p, bytes, s));
-		CK(cuStreamSynchronize(s));
+		CK(cuStreamCreate, &s, CU_STREAM_NON_BLOCKING);
+		CK(cuMemAllocAsync, &p, bytes, s);
+		CK(cuStreamSynchronize, s);
 	} else if (!strcmp(name, "managed")) {
-		CK(cuMemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL));
-		CK(cuMemsetD8_v2(p, 0x5a, bytes));
-		CK(cuCtxSynchronize());
+		CK(cuMemAllocManaged, &p, bytes, CU_MEM_ATTACH_GLOBAL);
+		CK(cuMemsetD8_v2, p, 0x5a, bytes);
+		CK(cuCtxSynchronize);
 	} else if (!strcmp(name, "ctx2")) {
-		CK(cuCtxCreate_v2(&second, 0, 0));
-		CK(cuCtxSynchronize());
-	} else if (!strcmp(name, "drop2") && second) {
-		CK(cuCtxDestroy_v2(second));
+		CK(cuCtxCreate_v2, &second, 0, dev);
+		CK(cuCtxSynchronize);
+	} else if (!strcmp(name, "drop2")) {
+		if (!second) {
+			printf("error=skipped call=cuCtxDestroy_v2 step=%s (no second context)\n", step);
+			return 1;
+		}
+		CK(cuCtxDestroy_v2, second);
 		second = NULL;
-		CK(cuCtxSetCurrent(primary));
+		CK(cuCtxSetCurrent, primary);
 	} else {
 		printf("error=usage call=%s step=%s\n", name, step);
 		return 1;

@@ -1,12 +1,12 @@
 # rmtrace.sh's report (POSIX awk: mawk, busybox and gawk alike). Reads two files: the
 # figures ("STEP PROCESS_MIB GPU_MIB" a line, "n/a" for a figure nvidia-smi did not
 # give), then librmtrace.so's trace (test/gpu/rmtrace.c); at each "mark STEP" prints
-# the rows described atop rmtrace.sh, then "all early ..." at the end. Lists are
-# sorted, so the report is the same in every awk.
+# the rows described atop rmtrace.sh (a step with no figures line: n/a), then "all
+# early ..." at the end. Lists are sorted, so the report is the same in every awk.
 function kv(   i, p) { delete f; for (i = 3; i <= NF; i++) { p = index($i, "="); f[substr($i, 1, p - 1)] = substr($i, p + 1) } }
 function drop(k,   c) {
 	if (!(k in cls)) return
-	for (c in par) if (par[c] == k) drop(c)
+	for (c in par) if (c != k && par[c] == k) drop(c)
 	if (cls[k] == "0x40") live40 -= size[k]
 	if (k in nl) { vanl -= nl[k]; delete nl[k] }
 	delete cls[k]; delete par[k]; delete size[k]; delete nosub[k]
@@ -31,9 +31,10 @@ function list(a,   k, n, i, j, t, key, s) {
 function row(name, value) { printf "%-10s %-8s %s\n", step, name, value }
 function mib(x) { return x == "n/a" ? "n/a" : x " MiB" }
 function against(x, y) { return x == "n/a" || y == "n/a" ? "n/a" : sprintf("%+.1f", x - y) }
-NR == FNR { smi_proc[FNR] = $2; smi_gpu[FNR] = $3; next }
+FILENAME == ARGV[1] { smi_proc[FNR] = $2; smi_gpu[FNR] = $3; next }
 $1 == "rm" && $2 == "alloc" {
 	kv(); forms[f["form"] (f["xfer"] == 1 ? "+xfer" : "")]++
+	if (!("status" in f)) next
 	if (f["status"] != "0x0") { refused[f["class"] "=" f["status"]]++; next }
 	c = f["class"]
 	k = (c == "0x0" || c == "0x1" || c == "0x41") ? f["handle"] "/" f["handle"] : f["root"] "/" f["handle"]
@@ -50,7 +51,7 @@ $1 == "rm" && $2 == "alloc" {
 }
 $1 == "rm" && $2 == "free" { kv(); if (f["status"] == "0x0") { nfree++; drop(f["root"] "/" f["handle"]) }; next }
 $1 == "rm" && $2 == "dup" { dups++; next }
-$1 == "rm" && $2 == "control" { kv(); if ("rc" in f) cfailed++; else controls++; next }
+$1 == "rm" && $2 == "control" { kv(); if ("rc" in f) cfailed++; else if (f["status"] != "0x0") cstatus++; else controls++; next }
 $1 == "rm" && $2 == "vidheap" { kv(); vidheap[f["function"]]++; next }
 $1 == "rm" && $2 == "esc" { kv(); escs[f["nr"] (f["rc"] != 0 ? "(rc " f["rc"] ")" : "")]++; next }
 $1 == "uvm" { kv(); uvm[f["name"] == "" ? substr($2, 5) : f["name"]]++; next }
@@ -62,11 +63,12 @@ $1 == "mark" {
 	row("live", "devices " live["devices"] + 0 ", subdevices " live["subdevices"] + 0 ", groups " live["groups"] + 0 ", channels " live["channels"] + 0 ", VA spaces " live["vaspaces"] + 0)
 	row("mem40", sprintf("%.1f MiB held; pages of those made: %s", live40 / 1048576, list(pages)))
 	row("va", "flags of those made: " list(vaflags) sprintf("; without LAZY or EXTERNALLY_MANAGED %.3f GiB held, pt4k %.1f MiB", vanl / 1073741824, vanl / 512 / 1048576))
-	row("smi", "process " mib(smi_proc[n]) " (" against(smi_proc[n], live40 / 1048576) " against mem40), GPU " (smi_gpu[n] == "n/a" ? "" : "+") mib(smi_gpu[n]) " (" against(smi_gpu[n], smi_proc[n]) " against the process)")
+	pm = (n in smi_proc) ? smi_proc[n] : "n/a"; gm = (n in smi_gpu) ? smi_gpu[n] : "n/a"
+	row("smi", "process " mib(pm) " (" against(pm, live40 / 1048576) " against mem40), GPU " (gm == "n/a" ? "" : "+") mib(gm) " (" against(gm, pm) " against the process)")
 	row("uvm", list(uvm))
-	row("calls", "forms " list(forms) ", controls " controls + 0 " (" cfailed + 0 " failed), vidheap " list(vidheap) ", dups " dups + 0 ", refused " list(refused) ", other escapes " list(escs))
+	row("calls", "forms " list(forms) ", controls " controls + 0 " answered 0x0, " cstatus + 0 " another status, " cfailed + 0 " failed, vidheap " list(vidheap) ", dups " dups + 0 ", refused " list(refused) ", other escapes " list(escs))
 	delete made; delete pages; delete vaflags; delete uvm; delete forms; delete refused; delete escs; delete vidheap
-	nfree = controls = cfailed = dups = 0
+	nfree = controls = cstatus = cfailed = dups = 0
 }
 END {
 	step = "all"

@@ -49,22 +49,32 @@ cc -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden -I"$ROOT/simdrv/lib" \
 
 # CUDA's device 0 is the first GPU in nvidia-smi's order only under PCI bus order.
 export CUDA_DEVICE_ORDER=PCI_BUS_ID
+# A probe that died between "at STEP" and reading its line must not kill the script
+# with the report unwritten.
+trap '' PIPE
 num() { [[ $1 =~ ^[0-9]+$ ]] && echo "$1" || echo n/a; }
-gpu_used() { num "$("$SMI" --query-gpu=memory.used --format=csv,noheader,nounits | head -1 | tr -d ' ')"; }
-# The process's MiB on every GPU, n/a when nvidia-smi does not list it.
+smi() { timeout -k 5 30 "$SMI" "$@"; }
+gpu_used() { num "$(smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1 | tr -d ' ')"; }
+# The process's MiB on every GPU; n/a when nvidia-smi does not list it or gives no number.
 proc_used() {
-	num "$("$SMI" --query-compute-apps=pid,used_memory --format=csv,noheader,nounits |
-		awk -F', *' -v p="$1" '$1 == p { s += $2; seen = 1 } END { if (seen) print s }')"
+	num "$(smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits |
+		awk -F', *' -v p="$1" '$1 == p { if ($2 !~ /^[0-9]+$/) bad = 1; s += $2; seen = 1 }
+			END { if (seen && !bad) print s }')"
 }
 
-"$SMI" -L | head -1 | sed 's/^/gpu: /'
+smi -L | head -1 | sed 's/^/gpu: /'
 base=$(gpu_used)
 : >"$T"
 : >"$OUT/figures"
-coproc PROBE { exec env RMTRACE_OUT="$T" LD_PRELOAD="$OUT/librmtrace.so" "$OUT/rmprobe" "${STEPS[@]}" 2>"$OUT/probe.err"; }
-# bash drops PROBE and PROBE_PID once the probe exits: keep them.
+# bash drops PROBE and PROBE_PID once the probe exits, so the probe starts only once
+# they are kept; it has two minutes for all its steps.
+coproc PROBE {
+	read -r _ || exit 1
+	exec timeout -k 5 120 env RMTRACE_OUT="$T" LD_PRELOAD="$OUT/librmtrace.so" "$OUT/rmprobe" "${STEPS[@]}" 2>"$OUT/probe.err"
+}
 probe_pid=$PROBE_PID
 exec {from}<&"${PROBE[0]}" {to}>&"${PROBE[1]}"
+echo go >&"$to"
 while IFS= read -r line <&"$from"; do
 	case $line in
 	"at "*)
