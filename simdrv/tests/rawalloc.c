@@ -247,27 +247,41 @@ static unsigned int new_client(void)
 }
 
 /*
- * A new client with device handle on GPU gpu (RM_ALLOC form form) and no subdevice yet;
- * needs /dev/nvidia<gpu> open. RM gives a client one device of a GPU: another there
- * needs another client.
+ * Device handle of client c on GPU gpu (RM_ALLOC form form); needs /dev/nvidia<gpu>
+ * open. RM gives a client one device of a GPU: another there needs another client.
  */
-static unsigned int client_with_device(int form, unsigned int gpu, unsigned int handle)
+static void device_of(int form, unsigned int c, unsigned int gpu, unsigned int handle)
 {
 	struct sd_nv0080_alloc d = { .deviceId = gpu };
-	unsigned int c = new_client(), h = handle;
+	unsigned int h = handle;
 
 	CHECK(alloc(form, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK && h == handle);
+}
+
+/* Subdevice dev + 1 of client c's device dev (RM_ALLOC form form). */
+static void subdevice_of(int form, unsigned int c, unsigned int dev)
+{
+	struct sd_nv2080_alloc s = { 0 };
+	unsigned int h = dev + 1;
+
+	CHECK(alloc(form, c, dev, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
+}
+
+/* A new client with device handle on GPU gpu (device_of) and no subdevice yet. */
+static unsigned int client_with_device(int form, unsigned int gpu, unsigned int handle)
+{
+	unsigned int c = new_client();
+
+	device_of(form, c, gpu, handle);
 	return c;
 }
 
 /* A client with device 0x1000 and subdevice 0x1001 on GPU gpu (client_with_device). */
 static unsigned int client_on_gpu(unsigned int gpu)
 {
-	struct sd_nv2080_alloc s = { 0 };
-	unsigned int c = client_with_device(1, gpu, 0x1000), h;
+	unsigned int c = client_with_device(1, gpu, 0x1000);
 
-	h = 0x1001;
-	CHECK(alloc(2, c, 0x1000, &h, SD_NV20_SUBDEVICE_0, &s) == SD_NV_OK);
+	subdevice_of(2, c, 0x1000);
 	return c;
 }
 
@@ -661,13 +675,8 @@ static void dups(unsigned long long mib)
 /* Device dev of client c on GPU 0, with its subdevice dev + 1. */
 static void device_on_gpu0(unsigned int c, unsigned int dev)
 {
-	struct sd_nv0080_alloc d = { .deviceId = 0 };
-	struct sd_nv2080_alloc sub = { 0 };
-	unsigned int h = dev;
-
-	CHECK(alloc(0, c, c, &h, SD_NV01_DEVICE_0, &d) == SD_NV_OK);
-	h = dev + 1;
-	CHECK(alloc(0, c, dev, &h, SD_NV20_SUBDEVICE_0, &sub) == SD_NV_OK);
+	device_of(0, c, 0, dev);
+	subdevice_of(0, c, dev);
 }
 
 /*
