@@ -137,8 +137,30 @@ static int field(const struct gpu *g, const char *f, int units, char *out,
 	return 0;
 }
 
-static int query(const struct gpu *gpus, unsigned n, const char *fields,
-		 const char *format)
+/* A compute app: a process holding memory on a GPU (--query-compute-apps). */
+struct app {
+	const struct gpu *gpu;
+	unsigned int pid;
+	unsigned long long bytes;
+};
+
+static int app_field(const struct app *a, const char *f, int units, char *out, size_t len)
+{
+	if (!strcmp(f, "pid"))
+		snprintf(out, len, "%u", a->pid);
+	else if (!strcmp(f, "used_memory") || !strcmp(f, "used_gpu_memory"))
+		snprintf(out, len, "%llu%s", a->bytes >> 20, units ? " MiB" : "");
+	else
+		return field(a->gpu, f, units, out, len);
+	return 0;
+}
+
+/*
+ * FIELDS of n rows in CSV, the header first unless FORMAT says noheader; cell(row i,
+ * field, units, out) gives each value, -1 for a field it does not know.
+ */
+static int csv(unsigned n, const char *fields, const char *format,
+	       int (*cell)(unsigned i, const char *f, int units, char *out, size_t len))
 {
 	int header = !strstr(format, "noheader");
 	int units = !strstr(format, "nounits");
@@ -160,7 +182,7 @@ static int query(const struct gpu *gpus, unsigned n, const char *fields,
 				printf("%s%s", tok == buf ? "" : ", ", tok);
 				continue;
 			}
-			if (field(&gpus[i - 1], tok, units, out, sizeof(out))) {
+			if (cell(i - 1, tok, units, out, sizeof(out))) {
 				fprintf(stderr, "Field \"%s\" is not a valid field to query.\n",
 					tok);
 				return 2;
@@ -172,26 +194,24 @@ static int query(const struct gpu *gpus, unsigned n, const char *fields,
 	return 0;
 }
 
-/* One line per process per GPU, as the real tool lists compute apps. */
-static int query_apps(const struct gpu *gpus, unsigned n, const char *fields,
-		      const char *format)
-{
-	int units = !strstr(format, "nounits");
-	char buf[256], *save, *tok;
+static struct gpu gpus[64];
+static struct app apps[64 * 64];
 
-	if (strncmp(format, "csv", 3)) {
-		fprintf(stderr, "Only CSV output is supported.\n");
-		return 2;
-	}
-	if (!strstr(format, "noheader")) {
-		snprintf(buf, sizeof(buf), "%s", fields);
-		save = NULL;
-		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			printf("%s%s%s", tok == buf ? "" : ", ",
-			       strcmp(tok, "used_memory") ? tok : "used_gpu_memory",
-			       strcmp(tok, "used_memory") ? "" : " [MiB]");
-		putchar('\n');
-	}
+static int gpu_cell(unsigned i, const char *f, int units, char *out, size_t len)
+{
+	return field(&gpus[i], f, units, out, len);
+}
+
+static int app_cell(unsigned i, const char *f, int units, char *out, size_t len)
+{
+	return app_field(&apps[i], f, units, out, len);
+}
+
+/* NVML's processes of every GPU, in GPU order, as the real tool lists compute apps. */
+static unsigned load_apps(unsigned n)
+{
+	unsigned napps = 0;
+
 	for (unsigned i = 0; i < n; i++) {
 		nvmlProcessInfo_t p[64];
 		unsigned int count = 64;
@@ -200,33 +220,16 @@ static int query_apps(const struct gpu *gpus, unsigned n, const char *fields,
 		if (nvmlDeviceGetHandleByIndex_v2(i, &d) ||
 		    nvmlDeviceGetComputeRunningProcesses_v3(d, &count, p))
 			continue;
-		for (unsigned k = 0; k < count; k++) {
-			snprintf(buf, sizeof(buf), "%s", fields);
-			save = NULL;
-			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				printf("%s", tok == buf ? "" : ", ");
-				if (!strcmp(tok, "pid"))
-					printf("%u", p[k].pid);
-				else if (!strcmp(tok, "gpu_uuid"))
-					printf("%s", gpus[i].uuid);
-				else if (!strcmp(tok, "used_memory") || !strcmp(tok, "used_gpu_memory"))
-					printf("%llu%s", p[k].usedGpuMemory >> 20, units ? " MiB" : "");
-				else {
-					fprintf(stderr, "Field \"%s\" is not a valid field to query.\n", tok);
-					return 2;
-				}
-			}
-			putchar('\n');
-		}
+		for (unsigned k = 0; k < count; k++)
+			apps[napps++] = (struct app){ &gpus[i], p[k].pid, p[k].usedGpuMemory };
 	}
-	return 0;
+	return napps;
 }
 
 int main(int argc, char **argv)
 {
-	struct gpu gpus[64];
 	unsigned int n = 0;
-	const char *fields = NULL, *apps = NULL, *format = "csv";
+	const char *fields = NULL, *app_fields = NULL, *format = "csv";
 	int list_only = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -235,7 +238,7 @@ int main(int argc, char **argv)
 		else if (!strncmp(argv[i], "--query-gpu=", 12))
 			fields = argv[i] + 12;
 		else if (!strncmp(argv[i], "--query-compute-apps=", 21))
-			apps = argv[i] + 21;
+			app_fields = argv[i] + 21;
 		else if (!strncmp(argv[i], "--format=", 9))
 			format = argv[i] + 9;
 		else {
@@ -257,9 +260,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (fields)
-		return query(gpus, n, fields, format);
-	if (apps)
-		return query_apps(gpus, n, apps, format);
+		return csv(n, fields, format, gpu_cell);
+	if (app_fields)
+		return csv(load_apps(n), app_fields, format, app_cell);
 	if (list_only) {
 		for (unsigned i = 0; i < n; i++)
 			list(&gpus[i]);

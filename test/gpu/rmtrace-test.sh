@@ -13,9 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden -I../../simdrv/lib \
-	-o "$tmp/librmtrace.so" rmtrace.c -ldl
-cc -O2 -Wall -Wextra -Werror -I../../libcgpu/include -o "$tmp/rmprobe" rmprobe.c -ldl
+make -s B="$tmp" CFLAGS="-O2 -Wall -Wextra -Werror"
 n=0
 for a in mawk gawk "busybox awk"; do
 	command -v "${a%% *}" >/dev/null || continue

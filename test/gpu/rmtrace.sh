@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What libcuda asks of NVIDIA's driver, step by step, for a machine with an NVIDIA GPU, its
-# driver and a C compiler (no kernel headers, no cgpu_km, no Docker): the questions
+# driver, a C compiler and make (no kernel headers, no cgpu_km, no Docker): the questions
 # docs/kmod.md leaves open because no machine here has a GPU. rmprobe (test/gpu/rmprobe.c)
 # makes a context and then one kind of memory after another, all kept; librmtrace.so
 # (test/gpu/rmtrace.c), preloaded, logs each RM and nvidia-uvm ioctl; after each step
@@ -41,11 +41,7 @@ SMI=${NVIDIA_SMI:-nvidia-smi}
 read -r -a STEPS <<<"${RMTRACE_STEPS:-ctx alloc:1073741824 reserve:17179869184 vmm:67108864 pool:67108864 managed:67108864 ctx2 drop2}"
 T=$OUT/trace
 
-# No -Werror: a compiler newer than ours warns of more (test/suites/22 builds with it).
-cc -O2 -Wall -Wextra -shared -fPIC -fvisibility=hidden -I"$ROOT/simdrv/lib" \
-	-o "$OUT/librmtrace.so" "$ROOT/test/gpu/rmtrace.c" -ldl &&
-	cc -O2 -Wall -Wextra -I"$ROOT/libcgpu/include" -o "$OUT/rmprobe" \
-		"$ROOT/test/gpu/rmprobe.c" -ldl || exit 1
+make -s -C "$ROOT/test/gpu" B="$OUT" || exit 1
 
 # CUDA's device 0 is the first GPU in nvidia-smi's order only under PCI bus order.
 export CUDA_DEVICE_ORDER=PCI_BUS_ID
