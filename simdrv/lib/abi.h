@@ -271,6 +271,8 @@ struct sd_nv2080_alloc {
  * NV_VASPACE_ALLOCATION_PARAMETERS (nvos.h): the stand-in reads none of it.
  */
 #define SD_FERMI_VASPACE_A	0x90f1
+/* nvidia-uvm's: RM refuses VA ranges in it (gvaspaceAlloc: NV_ERR_NOT_SUPPORTED). */
+#define SD_VASPACE_FLAGS_IS_EXTERNALLY_OWNED 0x00000008u
 struct sd_vaspace_alloc {
 	sd_u32 index;
 	sd_u32 flags;
@@ -359,12 +361,15 @@ struct sd_memory_alloc {
 #define SD_ALLOC_FLAGS_USE_BEGIN_END	0x00020000u
 #define SD_ALLOC_FLAGS_VIRTUAL		0x00080000u
 /*
- * A VA range (NV50_MEMORY_VIRTUAL) neither served nor charged: RM reserves page tables
- * for its whole size unless one of these flags is set; test/gpu/rmtrace.c reports them.
+ * A VA range (NV50_MEMORY_VIRTUAL) neither served nor charged: RM makes page tables for
+ * its whole size at once when it is SPARSE (it sparsifies the range, LAZY or not), or
+ * when neither LAZY nor EXTERNALLY_MANAGED is set (virtmemConstruct's page-table
+ * reservation, gvaspaceAlloc's pinning); test/gpu/rmtrace.c reports them.
  */
 #define SD_NV50_MEMORY_VIRTUAL		0x50a0
 #define SD_ALLOC_FLAGS_LAZY		0x00000400u
 #define SD_ALLOC_FLAGS_EXTERNALLY_MANAGED 0x00400000u
+#define SD_ALLOC_FLAGS_SPARSE		0x04000000u
 
 /*
  * nvidia-uvm's device (kernel-open/nvidia-uvm): a character region named "nvidia-uvm"

@@ -45,8 +45,9 @@ $1 == "rm" && $2 == "alloc" {
 	if (c == "0x40") { size[k] = f["size"]; live40 += f["size"]; pages[f["page"]]++ }
 	if (c == "0x50a0") {
 		vaflags[f["flags"]]++
-		if (f["lazy"] + 0 == 0 && f["ext"] + 0 == 0) { nl[k] = f["size"]; vanl += f["size"] }
+		if (f["sparse"] + 0 == 1 || (f["lazy"] + 0 == 0 && f["ext"] + 0 == 0)) { nl[k] = f["size"]; vanl += f["size"] }
 	}
+	if (c == "0x90f1") vasflags[f["vasflags"] == "" ? "n/a" : f["vasflags"]]++
 	next
 }
 $1 == "rm" && $2 == "free" { kv(); if (f["status"] == "0x0") { nfree++; drop(f["root"] "/" f["handle"]) }; next }
@@ -62,12 +63,12 @@ $1 == "mark" {
 	row("made", list(made) (nfree ? ", " nfree " freed" : ""))
 	row("live", "devices " live["devices"] + 0 ", subdevices " live["subdevices"] + 0 ", groups " live["groups"] + 0 ", channels " live["channels"] + 0 ", VA spaces " live["vaspaces"] + 0)
 	row("mem40", sprintf("%.1f MiB held; pages of those made: %s", live40 / 1048576, list(pages)))
-	row("va", "flags of those made: " list(vaflags) sprintf("; without LAZY or EXTERNALLY_MANAGED %.3f GiB held, pt4k %.1f MiB", vanl / 1073741824, vanl / 512 / 1048576))
+	row("va", "flags of ranges made: " list(vaflags) sprintf("; pinning page tables (SPARSE, or neither LAZY nor EXTERNALLY_MANAGED) %.3f GiB held, pt4k %.1f MiB", vanl / 1073741824, vanl / 512 / 1048576) "; flags of VA spaces made: " list(vasflags))
 	pm = (n in smi_proc) ? smi_proc[n] : "n/a"; gm = (n in smi_gpu) ? smi_gpu[n] : "n/a"
 	row("smi", "process " mib(pm) " (" against(pm, live40 / 1048576) " against mem40), GPU " (gm == "n/a" ? "" : "+") mib(gm) " (" against(gm, pm) " against the process)")
 	row("uvm", list(uvm))
 	row("calls", "forms " list(forms) ", controls " controls + 0 " answered 0x0, " cstatus + 0 " another status, " cfailed + 0 " failed, vidheap " list(vidheap) ", dups " dups + 0 ", refused " list(refused) ", other escapes " list(escs))
-	delete made; delete pages; delete vaflags; delete uvm; delete forms; delete refused; delete escs; delete vidheap
+	delete made; delete pages; delete vaflags; delete vasflags; delete uvm; delete forms; delete refused; delete escs; delete vidheap
 	nfree = controls = cstatus = cfailed = dups = 0
 }
 END {

@@ -5,16 +5,19 @@
  * $RMTRACE_OUT, after the driver answered. It answers what cgpu_km's enforcement assumes
  * of libcuda and no machine here can show (docs/kmod.md, "Not yet"): which classes it
  * allocates and with which NV_MEMORY_ALLOCATION_PARAMS flags (NV50_MEMORY_VIRTUAL's LAZY,
- * whose absence makes RM reserve page tables for the whole range), in which order, and
- * what it registers with nvidia-uvm. test/gpu/rmtrace.sh reads the lines.
+ * EXTERNALLY_MANAGED and SPARSE, which decide whether RM makes page tables for the whole
+ * range at once), in which order, and what it registers with nvidia-uvm.
+ * test/gpu/rmtrace.sh reads the lines.
  *
  * libcuda calls libc's ioctl (its dynamic imports, checked on Debian's 535 and 550
  * libcuda1), so interposing ioctl sees every call; the layouts are the stand-in's
  * (simdrv/lib/abi.h, checked against NVIDIA's headers by simdrv/conformance).
  *
  *   rm alloc form=nvos21|nvos64 xfer=0|1 class=0x.. root=0x.. parent=0x.. handle=0x..
- *            status=0x.. [flags=0x.. lazy=0|1 ext=0|1 attr=0x.. attr2=0x.. page=P size=N]
- *            (memory classes; P, the page size the driver chose: default 4k 64k 2m 512m)
+ *            status=0x.. [flags=0x.. lazy=0|1 ext=0|1 sparse=0|1 attr=0x.. attr2=0x..
+ *            page=P size=N] (memory classes; P, the page size the driver chose: default
+ *            4k 64k 2m 512m) [vasflags=0x.. extowned=0|1] (VA spaces: nvidia-uvm's is
+ *            externally owned)
  *   rm free root=0x.. handle=0x.. status=0x..
  *   rm dup root=0x.. parent=0x.. handle=0x.. src=0x.. status=0x..
  *   rm control cmd=0x.. status=0x..  (or rc=N errno=E when the ioctl itself failed)
@@ -131,6 +134,7 @@ static void alloc_line(const void *arg, unsigned size, int xfer)
 	const struct sd_nvos21 *a = arg;
 	const struct sd_nvos64 *b = arg;
 	const struct sd_memory_alloc *m;
+	const struct sd_vaspace_alloc *v;
 	sd_u32 status, psize;
 	sd_u64 params;
 	char extra[160] = "";
@@ -147,13 +151,22 @@ static void alloc_line(const void *arg, unsigned size, int xfer)
 		say("rm alloc form=size%u xfer=%d\n", size, xfer);
 		return;
 	}
+	/*
+	 * RM copies a class's own size of parameters whatever paramsSize says, so a caller
+	 * may leave it 0: they are read here when the driver read them (it made the object)
+	 * or when paramsSize vouches for the size.
+	 */
 	m = (const void *)(unsigned long)params;
-	if (is_memory(a->hClass) && m && psize >= SD_MEMPARAMS_SIZE_OLD)
+	v = (const void *)(unsigned long)params;
+	if (is_memory(a->hClass) && m && (status == 0 || psize >= SD_MEMPARAMS_SIZE_OLD))
 		snprintf(extra, sizeof(extra),
-			 " flags=0x%x lazy=%d ext=%d attr=0x%x attr2=0x%x page=%s size=%llu", m->flags,
-			 !!(m->flags & SD_ALLOC_FLAGS_LAZY),
-			 !!(m->flags & SD_ALLOC_FLAGS_EXTERNALLY_MANAGED), m->attr, m->attr2,
-			 page_of(m), m->size);
+			 " flags=0x%x lazy=%d ext=%d sparse=%d attr=0x%x attr2=0x%x page=%s size=%llu",
+			 m->flags, !!(m->flags & SD_ALLOC_FLAGS_LAZY),
+			 !!(m->flags & SD_ALLOC_FLAGS_EXTERNALLY_MANAGED),
+			 !!(m->flags & SD_ALLOC_FLAGS_SPARSE), m->attr, m->attr2, page_of(m), m->size);
+	else if (a->hClass == SD_FERMI_VASPACE_A && v && (status == 0 || psize >= sizeof(*v)))
+		snprintf(extra, sizeof(extra), " vasflags=0x%x extowned=%d", v->flags,
+			 !!(v->flags & SD_VASPACE_FLAGS_IS_EXTERNALLY_OWNED));
 	say("rm alloc form=%s xfer=%d class=0x%x root=0x%x parent=0x%x handle=0x%x status=0x%x%s\n",
 	    size == sizeof(struct sd_nvos21) ? "nvos21" : "nvos64", xfer, a->hClass, a->hRoot,
 	    a->hObjectParent, a->hObjectNew, status, extra);

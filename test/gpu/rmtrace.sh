@@ -13,10 +13,12 @@
 #               max_channels must allow a process
 #   mem40       bytes of 0x40 objects held, and the page sizes of those made in the step
 #               (cgpu_km charges 4k pages at 64 KiB)
-#   va          the flags of the VA ranges made in the step, and the bytes held by those
-#               without LAZY or EXTERNALLY_MANAGED, for which RM reserves page tables
-#               (pt4k: their leaf level at 8 bytes per 4 KiB, RM's worst case
-#               gpu_vaspace.c reserves for)
+#   va          the flags of the VA ranges made in the step; the bytes held by those for
+#               which RM makes page tables for the whole range at once (SPARSE, or
+#               neither LAZY nor EXTERNALLY_MANAGED; pt4k: their leaf level at 8 bytes
+#               per 4 KiB, RM's worst case gpu_vaspace.c reserves for); and the flags of
+#               the VA spaces made (0x8, IS_EXTERNALLY_OWNED: nvidia-uvm's, where RM
+#               makes no ranges)
 #   smi         nvidia-smi: the process's MiB, the GPU's used MiB above the start, and
 #               each against the 0x40 bytes held (what cgpu_km charges); n/a where
 #               nvidia-smi gave no figure
