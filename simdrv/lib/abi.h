@@ -21,6 +21,8 @@
 #define SD_ESC_RM_ALLOC		0x2B
 #define SD_ESC_RM_DUP_OBJECT	0x34
 #define SD_ESC_RM_VID_HEAP_CONTROL 0x4A	/* not served either */
+#define SD_ESC_RM_MAP_MEMORY_DMA 0x57	/* not served: test/gpu/rmtrace.c reads them */
+#define SD_ESC_RM_UNMAP_MEMORY_DMA 0x58
 #define SD_ESC_CARD_INFO	200
 #define SD_ESC_REGISTER_FD	201
 #define SD_ESC_CHECK_VERSION_STR 210
@@ -121,6 +123,36 @@ struct sd_nvos02_with_fd {
 	struct sd_nvos02 params;
 	sd_s32 fd;
 	sd_u32 pad;
+};
+
+/*
+ * NVOS46_PARAMETERS (NV_ESC_RM_MAP_MEMORY_DMA): hMemory's offset..offset+length mapped
+ * into the GPU VA range hDma, at dmaOffset; RM makes the page tables the mapping needs.
+ * NVOS47_PARAMETERS (NV_ESC_RM_UNMAP_MEMORY_DMA) takes it away.
+ */
+struct sd_nvos46 {
+	sd_u32 hClient;
+	sd_u32 hDevice;
+	sd_u32 hDma;
+	sd_u32 hMemory;
+	sd_u64 offset;
+	sd_u64 length;
+	sd_u32 flags;
+	sd_u32 pad0;
+	sd_u64 dmaOffset;
+	sd_u32 status;
+	sd_u32 pad1;
+};
+struct sd_nvos47 {
+	sd_u32 hClient;
+	sd_u32 hDevice;
+	sd_u32 hDma;
+	sd_u32 hMemory;
+	sd_u32 flags;
+	sd_u32 pad0;
+	sd_u64 dmaOffset;
+	sd_u32 status;
+	sd_u32 pad1;
 };
 
 /* nv_ioctl_register_fd_t (NV_ESC_REGISTER_FD): the control file this file acts as */

@@ -11,6 +11,7 @@
  *   vmm:BYTES       cuMemCreate, cuMemAddressReserve, cuMemMap, cuMemSetAccess
  *   pool:BYTES      cuMemAllocAsync on a stream of its own, then synchronized
  *   managed:BYTES   cuMemAllocManaged, written by cuMemsetD8 on the GPU
+ *   host:BYTES      cuMemAllocHost (pinned system memory the GPU maps)
  *   ctx2            a second context (cuCtxCreate), synchronized
  *   drop2           the second context destroyed (cuCtxDestroy), the first made current
  *
@@ -49,6 +50,8 @@ FN(cuStreamSynchronize);
 FN(cuMemAllocAsync);
 FN(cuMemAllocManaged);
 FN(cuMemsetD8_v2);
+/* Neither libcgpu nor the simulated GPU has it, so cgpu_cuda.h does not declare it. */
+static CUresult (*p_cuMemAllocHost_v2)(void **pp, size_t bytesize);
 
 static const char *step;
 static CUcontext primary, second;
@@ -91,6 +94,7 @@ static int load(void)
 	SYM(cuMemAlloc_v2) SYM(cuMemAddressReserve) SYM(cuMemGetAllocationGranularity)
 	SYM(cuMemCreate) SYM(cuMemMap) SYM(cuMemSetAccess) SYM(cuStreamCreate)
 	SYM(cuStreamSynchronize) SYM(cuMemAllocAsync) SYM(cuMemAllocManaged) SYM(cuMemsetD8_v2)
+	SYM(cuMemAllocHost_v2)
 	return 0;
 }
 
@@ -102,6 +106,7 @@ static int run(const char *name, size_t bytes)
 	CUmemGenericAllocationHandle h;
 	CUdeviceptr p, va;
 	CUstream s;
+	void *hp;
 	size_t gran;
 
 	if (!strcmp(name, "ctx")) {
@@ -129,6 +134,8 @@ static int run(const char *name, size_t bytes)
 		CK(cuMemAllocManaged, &p, bytes, CU_MEM_ATTACH_GLOBAL);
 		CK(cuMemsetD8_v2, p, 0x5a, bytes);
 		CK(cuCtxSynchronize);
+	} else if (!strcmp(name, "host")) {
+		CK(cuMemAllocHost_v2, &hp, bytes);
 	} else if (!strcmp(name, "ctx2")) {
 		CK(cuCtxCreate_v2, &second, 0, dev);
 		CK(cuCtxSynchronize);

@@ -3,13 +3,15 @@
 # -Werror, and the report of a trace that has every kind of line (testdata/: a client, a
 # device with memory made before its subdevice, a group with its channel freed by the
 # group's free, VA ranges plain, LAZY, EXTERNALLY_MANAGED and SPARSE with LAZY, VA
-# spaces nvidia-uvm's and RM's, 4 KiB pages, a refusal, a failed control and one
-# answered with another status, RM's older heap call, a duplicate, an allocation of an
-# unknown size, nvidia-uvm commands, n/a figures, then the client freed with all under
-# it, and a client that names itself its parent freed) is testdata/rmtrace.report, and
-# with no figures at all (the context failed) testdata/rmtrace-nofigures.report, in
-# every awk installed of mawk, gawk and busybox's. (On the stand-in driver, suite 57's
-# vm-guest.sh runs the whole of rmtrace.sh.)
+# spaces nvidia-uvm's and RM's, RM mappings into ranges and into an unknown handle, one
+# failed, one unmapped, one gone with its range and one with its client's free, 4 KiB
+# pages, a refusal, a failed control and one answered with another status, RM's older
+# heap call, a duplicate, an allocation of an unknown size, nvidia-uvm commands, n/a
+# figures, then the client freed with all under it, and a client that names itself its
+# parent freed) is testdata/rmtrace.report, and with no figures at all (the context
+# failed) testdata/rmtrace-nofigures.report, in every awk installed of mawk, gawk and
+# busybox's. (On the stand-in driver, suite 57's vm-guest.sh runs the whole of
+# rmtrace.sh.)
 set -euo pipefail
 cd "$(dirname "$0")"
 tmp=$(mktemp -d)

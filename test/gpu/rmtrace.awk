@@ -4,11 +4,13 @@
 # the rows described atop rmtrace.sh (a step with no figures line: n/a), then "all
 # early ..." at the end. Lists are sorted, so the report is the same in every awk.
 function kv(   i, p) { delete f; for (i = 3; i <= NF; i++) { p = index($i, "="); f[substr($i, 1, p - 1)] = substr($i, p + 1) } }
-function drop(k,   c) {
+function unmap(m) { mapheld -= mlen[m]; delete mlen[m]; delete mdma[m]; delete mmem[m] }
+function drop(k,   c, m) {
 	if (!(k in cls)) return
 	for (c in par) if (c != k && par[c] == k) drop(c)
 	if (cls[k] == "0x40") live40 -= size[k]
 	if (k in nl) { vanl -= nl[k]; delete nl[k] }
+	for (m in mlen) if (mdma[m] == k || mmem[m] == k) unmap(m)
 	delete cls[k]; delete par[k]; delete size[k]; delete nosub[k]
 }
 function kind(c) {
@@ -52,6 +54,13 @@ $1 == "rm" && $2 == "alloc" {
 }
 $1 == "rm" && $2 == "free" { kv(); if (f["status"] == "0x0") { nfree++; drop(f["root"] "/" f["handle"]) }; next }
 $1 == "rm" && $2 == "dup" { dups++; next }
+$1 == "rm" && $2 == "dmamap" {
+	kv(); if (f["status"] != "0x0") { mapfailed++; next }
+	m = f["root"] "/" f["dma"] "/" f["offset"]; mdma[m] = f["root"] "/" f["dma"]; mmem[m] = f["root"] "/" f["memory"]
+	mlen[m] = f["length"]; mapheld += f["length"]; maps++; mapped += f["length"]; into[mdma[m] in cls ? cls[mdma[m]] : "unknown"]++
+	next
+}
+$1 == "rm" && $2 == "dmaunmap" { kv(); m = f["root"] "/" f["dma"] "/" f["offset"]; if (f["status"] == "0x0" && m in mlen) { unmaps++; unmap(m) }; next }
 $1 == "rm" && $2 == "control" { kv(); if ("rc" in f) cfailed++; else if (f["status"] != "0x0") cstatus++; else controls++; next }
 $1 == "rm" && $2 == "vidheap" { kv(); vidheap[f["function"]]++; next }
 $1 == "rm" && $2 == "esc" { kv(); escs[f["nr"] (f["rc"] != 0 ? "(rc " f["rc"] ")" : "")]++; next }
@@ -66,10 +75,11 @@ $1 == "mark" {
 	row("va", "flags of ranges made: " list(vaflags) sprintf("; pinning page tables (SPARSE, or neither LAZY nor EXTERNALLY_MANAGED) %.3f GiB held, pt4k %.1f MiB", vanl / 1073741824, vanl / 512 / 1048576) "; flags of VA spaces made: " list(vasflags))
 	pm = (n in smi_proc) ? smi_proc[n] : "n/a"; gm = (n in smi_gpu) ? smi_gpu[n] : "n/a"
 	row("smi", "process " mib(pm) " (" against(pm, live40 / 1048576) " against mem40), GPU " (gm == "n/a" ? "" : "+") mib(gm) " (" against(gm, pm) " against the process)")
+	row("dma", sprintf("RM mappings made %d (%.1f MiB) into ranges of classes %s, %d unmapped, %d failed; %.1f MiB mapped held", maps, mapped / 1048576, list(into), unmaps, mapfailed, mapheld / 1048576))
 	row("uvm", list(uvm))
 	row("calls", "forms " list(forms) ", controls " controls + 0 " answered 0x0, " cstatus + 0 " another status, " cfailed + 0 " failed, vidheap " list(vidheap) ", dups " dups + 0 ", refused " list(refused) ", other escapes " list(escs))
-	delete made; delete pages; delete vaflags; delete vasflags; delete uvm; delete forms; delete refused; delete escs; delete vidheap
-	nfree = controls = cstatus = cfailed = dups = 0
+	delete made; delete pages; delete vaflags; delete vasflags; delete into; delete uvm; delete forms; delete refused; delete escs; delete vidheap
+	nfree = controls = cstatus = cfailed = dups = maps = mapped = unmaps = mapfailed = 0
 }
 END {
 	step = "all"

@@ -20,6 +20,10 @@
  *            externally owned)
  *   rm free root=0x.. handle=0x.. status=0x..
  *   rm dup root=0x.. parent=0x.. handle=0x.. src=0x.. status=0x..
+ *   rm dmamap root=0x.. dma=0x.. memory=0x.. offset=0x.. length=N status=0x..
+ *            (NV_ESC_RM_MAP_MEMORY_DMA: memory mapped into a GPU VA range of RM's,
+ *            whose page tables RM makes; offset, the GPU VA the driver gave)
+ *   rm dmaunmap root=0x.. dma=0x.. memory=0x.. offset=0x.. status=0x..
  *   rm control cmd=0x.. status=0x..  (or rc=N errno=E when the ioctl itself failed)
  *   rm vidheap function=N status=0x..  (NV_ESC_RM_VID_HEAP_CONTROL, RM's older way)
  *   rm esc nr=0x.. rc=N [errno=E] xfer=0|1  (any other, or any that failed: an XFER's
@@ -191,6 +195,16 @@ static void rm_line(unsigned nr, void *arg, unsigned size, int xfer, int rc, int
 
 		say("rm dup root=0x%x parent=0x%x handle=0x%x src=0x%x status=0x%x\n", d->hClient,
 		    d->hParent, d->hObject, d->hObjectSrc, d->status);
+	} else if (nr == SD_ESC_RM_MAP_MEMORY_DMA && size == sizeof(struct sd_nvos46)) {
+		struct sd_nvos46 *m = arg;
+
+		say("rm dmamap root=0x%x dma=0x%x memory=0x%x offset=0x%llx length=%llu status=0x%x\n",
+		    m->hClient, m->hDma, m->hMemory, m->dmaOffset, m->length, m->status);
+	} else if (nr == SD_ESC_RM_UNMAP_MEMORY_DMA && size == sizeof(struct sd_nvos47)) {
+		struct sd_nvos47 *u = arg;
+
+		say("rm dmaunmap root=0x%x dma=0x%x memory=0x%x offset=0x%llx status=0x%x\n",
+		    u->hClient, u->hDma, u->hMemory, u->dmaOffset, u->status);
 	} else if (nr == SD_ESC_RM_CONTROL && size == sizeof(struct sd_nvos54))
 		say("rm control cmd=0x%x status=0x%x\n", ((struct sd_nvos54 *)arg)->cmd,
 		    ((struct sd_nvos54 *)arg)->status);

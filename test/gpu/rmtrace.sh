@@ -22,6 +22,10 @@
 #   smi         nvidia-smi: the process's MiB, the GPU's used MiB above the start, and
 #               each against the 0x40 bytes held (what cgpu_km charges); n/a where
 #               nvidia-smi gave no figure
+#   dma         RM's own GPU mappings (NV_ESC_RM_MAP_MEMORY_DMA, whose page tables RM
+#               makes and cgpu_km does not follow): made in the step, their bytes and
+#               the classes of the ranges they went into, unmapped, failed, and the
+#               bytes held mapped
 #   uvm         nvidia-uvm commands, by name where the stand-in serves them
 #               (REGISTER_CHANNEL, REGISTER_GPU_VASPACE...), else by number
 #   calls       the RM_ALLOC forms, controls, RM's older heap calls (vidheap, by
@@ -40,7 +44,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=${OUT:-$(mktemp -d)}
 SMI=${NVIDIA_SMI:-nvidia-smi}
-read -r -a STEPS <<<"${RMTRACE_STEPS:-ctx alloc:1073741824 reserve:17179869184 vmm:67108864 pool:67108864 managed:67108864 ctx2 drop2}"
+read -r -a STEPS <<<"${RMTRACE_STEPS:-ctx alloc:1073741824 reserve:17179869184 vmm:67108864 pool:67108864 managed:67108864 host:67108864 ctx2 drop2}"
 T=$OUT/trace
 
 make -s -C "$ROOT/test/gpu" B="$OUT" || exit 1
