@@ -148,11 +148,12 @@ for ver in 535.261.03 550.163.01; do
 		# video memory it adds up from the RM calls it traced, frees and a context's
 		# teardown included, is the process's figure and the GPU's at every step.
 		rt=$(mktemp -d)
-		OUT=$rt NVIDIA_SMI=$sim/nvidia-smi RMTRACE_STEPS="ctx alloc:$((100 * MiB + 1)) vmm:$((2 * MiB)) ctx2 drop2" \
+		OUT=$rt NVIDIA_SMI=$sim/nvidia-smi RMTRACE_STEPS="ctx alloc:$((100 * MiB + 1)) vmm:$((2 * MiB)) ctx2 drop2 alias:4" \
 			bash ../test/gpu/rmtrace.sh >"$rt/log" 2>&1 || { cat "$rt/log" >&2; exit 1; }
 		for want in "ctx mem40 64.0 MiB held; pages of those made: 2m:1" "alloc:$((100 * MiB + 1)) mem40 166.0 MiB held; pages of those made: 2m:1" \
 			"vmm:$((2 * MiB)) mem40 168.0 MiB held; pages of those made: 2m:1" "ctx2 mem40 232.0 MiB held; pages of those made: 2m:1" \
 			"drop2 mem40 168.0 MiB held; pages of those made: none" "drop2 made none, 1 freed" \
+			"alias:4 mem40 170.0 MiB held; pages of those made: 2m:1" \
 			"ctx live devices 1, subdevices 1, groups 0, channels 0, VA spaces 0" \
 			"all early 0 objects made under a device before its first subdevice"; do
 			awk '{ $1 = $1 } 1' "$rt/report" | grep -qxF "$want" || { echo "rmtrace: no line '$want' in:" >&2; cat "$rt/log" >&2; exit 1; }
@@ -160,9 +161,20 @@ for ver in 535.261.03 550.163.01; do
 		for c in 0x41:1 0x80:1 0x2080:1 0x40:1; do
 			grep -Eq "^ctx +made +(.* )?$c( |$)" "$rt/report" || { echo "rmtrace: ctx made no $c:" >&2; cat "$rt/log" >&2; exit 1; }
 		done
-		[ "$(grep -c ' smi .*(+0.0 against mem40), GPU +[0-9]* MiB (+0.0 against the process)$' "$rt/report")" = 5 ] ||
+		[ "$(grep -c ' smi .*(+0.0 against mem40), GPU +[0-9]* MiB (+0.0 against the process)$' "$rt/report")" = 6 ] ||
 			{ echo "rmtrace: the traced memory is not the driver's figure:" >&2; cat "$rt/log" >&2; exit 1; }
-		echo "rmtrace on the simulated libcuda: the 0x40 memory it traced is the driver's figure at each of 5 steps (64, 166, 168, 232, 168 MiB)"
+		echo "rmtrace on the simulated libcuda: the 0x40 memory it traced is the driver's figure at each of 6 steps (64, 166, 168, 232, 168, 170 MiB)"
+		# Its raw steps reach RM's ioctls on their own: a client, a device, its subdevice
+		# and a VA space of RM's are made; the range is a class the stand-in does not
+		# serve (on a GPU the driver makes it, and the figures say what it holds).
+		got=$(echo | RMTRACE_OUT=$rt/raw LD_PRELOAD=$rt/librmtrace.so "$rt/rmprobe" rmlazy:$((1 * MiB))) && exit 1
+		got=${got%%$'\n'*}
+		[ "$got" = "error=0x22 call=RM_ALLOC(range) step=rmlazy:$((1 * MiB))" ] &&
+			[ "$(grep -Ec '^rm alloc form=nvos21 xfer=0 class=0x(41|80|2080|90f1) .* status=0x0' "$rt/raw")" = 4 ] &&
+			grep -q '^rm alloc form=nvos21 xfer=0 class=0x90f1 .* status=0x0 vasflags=0x0 extowned=0$' "$rt/raw" &&
+			grep -q '^rm alloc form=nvos21 xfer=0 class=0x50a0 .* status=0x22$' "$rt/raw" ||
+			{ echo "rmprobe's raw range: $got" >&2; cat "$rt/raw" >&2; exit 1; }
+		echo "rmprobe's raw steps: client, device, subdevice and an RM VA space made through RM's ioctls, the range refused as a class the stand-in lacks (0x22)"
 		# ... and it sees NVIDIA's own libcuda (Debian's 535, NVIDIA_REF from suite 57)
 		# through the same preload: its client, made with NVOS21, then a control the
 		# stand-in does not serve, so cuInit finds no device.

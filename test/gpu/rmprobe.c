@@ -12,6 +12,15 @@
  *   pool:BYTES      cuMemAllocAsync on a stream of its own, then synchronized
  *   managed:BYTES   cuMemAllocManaged, written by cuMemsetD8 on the GPU
  *   host:BYTES      cuMemAllocHost (pinned system memory the GPU maps)
+ *   alias:N         one cuMemCreate handle of the granularity's size mapped N times,
+ *                   1 GiB apart (page tables of its own for each mapping: what a tenant
+ *                   that maps its budget many times over makes the driver hold)
+ *   rmlazy:BYTES    a VA range (NV50_MEMORY_VIRTUAL) made through RM's ioctls, as a
+ *   rmrange:BYTES   program that bypasses libcuda can, in a VA space of RM's own under a
+ *   rmsparse:BYTES  device of a client of its own on the first GPU: LAZY (no page
+ *                   tables up front), without LAZY (RM pins them for the whole range),
+ *                   SPARSE with LAZY (RM sparsifies it); the GPU's used memory after
+ *                   the step, against the step before, is what RM made for it
  *   ctx2            a second context (cuCtxCreate), synchronized
  *   drop2           the second context destroyed (cuCtxDestroy), the first made current
  *
@@ -23,11 +32,16 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/ioctl.h>
+
+#include "abi.h"
 #include "cgpu_cuda.h"
 
 #define FN(name) static __typeof__(&name) p_##name
@@ -65,6 +79,74 @@ static int fail(const char *call, CUresult r)
 		p_cuGetErrorName(r, &s);
 	printf("error=%s call=%s step=%s\n", s ? s : "?", call, step);
 	return 1;
+}
+
+/*
+ * The raw steps' objects, made once and kept: a client, its device 0x1000 on the first
+ * GPU (its node kept open: the driver sets a GPU up for a process that opened it),
+ * subdevice 0x1001 and VA space 0x1002; ranges from 0x2000.
+ */
+static int ctl = -1, node = -1;
+static sd_u32 client, next_range = 0x2000;
+
+/*
+ * NVOS21 allocation of class cls; the driver copies its class's own size of parameters
+ * from params, which one release or another may make larger than ours: hence the pad.
+ */
+static sd_u32 rm_alloc(sd_u32 parent, sd_u32 handle, sd_u32 cls, const void *params, size_t size)
+{
+	unsigned char buf[512] = { 0 };
+	struct sd_nvos21 p = { .hRoot = client, .hObjectParent = parent, .hObjectNew = handle,
+			       .hClass = cls, .pAllocParms = params ? (unsigned long)buf : 0 };
+
+	if (params)
+		memcpy(buf, params, size);
+	if (ioctl(ctl, _IOC(_IOC_READ | _IOC_WRITE, SD_IOCTL_MAGIC, SD_ESC_RM_ALLOC, sizeof(p)), &p))
+		return ~0u;
+	if (!client && cls == SD_NV01_ROOT_CLIENT && p.status == SD_NV_OK)
+		client = p.hObjectNew;
+	return p.status;
+}
+
+static int raw_fail(const char *what, sd_u32 status)
+{
+	if (status == ~0u)
+		printf("error=errno-%d call=%s step=%s\n", errno, what, step);
+	else
+		printf("error=0x%x call=%s step=%s\n", status, what, step);
+	return 1;
+}
+
+#define RAW(what, expr)                                      \
+	do {                                                 \
+		sd_u32 st_ = (expr);                         \
+		if (st_ != SD_NV_OK)                         \
+			return raw_fail(what, st_);          \
+	} while (0)
+
+static int raw_range(sd_u32 flags, size_t bytes)
+{
+	struct sd_memory_alloc m = { .flags = SD_ALLOC_FLAGS_VIRTUAL | flags, .size = bytes,
+				     .hVASpace = 0x1002 };
+
+	if (ctl < 0) {
+		struct sd_nv0080_alloc d = { .deviceId = 0,
+					     .vaMode = SD_DEVICE_VAMODE_MULTIPLE_VASPACES };
+		struct sd_nv2080_alloc sub = { 0 };
+		struct sd_vaspace_alloc v = { 0 };
+
+		ctl = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
+		node = open("/dev/nvidia0", O_RDWR | O_CLOEXEC);
+		if (ctl < 0 || node < 0)
+			return raw_fail("open", ~0u);
+		RAW("RM_ALLOC(client)", rm_alloc(0, 0, SD_NV01_ROOT_CLIENT, NULL, 0));
+		d.hClientShare = client;
+		RAW("RM_ALLOC(device)", rm_alloc(client, 0x1000, SD_NV01_DEVICE_0, &d, sizeof(d)));
+		RAW("RM_ALLOC(subdevice)", rm_alloc(0x1000, 0x1001, SD_NV20_SUBDEVICE_0, &sub, sizeof(sub)));
+		RAW("RM_ALLOC(VA space)", rm_alloc(0x1000, 0x1002, SD_FERMI_VASPACE_A, &v, sizeof(v)));
+	}
+	RAW("RM_ALLOC(range)", rm_alloc(0x1000, next_range++, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)));
+	return 0;
 }
 
 /* CK(FN, ARGS...): FN(ARGS); a function this libcuda lacks fails its step alone. */
@@ -136,6 +218,20 @@ static int run(const char *name, size_t bytes)
 		CK(cuCtxSynchronize);
 	} else if (!strcmp(name, "host")) {
 		CK(cuMemAllocHost_v2, &hp, bytes);
+	} else if (!strcmp(name, "alias")) {
+		CK(cuMemGetAllocationGranularity, &gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+		CK(cuMemCreate, &h, gran, &prop, 0);
+		CK(cuMemAddressReserve, &va, bytes << 30, 1ull << 30, 0, 0);
+		for (size_t i = 0; i < bytes; i++) {
+			CK(cuMemMap, va + (i << 30), gran, 0, h, 0);
+			CK(cuMemSetAccess, va + (i << 30), gran, &acc, 1);
+		}
+	} else if (!strcmp(name, "rmlazy")) {
+		return raw_range(SD_ALLOC_FLAGS_LAZY, bytes);
+	} else if (!strcmp(name, "rmrange")) {
+		return raw_range(0, bytes);
+	} else if (!strcmp(name, "rmsparse")) {
+		return raw_range(SD_ALLOC_FLAGS_SPARSE | SD_ALLOC_FLAGS_LAZY, bytes);
 	} else if (!strcmp(name, "ctx2")) {
 		CK(cuCtxCreate_v2, &second, 0, dev);
 		CK(cuCtxSynchronize);

@@ -44,7 +44,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=${OUT:-$(mktemp -d)}
 SMI=${NVIDIA_SMI:-nvidia-smi}
-read -r -a STEPS <<<"${RMTRACE_STEPS:-ctx alloc:1073741824 reserve:17179869184 vmm:67108864 pool:67108864 managed:67108864 host:67108864 ctx2 drop2}"
+read -r -a STEPS <<<"${RMTRACE_STEPS:-ctx alloc:1073741824 reserve:17179869184 vmm:67108864 pool:67108864 managed:67108864 host:67108864 ctx2 drop2 alias:2048 rmlazy:68719476736 rmrange:68719476736 rmsparse:68719476736}"
 T=$OUT/trace
 
 make -s -C "$ROOT/test/gpu" B="$OUT" || exit 1
