@@ -145,6 +145,7 @@ static int raw_range(sd_u32 flags, size_t bytes)
 		RAW("RM_ALLOC(subdevice)", rm_alloc(0x1000, 0x1001, SD_NV20_SUBDEVICE_0, &sub, sizeof(sub)));
 		RAW("RM_ALLOC(VA space)", rm_alloc(0x1000, 0x1002, SD_FERMI_VASPACE_A, &v, sizeof(v)));
 	}
+	m.owner = client;	/* the heap's owner of the range, as libcuda names it */
 	RAW("RM_ALLOC(range)", rm_alloc(0x1000, next_range++, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)));
 	return 0;
 }
