@@ -393,10 +393,10 @@ struct sd_memory_alloc {
 #define SD_ALLOC_FLAGS_USE_BEGIN_END	0x00020000u
 #define SD_ALLOC_FLAGS_VIRTUAL		0x00080000u
 /*
- * A VA range (NV50_MEMORY_VIRTUAL) neither served nor charged: RM makes page tables for
- * its whole size at once when it is SPARSE (it sparsifies the range, LAZY or not), or
- * when neither LAZY nor EXTERNALLY_MANAGED is set (virtmemConstruct's page-table
- * reservation, gvaspaceAlloc's pinning); test/gpu/rmtrace.c reports them.
+ * A VA range (NV50_MEMORY_VIRTUAL) neither served nor charged: RM pins page tables for
+ * its whole size at once when neither LAZY nor EXTERNALLY_MANAGED is set
+ * (virtmemConstruct's page-table reservation, gvaspaceAlloc's pinning), and sparsifies a
+ * SPARSE one when it makes it, LAZY or not; test/gpu/rmtrace.c reports them.
  */
 #define SD_NV50_MEMORY_VIRTUAL		0x50a0
 #define SD_ALLOC_FLAGS_LAZY		0x00000400u

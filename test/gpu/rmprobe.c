@@ -15,12 +15,14 @@
  *   alias:N         one cuMemCreate handle of the granularity's size mapped N times,
  *                   1 GiB apart (page tables of its own for each mapping: what a tenant
  *                   that maps its budget many times over makes the driver hold)
- *   rmlazy:BYTES    a VA range (NV50_MEMORY_VIRTUAL) made through RM's ioctls, as a
- *   rmrange:BYTES   program that bypasses libcuda can, in a VA space of RM's own under a
- *   rmsparse:BYTES  device of a client of its own on the first GPU: LAZY (no page
- *                   tables up front), without LAZY (RM pins them for the whole range),
- *                   SPARSE with LAZY (RM sparsifies it); the GPU's used memory after
- *                   the step, against the step before, is what RM made for it
+ *   rmsetup         through RM's ioctls, as a program that bypasses libcuda can: a
+ *                   client of its own, its device on GPU instance 0, the subdevice and a
+ *                   VA space of RM's (not nvidia-uvm's); the raw steps below make it
+ *                   first if it is not made, so that their figures are their ranges' alone
+ *   rmlazy:BYTES    a VA range (NV50_MEMORY_VIRTUAL) in that VA space: LAZY (no page
+ *   rmrange:BYTES   tables up front), without LAZY (RM pins them for the whole range),
+ *   rmsparse:BYTES  SPARSE with LAZY (RM sparsifies it); the GPU's used memory after the
+ *                   step, against the step before, is what RM made for it
  *   ctx2            a second context (cuCtxCreate), synchronized
  *   drop2           the second context destroyed (cuCtxDestroy), the first made current
  *
@@ -86,7 +88,7 @@ static int fail(const char *call, CUresult r)
  * GPU (its node kept open: the driver sets a GPU up for a process that opened it),
  * subdevice 0x1001 and VA space 0x1002; ranges from 0x2000.
  */
-static int ctl = -1, node = -1;
+static int ctl = -1, node = -1, raw_made;
 static sd_u32 client, next_range = 0x2000;
 
 /*
@@ -95,12 +97,13 @@ static sd_u32 client, next_range = 0x2000;
  */
 static sd_u32 rm_alloc(sd_u32 parent, sd_u32 handle, sd_u32 cls, const void *params, size_t size)
 {
-	unsigned char buf[512] = { 0 };
+	_Alignas(8) unsigned char buf[512] = { 0 };
 	struct sd_nvos21 p = { .hRoot = client, .hObjectParent = parent, .hObjectNew = handle,
 			       .hClass = cls, .pAllocParms = params ? (unsigned long)buf : 0 };
 
+	_Static_assert(sizeof(struct sd_memory_alloc) <= sizeof(buf), "the pad is too small");
 	if (params)
-		memcpy(buf, params, size);
+		memcpy(buf, params, size < sizeof(buf) ? size : sizeof(buf));
 	if (ioctl(ctl, _IOC(_IOC_READ | _IOC_WRITE, SD_IOCTL_MAGIC, SD_ESC_RM_ALLOC, sizeof(p)), &p))
 		return ~0u;
 	if (!client && cls == SD_NV01_ROOT_CLIENT && p.status == SD_NV_OK)
@@ -124,27 +127,40 @@ static int raw_fail(const char *what, sd_u32 status)
 			return raw_fail(what, st_);          \
 	} while (0)
 
+/* rmsetup, tried once: a later raw step after a failed one says so and makes nothing. */
+static int raw_setup(void)
+{
+	struct sd_nv0080_alloc d = { .deviceId = 0, .vaMode = SD_DEVICE_VAMODE_MULTIPLE_VASPACES };
+	struct sd_nv2080_alloc sub = { 0 };
+	struct sd_vaspace_alloc v = { 0 };
+
+	if (raw_made < 0) {
+		printf("error=failed-before call=rmsetup step=%s\n", step);
+		return 1;
+	}
+	if (raw_made)
+		return 0;
+	raw_made = -1;
+	ctl = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
+	node = open("/dev/nvidia0", O_RDWR | O_CLOEXEC);
+	if (ctl < 0 || node < 0)
+		return raw_fail("open", ~0u);
+	RAW("RM_ALLOC(client)", rm_alloc(0, 0, SD_NV01_ROOT_CLIENT, NULL, 0));
+	d.hClientShare = client;
+	RAW("RM_ALLOC(device)", rm_alloc(client, 0x1000, SD_NV01_DEVICE_0, &d, sizeof(d)));
+	RAW("RM_ALLOC(subdevice)", rm_alloc(0x1000, 0x1001, SD_NV20_SUBDEVICE_0, &sub, sizeof(sub)));
+	RAW("RM_ALLOC(VA space)", rm_alloc(0x1000, 0x1002, SD_FERMI_VASPACE_A, &v, sizeof(v)));
+	raw_made = 1;
+	return 0;
+}
+
 static int raw_range(sd_u32 flags, size_t bytes)
 {
 	struct sd_memory_alloc m = { .flags = SD_ALLOC_FLAGS_VIRTUAL | flags, .size = bytes,
 				     .hVASpace = 0x1002 };
 
-	if (ctl < 0) {
-		struct sd_nv0080_alloc d = { .deviceId = 0,
-					     .vaMode = SD_DEVICE_VAMODE_MULTIPLE_VASPACES };
-		struct sd_nv2080_alloc sub = { 0 };
-		struct sd_vaspace_alloc v = { 0 };
-
-		ctl = open("/dev/nvidiactl", O_RDWR | O_CLOEXEC);
-		node = open("/dev/nvidia0", O_RDWR | O_CLOEXEC);
-		if (ctl < 0 || node < 0)
-			return raw_fail("open", ~0u);
-		RAW("RM_ALLOC(client)", rm_alloc(0, 0, SD_NV01_ROOT_CLIENT, NULL, 0));
-		d.hClientShare = client;
-		RAW("RM_ALLOC(device)", rm_alloc(client, 0x1000, SD_NV01_DEVICE_0, &d, sizeof(d)));
-		RAW("RM_ALLOC(subdevice)", rm_alloc(0x1000, 0x1001, SD_NV20_SUBDEVICE_0, &sub, sizeof(sub)));
-		RAW("RM_ALLOC(VA space)", rm_alloc(0x1000, 0x1002, SD_FERMI_VASPACE_A, &v, sizeof(v)));
-	}
+	if (raw_setup())
+		return 1;
 	m.owner = client;	/* the heap's owner of the range, as libcuda names it */
 	RAW("RM_ALLOC(range)", rm_alloc(0x1000, next_range++, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)));
 	return 0;
@@ -227,6 +243,8 @@ static int run(const char *name, size_t bytes)
 			CK(cuMemMap, va + (i << 30), gran, 0, h, 0);
 			CK(cuMemSetAccess, va + (i << 30), gran, &acc, 1);
 		}
+	} else if (!strcmp(name, "rmsetup")) {
+		return raw_setup();
 	} else if (!strcmp(name, "rmlazy")) {
 		return raw_range(SD_ALLOC_FLAGS_LAZY, bytes);
 	} else if (!strcmp(name, "rmrange")) {

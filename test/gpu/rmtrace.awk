@@ -10,6 +10,7 @@ function drop(k,   c, m) {
 	for (c in par) if (c != k && par[c] == k) drop(c)
 	if (cls[k] == "0x40") live40 -= size[k]
 	if (k in nl) { vanl -= nl[k]; delete nl[k] }
+	if (k in sp) { vasp -= sp[k]; delete sp[k] }
 	for (m in mlen) if (mdma[m] == k || mmem[m] == k) unmap(m)
 	delete cls[k]; delete par[k]; delete size[k]; delete nosub[k]
 }
@@ -47,7 +48,8 @@ $1 == "rm" && $2 == "alloc" {
 	if (c == "0x40") { size[k] = f["size"]; live40 += f["size"]; pages[f["page"]]++ }
 	if (c == "0x50a0") {
 		vaflags[f["flags"]]++
-		if (f["sparse"] + 0 == 1 || (f["lazy"] + 0 == 0 && f["ext"] + 0 == 0)) { nl[k] = f["size"]; vanl += f["size"] }
+		if (f["lazy"] + 0 == 0 && f["ext"] + 0 == 0) { nl[k] = f["size"]; vanl += f["size"] }
+		if (f["sparse"] + 0 == 1) { sp[k] = f["size"]; vasp += f["size"] }
 	}
 	if (c == "0x90f1") vasflags[f["vasflags"] == "" ? "n/a" : f["vasflags"]]++
 	next
@@ -72,7 +74,7 @@ $1 == "mark" {
 	row("made", list(made) (nfree ? ", " nfree " freed" : ""))
 	row("live", "devices " live["devices"] + 0 ", subdevices " live["subdevices"] + 0 ", groups " live["groups"] + 0 ", channels " live["channels"] + 0 ", VA spaces " live["vaspaces"] + 0)
 	row("mem40", sprintf("%.1f MiB held; pages of those made: %s", live40 / 1048576, list(pages)))
-	row("va", "flags of ranges made: " list(vaflags) sprintf("; pinning page tables (SPARSE, or neither LAZY nor EXTERNALLY_MANAGED) %.3f GiB held, pt4k %.1f MiB", vanl / 1073741824, vanl / 512 / 1048576) "; flags of VA spaces made: " list(vasflags))
+	row("va", "flags of ranges made: " list(vaflags) sprintf("; held without LAZY or EXTERNALLY_MANAGED (page tables pinned) %.3f GiB, pt %.1f MiB; SPARSE (sparsified) %.3f GiB", vanl / 1073741824, (vanl / 512 + vanl / 8192 + vanl / 262144) / 1048576, vasp / 1073741824) "; flags of VA spaces made: " list(vasflags))
 	pm = (n in smi_proc) ? smi_proc[n] : "n/a"; gm = (n in smi_gpu) ? smi_gpu[n] : "n/a"
 	row("smi", "process " mib(pm) " (" against(pm, live40 / 1048576) " against mem40), GPU " (gm == "n/a" ? "" : "+") mib(gm) " (" against(gm, pm) " against the process)")
 	row("dma", sprintf("RM mappings made %d (%.1f MiB) into ranges of classes %s, %d unmapped, %d failed; %.1f MiB mapped held", maps, mapped / 1048576, list(into), unmaps, mapfailed, mapheld / 1048576))

@@ -5,8 +5,8 @@
  * $RMTRACE_OUT, after the driver answered. It answers what cgpu_km's enforcement assumes
  * of libcuda and no machine here can show (docs/kmod.md, "Not yet"): which classes it
  * allocates and with which NV_MEMORY_ALLOCATION_PARAMS flags (NV50_MEMORY_VIRTUAL's LAZY,
- * EXTERNALLY_MANAGED and SPARSE, which decide whether RM makes page tables for the whole
- * range at once), in which order, and what it registers with nvidia-uvm.
+ * EXTERNALLY_MANAGED and SPARSE, which decide what page tables RM makes for the range
+ * when it makes it), in which order, and what it registers with nvidia-uvm.
  * test/gpu/rmtrace.sh reads the lines.
  *
  * libcuda calls libc's ioctl (its dynamic imports, checked on Debian's 535 and 550

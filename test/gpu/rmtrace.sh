@@ -13,12 +13,13 @@
 #               max_channels must allow a process
 #   mem40       bytes of 0x40 objects held, and the page sizes of those made in the step
 #               (cgpu_km charges 4k pages at 64 KiB)
-#   va          the flags of the VA ranges made in the step; the bytes held by those for
-#               which RM makes page tables for the whole range at once (SPARSE, or
-#               neither LAZY nor EXTERNALLY_MANAGED; pt4k: their leaf level at 8 bytes
-#               per 4 KiB, RM's worst case gpu_vaspace.c reserves for); and the flags of
-#               the VA spaces made (0x8, IS_EXTERNALLY_OWNED: nvidia-uvm's, where RM
-#               makes no ranges)
+#   va          the flags of the VA ranges made in the step; the bytes held by those
+#               whose page tables RM pins for the whole range at once (neither LAZY nor
+#               EXTERNALLY_MANAGED; pt: their 4 KiB, 64 KiB and 2 MiB leaf levels at 8
+#               bytes an entry, what a range of the default page size pins), and by the
+#               SPARSE ones (sparsified when made, at the levels the range does not
+#               cover whole); and the flags of the VA spaces made (0x8,
+#               IS_EXTERNALLY_OWNED: nvidia-uvm's, where RM makes no ranges)
 #   smi         nvidia-smi: the process's MiB, the GPU's used MiB above the start, and
 #               each against the 0x40 bytes held (what cgpu_km charges); n/a where
 #               nvidia-smi gave no figure
@@ -36,7 +37,10 @@
 # nor duplicates. A measurement, not a pass/fail: it prints the report whatever happens
 # after the context, and exits 1 when a step failed (its error is printed above the
 # report, and the steps after it still ran) or no RM allocation was seen (the
-# interposition did not work). About a minute. Run from anywhere: bash
+# interposition did not work). The GPU's figures are every GPU's used memory, summed,
+# so the machine must be otherwise idle, with MIG off (the raw steps' client subscribes
+# to no partition); the steps that free come last, since Hopper scrubs freed memory
+# after the free returns. About a minute. Run from anywhere: bash
 # test/gpu/rmtrace.sh. NVIDIA_SMI, RMTRACE_STEPS and OUT override the tool, the steps
 # (rmprobe's) and the output folder.
 set -uo pipefail
@@ -44,7 +48,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=${OUT:-$(mktemp -d)}
 SMI=${NVIDIA_SMI:-nvidia-smi}
-read -r -a STEPS <<<"${RMTRACE_STEPS:-ctx alloc:1073741824 reserve:17179869184 vmm:67108864 pool:67108864 managed:67108864 host:67108864 ctx2 drop2 alias:2048 rmlazy:68719476736 rmrange:68719476736 rmsparse:68719476736}"
+read -r -a STEPS <<<"${RMTRACE_STEPS:-ctx alloc:1073741824 reserve:17179869184 vmm:67108864 pool:67108864 managed:67108864 host:67108864 alias:2048 rmsetup rmlazy:68719476736 rmrange:68719476736 rmsparse:68719476736 ctx2 drop2}"
 T=$OUT/trace
 
 make -s -C "$ROOT/test/gpu" B="$OUT" || exit 1
@@ -56,7 +60,8 @@ export CUDA_DEVICE_ORDER=PCI_BUS_ID
 trap '' PIPE
 num() { [[ $1 =~ ^[0-9]+$ ]] && echo "$1" || echo n/a; }
 smi() { timeout -k 5 30 "$SMI" "$@"; }
-gpu_used() { num "$(smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1 | tr -d ' ')"; }
+# Every GPU's, summed: which one the raw steps' device instance 0 is needs no guess.
+gpu_used() { num "$(smi --query-gpu=memory.used --format=csv,noheader,nounits | awk '{ if ($1 !~ /^[0-9]+$/) bad = 1; s += $1 } END { if (NR && !bad) print s }')"; }
 # The process's MiB on every GPU; n/a when nvidia-smi does not list it or gives no number.
 proc_used() {
 	num "$(smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits |
@@ -69,10 +74,10 @@ base=$(gpu_used)
 : >"$T"
 : >"$OUT/figures"
 # bash drops PROBE and PROBE_PID once the probe exits, so the probe starts only once
-# they are kept; it has two minutes for all its steps.
+# they are kept; it has 200 seconds for all its steps.
 coproc PROBE {
 	read -r _ || exit 1
-	exec timeout -k 5 120 env RMTRACE_OUT="$T" LD_PRELOAD="$OUT/librmtrace.so" "$OUT/rmprobe" "${STEPS[@]}" 2>"$OUT/probe.err"
+	exec timeout -k 5 200 env RMTRACE_OUT="$T" LD_PRELOAD="$OUT/librmtrace.so" "$OUT/rmprobe" "${STEPS[@]}" 2>"$OUT/probe.err"
 }
 probe_pid=$PROBE_PID
 exec {from}<&"${PROBE[0]}" {to}>&"${PROBE[1]}"
