@@ -57,6 +57,14 @@ struct nva_nv_state_head {
 #define NVA_NV_MEMORY_MULTICAST_FABRIC	0xfd
 #define NVA_NV_MEMORY_EXPORT		0xe0
 /*
+ * GPU VA ranges. NV50_MEMORY_VIRTUAL reserves a range of a VA space, whose page tables RM
+ * may hold at once or as memory is mapped into it: charged at the most they can take
+ * (cgpu_range_tables). NV01_MEMORY_VIRTUAL spans a whole VA space and takes VA and page
+ * tables at each mapping into it (virt_mem_range.c): refused in a container.
+ */
+#define NVA_NV50_MEMORY_VIRTUAL		0x50a0
+#define NVA_NV01_MEMORY_VIRTUAL		0x70
+/*
  * Channel groups (TSGs) and channels: each makes the driver hold video memory that no
  * figure it gives reports (GR context buffers, instance blocks), so a container's are
  * counted and capped (max_channels, nvhook.c). The GPFIFO classes are every one RM's

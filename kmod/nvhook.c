@@ -68,6 +68,7 @@
 #include "cgpu.h"
 #include "compat.h"
 #include "nvabi.h"
+#include "lib/rules.h"
 
 static int enforce;
 module_param(enforce, int, 0444);
@@ -803,6 +804,39 @@ static int nvh_rm_surface(void *sp, u32 client, u32 handle, u64 *bytes, bool *vi
 	return 0;
 }
 
+/*
+ * Charged classes: video memory (NV01_MEMORY_LOCAL_USER) at what the GPU holds for it,
+ * a VA range (NV50_MEMORY_VIRTUAL) at the most page tables RM can hold for it.
+ */
+static __always_inline bool nvh_class_charged(u32 cls)
+{
+	return cls == NVA_NV01_MEMORY_LOCAL_USER || cls == NVA_NV50_MEMORY_VIRTUAL;
+}
+
+/* The charge of an object of charged class cls asked to be size bytes: to refuse early. */
+static u64 nvh_charge_asked(u32 cls, u64 size)
+{
+	return cls == NVA_NV50_MEMORY_VIRTUAL ? cgpu_range_tables(size) : round_up(size, NVH_PAGE);
+}
+
+/*
+ * The charge of the object of charged class cls the driver made under (client, handle),
+ * from the driver's own figure of its size (a range's is its length in the VA space,
+ * which RM reports as a memory object's: memCtrlCmdGetSurfaceInfoLvm on its descriptor).
+ * 0, or -EIO where the driver would not say (a range of 16 TiB or more: RM's figure is
+ * 32 bits of 4 KiB pages).
+ */
+static int nvh_charge_made(void *sp, u32 client, u32 handle, u32 cls, u64 *charge)
+{
+	bool vidmem;
+	u64 bytes;
+
+	if (nvh_rm_surface(sp, client, handle, &bytes, &vidmem))
+		return -EIO;
+	*charge = cls == NVA_NV50_MEMORY_VIRTUAL ? cgpu_range_tables(bytes) : vidmem ? bytes : 0;
+	return 0;
+}
+
 /* The driver's own word on object (client, handle): its class or its parent (index). */
 static int nvh_rm_handle_info(void *sp, u32 client, u32 handle, u32 index, u32 *out)
 {
@@ -1251,7 +1285,7 @@ static struct cgpu_slot *nvh_place(struct nvh_file *rec, u32 client, u32 parent,
 static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
 {
 	struct nva_nvos21 *p = c->data;
-	bool memory = p->hClass == NVA_NV01_MEMORY_LOCAL_USER, vidmem;
+	bool memory = nvh_class_charged(p->hClass);
 	u32 code = memory ? NVA_ERR_NO_MEMORY : nvh_counted_refusal(nvh_counted_kind(p->hClass));
 	unsigned int max = READ_ONCE(max_channels);
 	struct cgpu_slot *slot = NULL;
@@ -1276,12 +1310,10 @@ static u32 nvh_alloc_late(const struct nvh_call *c, struct nvh_file *rec)
 		goto undo;
 	}
 	if (memory) {
-		if (nvh_rm_surface(c->sp, p->hRoot, p->hObjectNew, &got, &vidmem)) {
+		if (nvh_charge_made(c->sp, p->hRoot, p->hObjectNew, p->hClass, &got)) {
 			st = nvh_take_back(c, code, "of a size the driver would not tell", 0);
 			goto undo;
 		}
-		if (!vidmem)
-			got = 0;
 		if (got && cgpu_ledger_charge(slot, got, &used, &memsize)) {
 			st = nvh_take_back(c, code, "over the budget once the driver had made it", got);
 			goto undo;
@@ -1301,12 +1333,14 @@ undo:
 }
 
 /*
- * NV01_MEMORY_LOCAL_USER, under a tracked device or subdevice: charged to the container's
- * ledger on that GPU before the driver runs, from the size asked; then set to what the
- * driver says it holds for the new object, asked by its handle. The class's parameters
- * are the caller's memory, which RM copies in after our look: a second thread can grow
- * the size in between, so the first charge is only a way to refuse early; the driver's
- * own answer decides, and an object found over the budget is freed.
+ * NV01_MEMORY_LOCAL_USER or NV50_MEMORY_VIRTUAL (nvh_class_charged), under a tracked
+ * device or subdevice: charged to the container's ledger on that GPU before the driver
+ * runs, from the size asked; then set to what the driver's own figure of the new
+ * object's size makes it (nvh_charge_made), asked by its handle. Both classes take
+ * NV_MEMORY_ALLOCATION_PARAMS. The class's parameters are the caller's memory, which RM
+ * copies in after our look: a second thread can grow the size in between, so the first
+ * charge is only a way to refuse early; the driver's own answer decides, and an object
+ * found over the budget is freed.
  */
 static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 {
@@ -1314,7 +1348,7 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 	u64 want, est, got, used, memsize;
 	struct cgpu_slot *slot;
 	struct nvh_obj *o;
-	bool vidmem, placed, late;
+	bool placed, late;
 	u32 gpu, st;
 
 	/* The size asked, once; answered as the driver answers parameters it cannot read. */
@@ -1324,7 +1358,7 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_INVALID_ADDRESS);
 	if (want > U64_MAX - (NVH_PAGE - 1))
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
-	est = round_up(want, NVH_PAGE);
+	est = nvh_charge_asked(p->hClass, want);
 
 	/* Room for the object's line first, then the charge: nothing to undo after. */
 	o = cgpu_zalloc(sizeof(*o));
@@ -1355,13 +1389,11 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 	if (st != NVA_NV_OK || *nvh_alloc_status(c) != NVA_NV_OK)
 		goto undo;
 
-	/* What the driver holds for the new object, by its handle from the kernel copy. */
-	if (nvh_rm_surface(c->sp, p->hRoot, p->hObjectNew, &got, &vidmem)) {
+	/* What the driver made, by its handle from the kernel copy. */
+	if (nvh_charge_made(c->sp, p->hRoot, p->hObjectNew, p->hClass, &got)) {
 		st = nvh_take_back(c, NVA_ERR_NO_MEMORY, "of a size the driver would not tell", want);
 		goto undo;
 	}
-	if (!vidmem)
-		got = 0;
 	if (got > est && cgpu_ledger_charge(slot, got - est, &used, &memsize)) {
 		st = nvh_take_back(c, NVA_ERR_NO_MEMORY, "over the budget once the driver had made it", got);
 		goto undo;
@@ -1405,7 +1437,7 @@ static __always_inline bool nvh_class_counted(u32 cls)
 static __always_inline bool nvh_class_read(u32 cls)
 {
 	return cls == NVA_NV01_DEVICE_0 || cls == NVA_NV20_SUBDEVICE_0 ||
-	       cls == NVA_NV01_MEMORY_LOCAL_USER || nvh_class_counted(cls);
+	       nvh_class_charged(cls) || nvh_class_counted(cls);
 }
 
 /*
@@ -1464,12 +1496,15 @@ static u32 nvh_alloc_counted(const struct nvh_call *c, struct nvh_file *rec)
 	return st;
 }
 
-/* Classes that take or map video memory this module does not charge (nvabi.h). */
+/*
+ * Classes that take or map video memory, or make RM take page tables, that this module
+ * does not charge (nvabi.h).
+ */
 static __always_inline bool nvh_class_refused(u32 cls)
 {
 	return cls == NVA_NV_MEMORY_EXTENDED_USER || cls == NVA_NV01_MEMORY_LOCAL_PHYSICAL ||
 	       cls == NVA_NV_MEMORY_FABRIC || cls == NVA_NV_MEMORY_MULTICAST_FABRIC ||
-	       cls == NVA_NV_MEMORY_EXPORT;
+	       cls == NVA_NV_MEMORY_EXPORT || cls == NVA_NV01_MEMORY_VIRTUAL;
 }
 
 /*
@@ -1492,7 +1527,7 @@ static u32 nvh_rm_alloc(const struct nvh_call *c)
 	if (!rec)
 		return refuse ? nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY) : nvh_orig(c);
 	nvh_op_begin(rec);
-	if (p->hClass == NVA_NV01_MEMORY_LOCAL_USER)
+	if (nvh_class_charged(p->hClass))
 		st = nvh_alloc_memory(c, rec);
 	else if (nvh_class_counted(p->hClass))
 		st = nvh_alloc_counted(c, rec);
@@ -1889,7 +1924,8 @@ static u32 nvh_rm_dup(const struct nvh_call *c)
 	 * What was made is asked of the driver, by its handle: the source's may name another
 	 * object by now. A duplicate of a channel group (or of a context share in one), or of
 	 * a VA space, would keep it in the driver once its own handle is freed and its count
-	 * given back (max_channels).
+	 * given back (max_channels); one of a VA range would keep its page tables once its
+	 * charge is given back.
 	 */
 	why = NULL;
 	if (st != NVA_NV_OK || p->status != NVA_NV_OK)
@@ -1902,6 +1938,8 @@ static u32 nvh_rm_dup(const struct nvh_call *c)
 		why = "duplicate of a channel group or context share";
 	else if (cls == NVA_FERMI_VASPACE_A)
 		why = "duplicate of a VA space";
+	else if (cls == NVA_NV50_MEMORY_VIRTUAL || cls == NVA_NV01_MEMORY_VIRTUAL)
+		why = "duplicate of a VA range";
 	if (why) {
 		st = nvh_rm_free_obj(c->sp, p->hClient, p->hParent, p->hObject);
 		atomic64_inc(&nvh.taken_back);

@@ -33,4 +33,16 @@ enum cgpu_rc cgpu_check_add(cgpu_u64 weight, cgpu_u32 ninst, cgpu_u32 weight_use
  */
 cgpu_u32 cgpu_default_weight(cgpu_u32 weight_used, cgpu_u32 max_inst);
 
+/*
+ * What a container is charged for a GPU VA range of size bytes it reserves through RM
+ * (NV50_MEMORY_VIRTUAL): the most page tables RM can hold for it, whatever its flags
+ * (docs/kmod.md, "VA ranges"). Per level of the MMU format of Pascal on (and Hopper's
+ * one more), the tables a range of that size can touch placed anywhere (its size over
+ * what one table covers, and one more at each edge), at the level's table size: 4 KiB
+ * for the 4 KiB-page tables (2 MiB each), 256 bytes for the 64 KiB-page tables (2 MiB
+ * each), 4 KiB for each directory (512 MiB, 256 GiB, 128 TiB, 64 PiB); rounded up to the
+ * 64 KiB chunks RM's page-table pool takes from the GPU (pool_alloc.c).
+ */
+cgpu_u64 cgpu_range_tables(cgpu_u64 size);
+
 #endif

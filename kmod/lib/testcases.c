@@ -346,6 +346,12 @@ static void test_rules(struct st *st)
 {
 	const cgpu_u64 max = CGPU_MAX_BYTES;
 
+	/* A range's page tables: 64 MiB, 1 GiB, libcuda's 0xfb000000, the largest size. */
+	CHECK(st, cgpu_range_tables(0) == 64 * 1024);
+	CHECK(st, cgpu_range_tables(64ULL << 20) == 192 * 1024);
+	CHECK(st, cgpu_range_tables(1ULL << 30) == 2293760);
+	CHECK(st, cgpu_range_tables(0xfb000000ULL) == 8847360);
+	CHECK(st, cgpu_range_tables(~0ULL) > (~0ULL >> 9));
 	CHECK(st, cgpu_check_charge(0, 6, 6) == CGPU_OK);
 	CHECK(st, cgpu_check_charge(0, 6, 7) == CGPU_RC_NOMEM);
 	CHECK(st, cgpu_check_charge(5, 6, 1) == CGPU_OK);

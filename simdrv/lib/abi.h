@@ -71,6 +71,8 @@
 #define SD_NV_ERR_IN_USE		0x17
 #define SD_NV_ERR_OPERATING_SYSTEM	0x59
 #define SD_NV_ERR_INVALID_PARAM_STRUCT	0x3A
+#define SD_NV_ERR_INVALID_DEVICE	0x26
+#define SD_NV_ERR_OUT_OF_RANGE		0x5B
 #define SD_NV_ERR_GENERIC		0xFFFF
 
 /* NVOS21_PARAMETERS: NV_ESC_RM_ALLOC of 32 bytes */
@@ -393,12 +395,15 @@ struct sd_memory_alloc {
 #define SD_ALLOC_FLAGS_USE_BEGIN_END	0x00020000u
 #define SD_ALLOC_FLAGS_VIRTUAL		0x00080000u
 /*
- * A VA range (NV50_MEMORY_VIRTUAL) neither served nor charged: RM pins page tables for
- * its whole size at once when neither LAZY nor EXTERNALLY_MANAGED is set
+ * A VA range (NV50_MEMORY_VIRTUAL, NV_MEMORY_ALLOCATION_PARAMS with VIRTUAL set): RM pins
+ * page tables for its whole size at once when neither LAZY nor EXTERNALLY_MANAGED is set
  * (virtmemConstruct's page-table reservation, gvaspaceAlloc's pinning), and sparsifies a
- * SPARSE one when it makes it, LAZY or not; test/gpu/rmtrace.c reports them.
+ * SPARSE one when it makes it, LAZY or not; test/gpu/rmtrace.c reports them. A range
+ * spanning a whole VA space (NV01_MEMORY_VIRTUAL), which takes VA and page tables at each
+ * mapping into it, is not served.
  */
 #define SD_NV50_MEMORY_VIRTUAL		0x50a0
+#define SD_NV01_MEMORY_VIRTUAL		0x70
 #define SD_ALLOC_FLAGS_LAZY		0x00000400u
 #define SD_ALLOC_FLAGS_EXTERNALLY_MANAGED 0x00400000u
 #define SD_ALLOC_FLAGS_SPARSE		0x04000000u
@@ -617,6 +622,7 @@ struct sd_rm_ops {
 #define SD_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE 9
 #define SD_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE	0x1000
 #define SD_ADDR_SPACE_TYPE_VIDMEM		2	/* NV0000_CTRL_CMD_CLIENT_GET_ADDR_SPACE_TYPE_VIDMEM */
+#define SD_ADDR_SPACE_TYPE_INVALID		0	/* ..._INVALID: a VA range's */
 struct sd_nv0041_surface_info {
 	sd_u32 index;
 	sd_u32 data;

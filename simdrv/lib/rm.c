@@ -170,6 +170,10 @@ static void free_subtree(struct sd_node *n, struct sd_client *c, struct sd_obj *
 			;
 		o->doomed = a == root;
 	}
+	/* A VA range goes with the VA space it is in (it has no children). */
+	for (o = c->objs; o; o = o->next)
+		if (o->space && o->space->doomed)
+			o->doomed = 1;
 	pp = &c->objs;
 	while ((o = *pp)) {
 		if (!o->doomed) {
@@ -278,6 +282,38 @@ static sd_u32 check_memory(struct sd_memory_alloc *m)
 	m->attr = (m->attr & ~(SD_ATTR_PAGE_SIZE_MASK << SD_ATTR_PAGE_SIZE_SHIFT)) |
 		(field << SD_ATTR_PAGE_SIZE_SHIFT);
 	return SD_NV_OK;
+}
+
+/*
+ * The checks of stdmemValidateParams and virtmemConstruct for a VA range that need no
+ * state, then its size in whole big pages; on success m holds what the driver hands back.
+ */
+static sd_u32 check_range(struct sd_memory_alloc *m)
+{
+	if (m->internalflags != 0)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	if (m->owner == 0 || m->owner == 0xffffffffu)
+		return SD_NV_ERR_INVALID_OWNER;
+	if (!(m->flags & SD_ALLOC_FLAGS_VIRTUAL) || m->size == 0)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	if (m->size > ~0ULL - (SD_RANGE_ALIGN - 1))
+		return SD_NV_ERR_NO_MEMORY;
+	m->size = (m->size + SD_RANGE_ALIGN - 1) & ~(SD_RANGE_ALIGN - 1);
+	m->limit = m->size - 1;
+	return SD_NV_OK;
+}
+
+sd_u64 sd_range_tables(sd_u64 size)
+{
+	static const struct { sd_u32 shift, bytes; } level[] = {
+		{ 21, 4096 }, { 21, 256 }, { 29, 4096 }, { 38, 4096 }, { 47, 4096 },
+	};
+	sd_u64 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(level) / sizeof(level[0]); i++)
+		sum += ((size + (1ULL << level[i].shift) - 1) >> level[i].shift) * level[i].bytes;
+	return sum;
 }
 
 /* A free client handle from base on (RM's RS_CLIENT_HANDLE_BASE or _INTERNAL_HANDLE_BASE). */
@@ -459,6 +495,7 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 	struct sd_node *n = f->node;
 	struct sd_client *c = find_client(n, r->hRoot);
 	struct sd_obj *parent = 0, *o;
+	const struct sd_obj *space = 0;
 	struct sd_mem *m = 0;
 	sd_u32 h = r->hNew, gpu, st, field;
 
@@ -525,6 +562,32 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 		if (!m)
 			return SD_NV_ERR_NO_MEMORY;
 		break;
+	case SD_NV50_MEMORY_VIRTUAL:
+		/*
+		 * In the VA space named, else its device's (vaspaceGetByHandleOrDeviceDefault);
+		 * the page tables it pins are the driver's own memory, in the GPU's used
+		 * figure and in no process's; the object's size is the range's.
+		 */
+		if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0))
+			return SD_NV_ERR_INVALID_OBJECT_PARENT;
+		gpu = parent->gpu;
+		if (r->p.mem.hVASpace) {
+			space = find_obj(c, r->p.mem.hVASpace);
+			if (!space)
+				return SD_NV_ERR_OBJECT_NOT_FOUND;
+			if (space->cls != SD_FERMI_VASPACE_A || space->gpu != gpu)
+				return SD_NV_ERR_INVALID_OBJECT_HANDLE;
+		} else {
+			st = device_vas(n, c, parent->cls == SD_NV01_DEVICE_0 ? parent : parent->parent);
+			if (st != SD_NV_OK)
+				return st;
+		}
+		m = internal_mem(r->p.mem.flags & (SD_ALLOC_FLAGS_LAZY | SD_ALLOC_FLAGS_EXTERNALLY_MANAGED) ?
+				 0 : sd_range_tables(r->p.mem.size));
+		if (!m)
+			return SD_NV_ERR_NO_MEMORY;
+		m->bytes = r->p.mem.size;
+		break;
 	default: /* SD_NV01_MEMORY_LOCAL_USER, sized and checked by check_memory */
 		if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0))
 			return SD_NV_ERR_INVALID_OBJECT_PARENT;
@@ -554,6 +617,7 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 		o->share = r->p.dev.hClientShare;
 		o->vamode = r->p.dev.vaMode;
 	}
+	o->space = space;
 	if (m) {
 		o->mem = m;
 		m->listed = o;
@@ -603,6 +667,7 @@ static enum sd_rc rm_alloc(struct sd_file *f, const struct sd_env *env, void *ar
 		psize = sizeof(struct sd_nv2080_alloc);
 		break;
 	case SD_NV01_MEMORY_LOCAL_USER:
+	case SD_NV50_MEMORY_VIRTUAL:
 		psize = f->node->memparams_size;
 		break;
 	case SD_KEPLER_CHANNEL_GROUP_A:
@@ -627,8 +692,8 @@ static enum sd_rc rm_alloc(struct sd_file *f, const struct sd_env *env, void *ar
 		*status = SD_NV_ERR_INVALID_ADDRESS;
 		return SD_OK;
 	}
-	if (r.cls == SD_NV01_MEMORY_LOCAL_USER) {
-		st = check_memory(&r.p.mem);
+	if (r.cls == SD_NV01_MEMORY_LOCAL_USER || r.cls == SD_NV50_MEMORY_VIRTUAL) {
+		st = r.cls == SD_NV50_MEMORY_VIRTUAL ? check_range(&r.p.mem) : check_memory(&r.p.mem);
 		if (st != SD_NV_OK) {
 			*status = st;
 			return SD_OK;
@@ -715,6 +780,9 @@ static sd_u32 dup_object(struct sd_file *f, struct sd_nvos55 *p)
 	/* resCanCopy: memory, channel groups and VA spaces, not channels. */
 	if (!so || !so->mem || so->cls == SD_TURING_CHANNEL_GPFIFO_A)
 		return SD_NV_ERR_INVALID_ARGUMENT;
+	/* A range only in its device's VA space, the one its copy takes (_virtmemCopyConstruct). */
+	if (so->space)
+		return SD_NV_ERR_INVALID_DEVICE;
 	st = take_obj_handle(n, c, &h);
 	if (st != SD_NV_OK)
 		return st;
@@ -1314,7 +1382,7 @@ static sd_u32 surface_info(const struct sd_obj *o, struct sd_nvos54 *c)
 	struct sd_nv0041_surface_info *list;
 	sd_u32 i;
 
-	if (o->cls != SD_NV01_MEMORY_LOCAL_USER)
+	if (o->cls != SD_NV01_MEMORY_LOCAL_USER && o->cls != SD_NV50_MEMORY_VIRTUAL)
 		return SD_NV_ERR_NOT_SUPPORTED;
 	if (!p)
 		return SD_NV_ERR_INVALID_PARAM_STRUCT;
@@ -1324,10 +1392,15 @@ static sd_u32 surface_info(const struct sd_obj *o, struct sd_nvos54 *c)
 	for (i = 0; i < p->surfaceInfoListSize; i++) {
 		switch (list[i].index) {
 		case SD_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE:
+			/* 32 bits of 4 KiB pages: a range of 16 TiB or more has no figure. */
+			if (o->mem->bytes / SD_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE > 0xffffffffULL)
+				return SD_NV_ERR_OUT_OF_RANGE;
 			list[i].data = (sd_u32)(o->mem->bytes / SD_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE);
 			break;
 		case SD_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE:
-			list[i].data = SD_ADDR_SPACE_TYPE_VIDMEM;
+			/* A range's descriptor is ADDR_VIRTUAL: RM's _INVALID. */
+			list[i].data = o->cls == SD_NV50_MEMORY_VIRTUAL ? SD_ADDR_SPACE_TYPE_INVALID :
+				       SD_ADDR_SPACE_TYPE_VIDMEM;
 			break;
 		default:
 			return SD_NV_ERR_INVALID_ARGUMENT;

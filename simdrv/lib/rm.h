@@ -110,6 +110,17 @@ struct sd_mem {
 #define SD_CHANNEL_HELD	(64ULL << 10)
 /* ... and per GPU VA space: its page directory (*ours*; RM sizes it by the space's size). */
 #define SD_VASPACE_HELD	(256ULL << 10)
+/* A VA range's size is taken in whole big pages (*ours*: RM aligns it to its VA space's). */
+#define SD_RANGE_ALIGN	SD_PAGE_BIG
+/*
+ * The page tables RM pins for a VA range of size bytes made neither LAZY nor EXTERNALLY_
+ * MANAGED, placed at a 2 MiB boundary: per 2 MiB a 4 KiB table of 4 KiB pages and one of
+ * 256 bytes of 64 KiB pages, and a 4 KiB directory per 512 MiB, 256 GiB and 128 TiB
+ * (Pascal's MMU format on: pool_alloc.c's sizes). Not modelled: Hopper's fifth level,
+ * the pool's 64 KiB chunks (one per GPU, shared by every VA space), what mappings into a
+ * LAZY range make.
+ */
+sd_u64 sd_range_tables(sd_u64 size);
 
 struct sd_obj {
 	struct sd_obj *next;	/* the client's objects */
@@ -125,6 +136,11 @@ struct sd_obj {
 	 */
 	sd_u32 share, vamode;
 	struct sd_mem *vas;
+	/*
+	 * A VA range's (NV50_MEMORY_VIRTUAL) VA space object, when it names one (NULL: its
+	 * device's): RM frees the range with it (refAddDependant in virtmemConstruct).
+	 */
+	const struct sd_obj *space;
 };
 
 struct sd_client {

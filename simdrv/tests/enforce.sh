@@ -486,6 +486,34 @@ for ver in 535.261.03 550.163.01; do
 	kill_it va2
 	[ "$(used)" = 0 ] || fail "after the host's vaspaces, the driver holds $(used)"
 	ok "$ver: GPU VA spaces count against max_channels=16 (15 beside a device, then 0x1a), a duplicate refused, one nvidia-uvm keeps counted until unregistered; the host's 40 are not capped"
+	# GPU VA ranges (NV50_MEMORY_VIRTUAL): RM pins page tables for one neither LAZY nor
+	# EXTERNALLY_MANAGED (the stand-in: 148 KiB for 64 MiB, 2192 KiB for 1 GiB, in the
+	# GPU's figure and in no process's), and makes them as memory is mapped into a LAZY
+	# one; the flags are the caller's memory, read again after cgpu_km's look. So every
+	# range is charged the most its size can take (cgpu_range_tables: 192 KiB for
+	# 64 MiB, 2240 KiB for 1 GiB), LAZY or not, from the driver's figure of its size;
+	# a duplicate, which keeps the tables past the original's free, is refused (0x1b);
+	# ranges of 1 GiB stop at the 256 MiB budget (116 beside the first two, then
+	# 0x51), with the GPU holding less than that for them; all freed, nothing charged.
+	# The host's are not limited (200 made, its duplicate too).
+	start rg1 cg ranges 200 $P/0/$SID/meminfo
+	grep -qx "range 64 MiB: status 0x0, GPU 0 holds 151552, charged 196608" "$W/rg1" &&
+		grep -qx "lazy 64 MiB: status 0x0, GPU 0 holds 151552, charged 393216" "$W/rg1" &&
+		grep -qx "dup range: status 0x1b, GPU 0 holds 151552, charged 393216" "$W/rg1" &&
+		grep -qx "ranges of 1 GiB: 116 made, then status 0x51, GPU 0 holds 260526080, charged 266469376" "$W/rg1" &&
+		grep -qx "freed: GPU 0 holds 0, charged 0" "$W/rg1" ||
+		fail "VA ranges: $(cat "$W/rg1")"
+	grep -Eq "pid $(cat "$W/rg1.pid"): duplicate of a VA range 0x6002: freed\$" <<<"$(dmesg)" ||
+		fail "no word of the VA range's duplicate freed"
+	kill_it rg1
+	[ "$(used)" = 0 ] || fail "after ranges, the driver holds $(used)"
+	start rg2 host ranges 200 $P/0/$SID/meminfo
+	grep -qx "dup range: status 0x0, GPU 0 holds 151552, charged 0" "$W/rg2" &&
+		grep -qx "ranges of 1 GiB: 200 made, then status 0x0, GPU 0 holds 449073152, charged 0" "$W/rg2" &&
+		grep -qx "freed: GPU 0 holds 0, charged 0" "$W/rg2" ||
+		fail "VA ranges of the host: $(cat "$W/rg2")"
+	kill_it rg2
+	ok "$ver: GPU VA ranges charged the page tables they can take, LAZY or not (192 KiB for 64 MiB), a duplicate refused, ranges of 1 GiB stopped at the 256 MiB budget (116 made, the GPU holding 248 MiB of page tables for them); the host's 200 pass"
 	# A device whose hClientShare is its own client gets a VA space of its own at its
 	# first channel group naming none (device_share.c; the stand-in: 256 KiB, in no
 	# process's figure), one per client and GPU: so each device counts, on its GPU. With
@@ -706,7 +734,7 @@ for ver in 535.261.03 550.163.01; do
 	# host's calls reach the stand-in, which serves none of them (NV_ERR_INVALID_CLASS
 	# 0x22; EINVAL for the escapes).
 	start u1 cg uncharged
-	grep -qx "class 0x42: 0x56 0x56, class 0xc2: 0x56 0x56, class 0xf8: 0x56 0x56, class 0xfd: 0x56 0x56, class 0xe0: 0x56 0x56, alloc: status 0x56 status 0x56, info: errno 22 errno 22" "$W/u1" ||
+	grep -qx "class 0x42: 0x56 0x56, class 0xc2: 0x56 0x56, class 0xf8: 0x56 0x56, class 0xfd: 0x56 0x56, class 0xe0: 0x56 0x56, class 0x70: 0x56 0x56, alloc: status 0x56 status 0x56, info: errno 22 errno 22" "$W/u1" ||
 		fail "container uncharged: $(cat "$W/u1")"
 	# A device whose parameters cannot be read gets the driver's answer (cgpu_km reads
 	# none: its subdevice says which GPU), as the host does.
@@ -716,7 +744,7 @@ for ver in 535.261.03 550.163.01; do
 		fail "container's deprecated calls, imports and exports: $(cat "$W/u1")"
 	start u2 host uncharged
 	grep -qx "device without parameters: 0x1f, unreadable: 0x1e" "$W/u2" || fail "host device without parameters: $(cat "$W/u2")"
-	grep -qx "class 0x42: 0x22 0x22, class 0xc2: 0x22 0x22, class 0xf8: 0x22 0x22, class 0xfd: 0x22 0x22, class 0xe0: 0x22 0x22, alloc: errno 22 errno 22, info: errno 22 errno 22" "$W/u2" ||
+	grep -qx "class 0x42: 0x22 0x22, class 0xc2: 0x22 0x22, class 0xf8: 0x22 0x22, class 0xfd: 0x22 0x22, class 0xe0: 0x22 0x22, class 0x70: 0x22 0x22, alloc: errno 22 errno 22, info: errno 22 errno 22" "$W/u2" ||
 		fail "host uncharged: $(cat "$W/u2")"
 	grep -qx "alloc memory 0x40: errno 22, 0x3e: errno 22, alloc object 0x40: errno 22, import: errno 22 errno 22 export: errno 22 errno 22" "$W/u2" ||
 		fail "host's deprecated calls, imports and exports: $(cat "$W/u2")"

@@ -263,20 +263,28 @@ static void check_ledger(const struct sd_node *n)
 			}
 			/*
 			 * A channel's, group's or VA space's own memory (a retainer's: its
-			 * channel's), of its size.
+			 * channel's), of its size; a VA range's page tables, all it pins or
+			 * none (LAZY), the object's size the range's.
 			 */
 			REQUIRE((o->mem && o->mem->internal) ==
 				(o->cls == SD_KEPLER_CHANNEL_GROUP_A || o->cls == SD_TURING_CHANNEL_GPFIFO_A ||
-				 o->cls == SD_UVM_CHANNEL_RETAINER || o->cls == SD_FERMI_VASPACE_A));
+				 o->cls == SD_UVM_CHANNEL_RETAINER || o->cls == SD_FERMI_VASPACE_A ||
+				 o->cls == SD_NV50_MEMORY_VIRTUAL));
+			REQUIRE(!o->space || o->cls == SD_NV50_MEMORY_VIRTUAL);
 			if (!o->mem)
 				continue;
-			REQUIRE(!o->mem->internal || o->mem->bytes ==
-				(o->cls == SD_KEPLER_CHANNEL_GROUP_A ? SD_GROUP_HELD :
-				 o->cls == SD_FERMI_VASPACE_A ? SD_VASPACE_HELD : SD_CHANNEL_HELD));
 			REQUIRE(o->mem->refs >= 1 && o->mem->gpu < n->ngpus && o->mem->listed);
-			/* The GPU holds memory in PMA's 64 KiB pages; RM reports its size. */
-			REQUIRE(o->mem->held == (o->mem->internal ? o->mem->bytes :
-				(o->mem->bytes + SD_PMA_GRANULE - 1) / SD_PMA_GRANULE * SD_PMA_GRANULE));
+			if (o->cls == SD_NV50_MEMORY_VIRTUAL) {
+				REQUIRE(o->mem->bytes && o->mem->bytes % SD_RANGE_ALIGN == 0);
+				REQUIRE(o->mem->held == 0 || o->mem->held == sd_range_tables(o->mem->bytes));
+			} else {
+				REQUIRE(!o->mem->internal || o->mem->bytes ==
+					(o->cls == SD_KEPLER_CHANNEL_GROUP_A ? SD_GROUP_HELD :
+					 o->cls == SD_FERMI_VASPACE_A ? SD_VASPACE_HELD : SD_CHANNEL_HELD));
+				/* The GPU holds memory in PMA's 64 KiB pages; RM reports its size. */
+				REQUIRE(o->mem->held == (o->mem->internal ? o->mem->bytes :
+					(o->mem->bytes + SD_PMA_GRANULE - 1) / SD_PMA_GRANULE * SD_PMA_GRANULE));
+			}
 			if (o->mem->listed == o) {
 				sum[o->mem->gpu] += o->mem->held;
 				reported[o->mem->gpu] += o->mem->bytes;

@@ -125,6 +125,11 @@
  *   rawalloc vaspaces N  (cgpu_km enforce=1) GPU VA spaces under a device of GPU 0 and
  *                        its subdevice, up to N; a duplicate of one, one registered with
  *                        nvidia-uvm (UVM_REGISTER_GPU_VASPACE) and freed (below)
+ *   rawalloc ranges MAX MEMINFO  (cgpu_km enforce=1) GPU VA ranges (NV50_MEMORY_VIRTUAL)
+ *                        under a device of GPU 0 and its subdevice, all four forms by
+ *                        turns: 64 MiB, then 64 MiB LAZY, a duplicate of the first, then
+ *                        ranges of 1 GiB until refused, at most MAX; each line with what
+ *                        GPU 0 holds and what MEMINFO charges; all freed, then "held"
  *   rawalloc clientvas N [GO OUT]  (cgpu_km enforce=1) up to N rounds of a client
  *                        whose device of GPU 0 shares its own client's VA space, and a
  *                        channel group naming none: RM makes the device a VA space of
@@ -610,8 +615,9 @@ static const char *fd_share(unsigned int c, unsigned int cmd, char *buf, size_t 
 }
 
 /*
- * The ways to video memory that cgpu_km does not charge, each in two forms: the
- * classes it refuses (0x42, 0xc2, 0xf8, 0xfd, 0xe0) and the heap interface's allocating function
+ * The ways to video memory (or page tables) that cgpu_km does not charge, each in two
+ * forms: the classes it refuses (0x42, 0xc2, 0xf8, 0xfd, 0xe0, 0x70) and the heap
+ * interface's allocating function
  * (and its INFO, which passes); RM's deprecated calls (RM_ALLOC_MEMORY of video and of
  * system memory, RM_ALLOC_OBJECT of video memory); the imports from and exports to a
  * file descriptor: two lines of answers, then "held".
@@ -620,7 +626,7 @@ static void uncharged(void)
 {
 	static const unsigned int cls[] = { SD_NV_MEMORY_EXTENDED_USER,
 		SD_NV01_MEMORY_LOCAL_PHYSICAL, SD_NV_MEMORY_FABRIC, SD_NV_MEMORY_MULTICAST_FABRIC,
-		SD_NV_MEMORY_EXPORT };
+		SD_NV_MEMORY_EXPORT, SD_NV01_MEMORY_VIRTUAL };
 	unsigned char params[256] = { 0 };
 	unsigned int c, h, i;
 	char a[32], b[32];
@@ -1497,6 +1503,44 @@ static unsigned long long charged(void)
 	fclose(f);
 	return sum;
 }
+
+/* A VA range of size bytes (NV50_MEMORY_VIRTUAL, VIRTUAL | flags) h under parent of c: the status. */
+static unsigned int range_of(unsigned int c, unsigned int parent, unsigned int h,
+			     unsigned long long size, unsigned int flags)
+{
+	struct sd_memory_alloc m = { .owner = 0xcafe, .flags = SD_ALLOC_FLAGS_VIRTUAL | flags,
+				     .size = size };
+
+	return alloc(h % 4, c, parent, &h, SD_NV50_MEMORY_VIRTUAL, &m);
+}
+
+static void ranges(unsigned int max, const char *meminfo)
+{
+	unsigned int c, n, i, st;
+	char a[32];
+
+	churn_meminfo = meminfo;
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	st = range_of(c, 0x1001, 0x6000, 64 * MiB, 0);
+	printf("range 64 MiB: status 0x%x, GPU 0 holds %llu, charged %llu\n", st, used(0), charged());
+	st = range_of(c, 0x1000, 0x6001, 64 * MiB, SD_ALLOC_FLAGS_LAZY);
+	printf("lazy 64 MiB: status 0x%x, GPU 0 holds %llu, charged %llu\n", st, used(0), charged());
+	printf("dup range: %s, ", rm_dup(c, 0x1001, 0x6002, c, 0x6000, a, sizeof(a)));
+	printf("GPU 0 holds %llu, charged %llu\n", used(0), charged());
+	for (n = 0; n < max && (st = range_of(c, 0x1001, 0x6100 + n, 1ULL << 30, 0)) == SD_NV_OK; n++)
+		;
+	printf("ranges of 1 GiB: %u made, then status 0x%x, GPU 0 holds %llu, charged %llu\n", n, st,
+	       used(0), charged());
+	for (i = 0; i < n; i++)
+		CHECK(rmfree(c, 0x6100 + i) == SD_NV_OK);
+	CHECK(rmfree(c, 0x6000) == SD_NV_OK && rmfree(c, 0x6001) == SD_NV_OK);
+	rmfree(c, 0x6002);	/* made where nothing refuses it */
+	printf("freed: GPU 0 holds %llu, charged %llu\n", used(0), charged());
+	held_until_killed();
+}
+
 
 /*
  * The racer of a churn: n times makes what it races (make: its status), and at each one
@@ -2505,6 +2549,8 @@ int main(int argc, char **argv)
 			  argc == 5 ? argv[4] : NULL);
 	else if (argc == 3 && !strcmp(argv[1], "vaspaces"))
 		vaspaces(strtoul(argv[2], NULL, 10));
+	else if (argc == 4 && !strcmp(argv[1], "ranges"))
+		ranges(strtoul(argv[2], NULL, 10), argv[3]);
 	else if (argc == 3 && !strcmp(argv[1], "uvmretain"))
 		uvmretain(strtoul(argv[2], NULL, 10));
 	else if (argc == 2 && !strcmp(argv[1], "chanhold"))
@@ -2526,7 +2572,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB | rawalloc parentrace N BIG | rawalloc dropdouble | rawalloc chanhold | rawalloc uvmforeign C | rawalloc uvmhandoff N\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB | rawalloc parentrace N BIG | rawalloc dropdouble | rawalloc chanhold | rawalloc uvmforeign C | rawalloc uvmhandoff N | rawalloc ranges MAX MEMINFO\n");
 		return 2;
 	}
 	return 0;

@@ -1390,6 +1390,84 @@ static void test_uvm_channels(void)
 	caller_pid = 1000;
 }
 
+/*
+ * VA ranges (NV50_MEMORY_VIRTUAL): the checks, the size in big pages, the page tables RM
+ * pins for one neither LAZY nor EXTERNALLY_MANAGED (the driver's own memory: in the GPU's
+ * figure, in no process's), the range's size as the driver's figure of the object (none
+ * past 32 bits of 4 KiB pages), a duplicate naming the same tables, and a range going
+ * with the VA space it is in.
+ */
+static void test_ranges(void)
+{
+	struct sd_nv0041_surface_info l[2] = {
+		{ SD_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE, 0 },
+		{ SD_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE, 0 } };
+	struct sd_vaspace_alloc va = { 0 };
+	struct sd_memory_alloc m;
+	struct sd_file ctl;
+	sd_u64 listed;
+	sd_u32 h;
+
+	REQUIRE(sd_range_tables(64 * MiB) == 32 * (4096 + 256) + 3 * 4096);
+	REQUIRE(sd_range_tables(1) == 4096 + 256 + 3 * 4096);
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	gpu_open_mask = 1;
+	setup(&ctl, 0x20, 0);
+	m = vidmem(64 * MiB);
+	h = 0x4000;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_ERR_INVALID_ARGUMENT);
+	m.flags = SD_ALLOC_FLAGS_VIRTUAL;
+	m.owner = 0;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_ERR_INVALID_OWNER);
+	m = vidmem(~0ULL);
+	m.flags = SD_ALLOC_FLAGS_VIRTUAL;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_ERR_NO_MEMORY);
+	m = vidmem(64 * MiB - 1);
+	m.flags = SD_ALLOC_FLAGS_VIRTUAL;
+	m.hVASpace = 0x1234;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	m.hVASpace = 0x1001;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_ERR_INVALID_OBJECT_HANDLE);
+	REQUIRE(node.used[0] == 0);
+	m.hVASpace = 0;
+	REQUIRE(alloc(&ctl, 1, 0x20, 0x1001, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_OK);
+	memcpy(&m, umem + 4096, sizeof(m));
+	REQUIRE(m.size == 64 * MiB && m.limit == 64 * MiB - 1);
+	REQUIRE(node.used[0] == sd_range_tables(64 * MiB));
+	listed = 0;
+	sd_gpu_clients(&node, 0, add_bytes, &listed);
+	REQUIRE(listed == 0);
+	REQUIRE(kop_info(0x20, 0x4000, l, 2, sizeof(struct sd_nv0041_get_surface_info)) == SD_NV_OK);
+	REQUIRE(l[0].data == 64 * MiB / 4096 && l[1].data == SD_ADDR_SPACE_TYPE_INVALID);
+	/* A LAZY one pins nothing; one of 16 TiB has no size the driver can say. */
+	m = vidmem(16ULL << 40);
+	m.flags = SD_ALLOC_FLAGS_VIRTUAL | SD_ALLOC_FLAGS_LAZY;
+	h = 0x4001;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_OK);
+	REQUIRE(node.used[0] == sd_range_tables(64 * MiB));
+	REQUIRE(kop_info(0x20, 0x4001, l, 2, sizeof(struct sd_nv0041_get_surface_info)) == SD_NV_ERR_OUT_OF_RANGE);
+	/* A duplicate names the same tables, which go with the last name. */
+	h = 0x4002;
+	REQUIRE(dup(&ctl, 0x20, 0x1001, &h, 0x20, 0x4000) == SD_NV_OK);
+	REQUIRE(rmfree(&ctl, 0x20, 0x4000) == SD_NV_OK && node.used[0] == sd_range_tables(64 * MiB));
+	REQUIRE(rmfree(&ctl, 0x20, 0x4002) == SD_NV_OK && node.used[0] == 0);
+	/* In a VA space of its own: no duplicate, and freed with the space. */
+	h = 0x5000;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_FERMI_VASPACE_A, &va, sizeof(va)) == SD_NV_OK);
+	m = vidmem(MiB);
+	m.flags = SD_ALLOC_FLAGS_VIRTUAL;
+	m.hVASpace = 0x5000;
+	h = 0x4003;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1001, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_OK);
+	REQUIRE(node.used[0] == SD_VASPACE_HELD + sd_range_tables(MiB));
+	h = 0x4004;
+	REQUIRE(dup(&ctl, 0x20, 0x1001, &h, 0x20, 0x4003) == SD_NV_ERR_INVALID_DEVICE);
+	REQUIRE(rmfree(&ctl, 0x20, 0x5000) == SD_NV_OK && node.used[0] == 0);
+	REQUIRE(rmfree(&ctl, 0x20, 0x4003) == SD_NV_ERR_OBJECT_NOT_FOUND);
+	sd_file_release(&ctl);
+	REQUIRE(node.clients == NULL);
+}
+
 int main(void)
 {
 	REQUIRE(sd_node_init(&node, 4, 15109 * MiB, "535.261.03") == SD_OK);
@@ -1410,6 +1488,7 @@ int main(void)
 	test_uvm_channels();
 	test_channels();
 	test_gpu_of();
+	test_ranges();
 	REQUIRE(live_allocs == 0);
 	printf("simdrv unit: all passed\n");
 	return 0;
