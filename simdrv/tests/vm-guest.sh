@@ -165,16 +165,18 @@ for ver in 535.261.03 550.163.01; do
 			{ echo "rmtrace: the traced memory is not the driver's figure:" >&2; cat "$rt/log" >&2; exit 1; }
 		echo "rmtrace on the simulated libcuda: the 0x40 memory it traced is the driver's figure at each of 6 steps (64, 166, 168, 232, 168, 170 MiB)"
 		# Its raw steps reach RM's ioctls on their own: a client, a device, its subdevice
-		# and a VA space of RM's are made; the range is a class the stand-in does not
-		# serve (on a GPU the driver makes it, and the figures say what it holds).
-		got=$(echo | RMTRACE_OUT=$rt/raw LD_PRELOAD=$rt/librmtrace.so "$rt/rmprobe" rmlazy:$((1 * MiB))) && exit 1
+		# and a VA space of RM's are made, and a LAZY range in it (pinning nothing); the
+		# range's size as RM reports it is asked with a control the stand-in does not
+		# serve to user space (on a GPU RM answers, and the figures say what it holds).
+		got=$(echo | RMTRACE_OUT=$rt/raw LD_PRELOAD=$rt/librmtrace.so "$rt/rmprobe" rmlazy:$((1 * MiB))) ||
+			{ echo "rmprobe rmlazy failed: $got" >&2; cat "$rt/raw" >&2; exit 1; }
 		got=${got%%$'\n'*}
-		[ "$got" = "error=0x22 call=RM_ALLOC(range) step=rmlazy:$((1 * MiB))" ] &&
+		[ "$got" = "range 0x2000: surface errno-22" ] &&
 			[ "$(grep -Ec '^rm alloc form=nvos21 xfer=0 class=0x(41|80|2080|90f1) .* status=0x0' "$rt/raw")" = 4 ] &&
 			grep -q '^rm alloc form=nvos21 xfer=0 class=0x90f1 .* status=0x0 vasflags=0x0 extowned=0$' "$rt/raw" &&
-			grep -q '^rm alloc form=nvos21 xfer=0 class=0x50a0 .* status=0x22$' "$rt/raw" ||
+			grep -q '^rm alloc form=nvos21 xfer=0 class=0x50a0 .* status=0x0 flags=0x80400 lazy=1 ext=0 sparse=0 .* size=1048576$' "$rt/raw" ||
 			{ echo "rmprobe's raw range: $got" >&2; cat "$rt/raw" >&2; exit 1; }
-		echo "rmprobe's raw steps: client, device, subdevice and an RM VA space made through RM's ioctls, the range refused as a class the stand-in lacks (0x22)"
+		echo "rmprobe's raw steps: client, device, subdevice, an RM VA space and a LAZY range in it made through RM's ioctls, the range's size asked of RM"
 		# ... and it sees NVIDIA's own libcuda (Debian's 535, NVIDIA_REF from suite 57)
 		# through the same preload: its client, made with NVOS21, then a control the
 		# stand-in does not serve, so cuInit finds no device.

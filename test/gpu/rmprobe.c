@@ -22,7 +22,8 @@
  *   rmlazy:BYTES    a VA range (NV50_MEMORY_VIRTUAL) in that VA space: LAZY (no page
  *   rmrange:BYTES   tables up front), without LAZY (RM pins them for the whole range),
  *   rmsparse:BYTES  SPARSE with LAZY (RM sparsifies it); the GPU's used memory after the
- *                   step, against the step before, is what RM made for it
+ *                   step, against the step before, is what RM made for it; and the
+ *                   range's size as RM reports it (raw_surface)
  *   ctx2            a second context (cuCtxCreate), synchronized
  *   drop2           the second context destroyed (cuCtxDestroy), the first made current
  *
@@ -154,15 +155,41 @@ static int raw_setup(void)
 	return 0;
 }
 
+/*
+ * What RM says of range h as of a memory object (NV0041_CTRL_CMD_GET_SURFACE_INFO), the
+ * figure cgpu_km's charge of a range rests on (docs/kmod.md, "VA ranges"): printed as
+ * "range 0xH: surface status=0xS size=BYTES type=T", or "surface errno-E" where the
+ * control itself fails.
+ */
+static void raw_surface(sd_u32 h)
+{
+	struct sd_nv0041_surface_info l[2] = {
+		{ SD_NV0041_SURFACE_INFO_INDEX_PHYS_SIZE, 0 },
+		{ SD_NV0041_SURFACE_INFO_INDEX_ADDR_SPACE_TYPE, 0 } };
+	struct sd_nv0041_get_surface_info gp = { .surfaceInfoListSize = 2,
+		.surfaceInfoList = (unsigned long)l };
+	struct sd_nvos54 p = { .hClient = client, .hObject = h,
+		.cmd = SD_NV0041_CTRL_CMD_GET_SURFACE_INFO, .params = (unsigned long)&gp,
+		.paramsSize = sizeof(gp) };
+
+	if (ioctl(ctl, _IOC(_IOC_READ | _IOC_WRITE, SD_IOCTL_MAGIC, SD_ESC_RM_CONTROL, sizeof(p)), &p))
+		printf("range 0x%x: surface errno-%d\n", h, errno);
+	else
+		printf("range 0x%x: surface status=0x%x size=%llu type=%u\n", h, p.status,
+		       (unsigned long long)l[0].data * SD_NV0041_SURFACE_INFO_PHYS_SIZE_SCALE, l[1].data);
+}
+
 static int raw_range(sd_u32 flags, size_t bytes)
 {
 	struct sd_memory_alloc m = { .flags = SD_ALLOC_FLAGS_VIRTUAL | flags, .size = bytes,
 				     .hVASpace = 0x1002 };
+	sd_u32 h = next_range++;
 
 	if (raw_setup())
 		return 1;
 	m.owner = client;	/* the heap's owner of the range, as libcuda names it */
-	RAW("RM_ALLOC(range)", rm_alloc(0x1000, next_range++, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)));
+	RAW("RM_ALLOC(range)", rm_alloc(0x1000, h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)));
+	raw_surface(h);
 	return 0;
 }
 
