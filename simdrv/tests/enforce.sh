@@ -1090,6 +1090,27 @@ for ver in 535.261.03 550.163.01; do
 	wait $odd 2>/dev/null || true
 	rmdir "/sys/fs/cgroup/cgpu odd"
 	ok "$ver: hot update: memory alone under its handle goes over as an object of its process's charge (through a second update too, named by the child holding it), given back when the driver frees it or its client; holders that never call again keep their charges past reclaim_s while they hold a file of the driver or (mappings alone) of nvidia-uvm, or a child holds the RM or nvidia-uvm file it inherited (through a second hot update too), and lose them when none does (one with more than 256 driver files keeps them until its instance goes, as one whose files no live process holds at a later update does: in flight on a socket); a file opened and closed after it does not take them; channels made before it count against max_channels until their holder is gone; the frozen module lists the bound cgroups once each, escaped"
+	# A VA range's charge (cgpu_range_tables: 2240 KiB for 1 GiB; the stand-in pins
+	# 2192 KiB) goes over a hot update as a memory object's, by its handles, and is
+	# given back when the driver frees the range.
+	rm -f "$W/rh.go" "$W/rh.out"
+	u0=$(used)
+	start rh cg rangehold "$W/rh.go" "$W/rh.out"
+	rhpid=$(cat "$W/rh.pid")
+	rhmem=$(printf 'Free: %s\nPID: %s Mem: 2293760' $((256 * MiB - 2293760)) "$rhpid")
+	[ "$(meminfo)" = "$rhmem" ] && [ "$(used)" = $((u0 + 2244608)) ] ||
+		fail "a VA range held: $(meminfo), the driver holds $(used)"
+	echo freeze >$P/upgrade
+	reload "$W/state5r"
+	grep -Eqx "obj 0 $SID $rhpid 2293760 client=[0-9]+ handle=24576 parent=4097 grand=4096 start=[0-9]+" "$W/state5r" &&
+		[ "$(meminfo)" = "$rhmem" ] ||
+		fail "a VA range through a hot update: $(grep '^obj' "$W/state5r"), $(meminfo)"
+	touch "$W/rh.go"
+	for _ in $(seq 100); do grep -qx done "$W/rh.out" 2>/dev/null && break; sleep 0.1; done
+	grep -qx "rangehold: freed 0x0, the driver holds $u0" "$W/rh.out" && [ "$(meminfo)" = "Free: $((256 * MiB))" ] ||
+		fail "a VA range freed after the hot update: $(cat "$W/rh.out" 2>&1), $(meminfo)"
+	kill_it rh
+	ok "$ver: hot update: a VA range's charge goes over as a memory object's (2240 KiB for 1 GiB), given back when the driver frees the range"
 
 	# A sixth: memory as libcuda holds it, mapped through nvidia-uvm with its handle
 	# freed (A) and not (B), and memory not mapped (C). Where nvidia-uvm makes its

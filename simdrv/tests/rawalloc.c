@@ -130,6 +130,8 @@
  *                        turns: 64 MiB, then 64 MiB LAZY, a duplicate of the first, then
  *                        ranges of 1 GiB until refused, at most MAX; each line with what
  *                        GPU 0 holds and what MEMINFO charges; all freed, then "held"
+ *   rawalloc rangehold GO OUT  (cgpu_km enforce=1) a VA range of 1 GiB held through a
+ *                        hot update, freed once GO exists (below)
  *   rawalloc clientvas N [GO OUT]  (cgpu_km enforce=1) up to N rounds of a client
  *                        whose device of GPU 0 shares its own client's VA space, and a
  *                        channel group naming none: RM makes the device a VA space of
@@ -1543,6 +1545,28 @@ static void ranges(unsigned int max, const char *meminfo)
 
 
 /*
+ * rangehold GO OUT: (cgpu_km enforce=1) a VA range of 1 GiB under a subdevice of GPU 0,
+ * then "held"; once GO exists (after a hot update) the range freed: "rangehold: freed
+ * 0xS, the driver holds B" and "done" in OUT.
+ */
+static void rangehold(const char *go, const char *out)
+{
+	unsigned int c, st;
+	FILE *f;
+
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	CHECK(range_of(c, 0x1001, 0x6000, 1ULL << 30, 0) == SD_NV_OK);
+	held_until(go);
+	st = rmfree(c, 0x6000);
+	f = fopen(out, "w");
+	CHECK(f != NULL);
+	fprintf(f, "rangehold: freed 0x%x, the driver holds %llu\ndone\n", st, used(0));
+	closed_until_killed(f);
+}
+
+/*
  * The racer of a churn: n times makes what it races (make: its status), and at each one
  * made stops the other thread (which then holds nothing) to check that the container's
  * charge is what the driver holds, whichever of the two sizes it took, then undoes it
@@ -2551,6 +2575,8 @@ int main(int argc, char **argv)
 		vaspaces(strtoul(argv[2], NULL, 10));
 	else if (argc == 4 && !strcmp(argv[1], "ranges"))
 		ranges(strtoul(argv[2], NULL, 10), argv[3]);
+	else if (argc == 4 && !strcmp(argv[1], "rangehold"))
+		rangehold(argv[2], argv[3]);
 	else if (argc == 3 && !strcmp(argv[1], "uvmretain"))
 		uvmretain(strtoul(argv[2], NULL, 10));
 	else if (argc == 2 && !strcmp(argv[1], "chanhold"))
@@ -2572,7 +2598,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB | rawalloc parentrace N BIG | rawalloc dropdouble | rawalloc chanhold | rawalloc uvmforeign C | rawalloc uvmhandoff N | rawalloc ranges MAX MEMINFO\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB | rawalloc parentrace N BIG | rawalloc dropdouble | rawalloc chanhold | rawalloc uvmforeign C | rawalloc uvmhandoff N | rawalloc ranges MAX MEMINFO | rawalloc rangehold GO OUT\n");
 		return 2;
 	}
 	return 0;
