@@ -17,6 +17,7 @@
 #define NVA_ESC_RM_CONTROL	0x2A
 #define NVA_ESC_RM_ALLOC	0x2B
 #define NVA_ESC_RM_DUP_OBJECT	0x34
+#define NVA_ESC_RM_MAP_MEMORY_DMA 0x57
 #define NVA_ESC_RM_VID_HEAP_CONTROL 0x4A
 #define NVA_ESC_REGISTER_FD	201
 #define NVA_ESC_IOCTL_XFER_CMD	211
@@ -65,6 +66,16 @@ struct nva_nv_state_head {
 #define NVA_NV50_MEMORY_VIRTUAL		0x50a0
 #define NVA_NV01_MEMORY_VIRTUAL		0x70
 /*
+ * A range RM's figure of size (NV0041's PHYS_SIZE: 32 bits of 4 KiB pages) cannot say:
+ * 16 TiB or more.
+ */
+#define NVA_RANGE_SIZE_MAX		(0x100000000ULL << 12)
+/*
+ * A mapper (cl00fe.h): maps memory into VA ranges from a worker of RM's own, of sizes
+ * no ioctl shows: refused in a container.
+ */
+#define NVA_NV_MEMORY_MAPPER		0xfe
+/*
  * Channel groups (TSGs) and channels: each makes the driver hold video memory that no
  * figure it gives reports (GR context buffers, instance blocks), so a container's are
  * counted and capped (max_channels, nvhook.c). The GPFIFO classes are every one RM's
@@ -102,6 +113,8 @@ struct nva_nv_state_head {
 #define NVA_ERR_NO_MEMORY		0x51
 #define NVA_ERR_NO_FREE_FIFOS		0x4F
 #define NVA_ERR_NOT_SUPPORTED		0x56
+#define NVA_ERR_INVALID_LIMIT		0x2E
+#define NVA_ERR_INVALID_CLIENT		0x23
 
 /* UvmGpuMemoryInfo (nv_uvm_types.h), what nvUvmInterfaceDupMemory says of what it duplicated: sysmem's place, the same in 535 and 550. */
 #define NVA_UVM_MEMINFO_SYSMEM_OFF	4
@@ -176,6 +189,25 @@ struct nva_nvos05 {
 /* ... and exports to one: RM keeps the object in its export client until the fd closes. */
 #define NVA_NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECT_TO_FD		0x3d05
 #define NVA_NV0000_CTRL_CMD_OS_UNIX_EXPORT_OBJECTS_TO_FD	0x3d0b
+
+/*
+ * NVOS46_PARAMETERS: NV_ESC_RM_MAP_MEMORY_DMA, hMemory's offset..offset+length mapped
+ * into hDma (a VA range). RM reserves page-table memory for length before it checks it
+ * against the range (serverInterMap_Prologue).
+ */
+struct nva_nvos46 {
+	u32 hClient;
+	u32 hDevice;
+	u32 hDma;
+	u32 hMemory;
+	u64 offset;
+	u64 length;
+	u32 flags;
+	u32 pad0;
+	u64 dmaOffset;
+	u32 status;
+	u32 pad1;
+};
 
 /* NVOS55_PARAMETERS: NV_ESC_RM_DUP_OBJECT */
 struct nva_nvos55 {

@@ -1358,6 +1358,10 @@ static u32 nvh_alloc_memory(const struct nvh_call *c, struct nvh_file *rec)
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_INVALID_ADDRESS);
 	if (want > U64_MAX - (NVH_PAGE - 1))
 		return nvh_answer(nvh_alloc_status(c), NVA_ERR_NO_MEMORY);
+	if (p->hClass == NVA_NV50_MEMORY_VIRTUAL && want >= NVA_RANGE_SIZE_MAX)
+		return nvh_refuse(nvh_alloc_status(c), NVA_ERR_NO_MEMORY,
+				  "a VA range of 16 TiB or more (the driver cannot tell its size), class",
+				  p->hClass);
 	est = nvh_charge_asked(p->hClass, want);
 
 	/* Room for the object's line first, then the charge: nothing to undo after. */
@@ -1504,7 +1508,8 @@ static __always_inline bool nvh_class_refused(u32 cls)
 {
 	return cls == NVA_NV_MEMORY_EXTENDED_USER || cls == NVA_NV01_MEMORY_LOCAL_PHYSICAL ||
 	       cls == NVA_NV_MEMORY_FABRIC || cls == NVA_NV_MEMORY_MULTICAST_FABRIC ||
-	       cls == NVA_NV_MEMORY_EXPORT || cls == NVA_NV01_MEMORY_VIRTUAL;
+	       cls == NVA_NV_MEMORY_EXPORT || cls == NVA_NV01_MEMORY_VIRTUAL ||
+	       cls == NVA_NV_MEMORY_MAPPER;
 }
 
 /*
@@ -2070,6 +2075,47 @@ static u32 nvh_register_fd(const struct nvh_call *c)
 }
 
 /* One RM escape, its block the driver's kernel copy; a block of another size is RM's to refuse. */
+/*
+ * NV_ESC_RM_MAP_MEMORY_DMA by a caller in a container (the block is the driver's kernel
+ * copy: no field can change after this look). RM reserves page-table memory for the
+ * mapping's length before it checks the length against the range mapped into
+ * (serverInterMap_Prologue: virtmemReserveMempool), and that reservation stays in its
+ * pool after a refusal; so the length must be one the range's own charge covers: not 0
+ * and no more than the range's size, which the driver gives by its handle, in a client
+ * the caller's file follows (RM's own answer for any other client: it is not the
+ * caller's, or one cgpu_km cannot ask about on the caller's behalf). What the driver
+ * cannot size (a context DMA, which makes no GPU page tables, or an object that is not
+ * a range) is refused too: a handle the caller frees and makes again as a range between
+ * this look and the driver's would map past its charge.
+ */
+static u32 nvh_map_dma(const struct nvh_call *c)
+{
+	struct nva_nvos46 *p = c->data;
+	struct nvh_file *rec;
+	bool ours, vidmem;
+	u64 bytes;
+
+	if (!nvh_caller_contained())
+		return nvh_orig(c);
+	rec = nvh_file_of_call(c->nvfp);
+	mutex_lock(&nvh.files_lock);
+	ours = rec && nvh_client_rec(p->hClient) == rec;
+	mutex_unlock(&nvh.files_lock);
+	if (!ours)
+		return nvh_refuse(&p->status, NVA_ERR_INVALID_CLIENT,
+				  "RM_MAP_MEMORY_DMA in a client cgpu_km does not follow on the caller's file, client",
+				  p->hClient);
+	if (nvh_rm_surface(c->sp, p->hClient, p->hDma, &bytes, &vidmem))
+		return nvh_refuse(&p->status, NVA_ERR_NOT_SUPPORTED,
+				  "RM_MAP_MEMORY_DMA into an object whose size the driver would not tell (not a VA range), object",
+				  p->hDma);
+	if (!p->length || p->length > bytes)
+		return nvh_refuse(&p->status, NVA_ERR_INVALID_LIMIT,
+				  "RM_MAP_MEMORY_DMA of no length or past the range's size, object",
+				  p->hDma);
+	return nvh_orig(c);
+}
+
 static u32 nvh_rm_ioctl_body(const struct nvh_call *c)
 {
 	switch (c->cmd) {
@@ -2099,6 +2145,10 @@ static u32 nvh_rm_ioctl_body(const struct nvh_call *c)
 		break;
 	case NVA_ESC_REGISTER_FD:
 		return nvh_register_fd(c);
+	case NVA_ESC_RM_MAP_MEMORY_DMA:
+		if (c->size == sizeof(struct nva_nvos46))
+			return nvh_map_dma(c);
+		break;
 	case NVA_ESC_RM_CONTROL:
 		/* Only imports and exports are redirected here (nvh_ftrace). */
 		if (c->size == sizeof(struct nva_nvos54))
@@ -2819,7 +2869,7 @@ static __always_inline bool nvh_tracked(const void *key)
  * classes that place or take video memory, of devices and subdevices (which GPU), and
  * of channel groups, channels and VA spaces (max_channels), RM_FREE on a file with
  * charges, RM_DUP_OBJECT, RM_VID_HEAP_CONTROL, RM_ALLOC_MEMORY, RM_ALLOC_OBJECT,
- * REGISTER_FD, and of RM_CONTROL the imports from and exports to a file descriptor, all
+ * REGISTER_FD, RM_MAP_MEMORY_DMA, and of RM_CONTROL the imports from and exports to a file descriptor, all
  * but the frees only for a caller who may be in a container (cgpu_maybe_contained: the
  * host's and unlimited containers' would pass the wrapper untouched). Every other call
  * (most of what libcuda issues: controls, and allocations of contexts, engines, events)
@@ -2846,6 +2896,7 @@ static __always_inline bool nvh_reads(unsigned long cmd, const void *nvfp, const
 	case NVA_ESC_RM_ALLOC_MEMORY:
 	case NVA_ESC_RM_ALLOC_OBJECT:
 	case NVA_ESC_REGISTER_FD:
+	case NVA_ESC_RM_MAP_MEMORY_DMA:
 		return cgpu_maybe_contained();
 	case NVA_ESC_RM_CONTROL:
 		if (size != sizeof(struct nva_nvos54) || !data)

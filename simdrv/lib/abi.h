@@ -404,6 +404,8 @@ struct sd_memory_alloc {
  */
 #define SD_NV50_MEMORY_VIRTUAL		0x50a0
 #define SD_NV01_MEMORY_VIRTUAL		0x70
+/* A mapper of memory into ranges from RM's own worker: not served; refused in containers. */
+#define SD_NV_MEMORY_MAPPER		0xfe
 #define SD_ALLOC_FLAGS_LAZY		0x00000400u
 #define SD_ALLOC_FLAGS_EXTERNALLY_MANAGED 0x00400000u
 #define SD_ALLOC_FLAGS_SPARSE		0x04000000u

@@ -564,11 +564,12 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 		break;
 	case SD_NV50_MEMORY_VIRTUAL:
 		/*
-		 * In the VA space named, else its device's (vaspaceGetByHandleOrDeviceDefault);
-		 * the page tables it pins are the driver's own memory, in the GPU's used
-		 * figure and in no process's; the object's size is the range's.
+		 * Under a device only (resource_list.h); in the VA space named, else its
+		 * device's (vaspaceGetByHandleOrDeviceDefault); the page tables it pins are the
+		 * driver's own memory, in the GPU's used figure and in no process's; the
+		 * object's size is the range's.
 		 */
-		if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0))
+		if (!parent || parent->cls != SD_NV01_DEVICE_0)
 			return SD_NV_ERR_INVALID_OBJECT_PARENT;
 		gpu = parent->gpu;
 		if (r->p.mem.hVASpace) {
@@ -578,7 +579,7 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 			if (space->cls != SD_FERMI_VASPACE_A || space->gpu != gpu)
 				return SD_NV_ERR_INVALID_OBJECT_HANDLE;
 		} else {
-			st = device_vas(n, c, parent->cls == SD_NV01_DEVICE_0 ? parent : parent->parent);
+			st = device_vas(n, c, parent);
 			if (st != SD_NV_OK)
 				return st;
 		}

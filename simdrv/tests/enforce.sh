@@ -493,14 +493,21 @@ for ver in 535.261.03 550.163.01; do
 	# range is charged the most its size can take (cgpu_range_tables: 192 KiB for
 	# 64 MiB, 2240 KiB for 1 GiB), LAZY or not, from the driver's figure of its size;
 	# a duplicate, which keeps the tables past the original's free, is refused (0x1b);
-	# ranges of 1 GiB stop at the 256 MiB budget (116 beside the first two, then
-	# 0x51), with the GPU holding less than that for them; all freed, nothing charged.
-	# The host's are not limited (200 made, its duplicate too).
+	# a map (NV_ESC_RM_MAP_MEMORY_DMA, for whose length RM reserves page tables before
+	# it checks it) of no length or past the range refused (NV_ERR_INVALID_LIMIT 0x2e),
+	# one into what the driver cannot size (the device) refused (0x56), one within it
+	# passed on (the stand-in serves no map: EINVAL); ranges of 1 GiB stop at the
+	# 256 MiB budget (116 beside the first two, then 0x51), with the GPU holding less
+	# than that for them; one of 16 TiB refused (RM has no figure of its size); all
+	# freed, nothing charged. The host's are not limited (200 made, its duplicate and
+	# its 16 TiB too).
 	start rg1 cg ranges 200 $P/0/$SID/meminfo
 	grep -qx "range 64 MiB: status 0x0, GPU 0 holds 151552, charged 196608" "$W/rg1" &&
 		grep -qx "lazy 64 MiB: status 0x0, GPU 0 holds 151552, charged 393216" "$W/rg1" &&
 		grep -qx "dup range: status 0x1b, GPU 0 holds 151552, charged 393216" "$W/rg1" &&
+		grep -qx "maps: none status 0x2e, past status 0x2e, within errno 22, into the device status 0x56" "$W/rg1" &&
 		grep -qx "ranges of 1 GiB: 116 made, then status 0x51, GPU 0 holds 260526080, charged 266469376" "$W/rg1" &&
+		grep -qx "lazy 16 TiB: status 0x51" "$W/rg1" &&
 		grep -qx "freed: GPU 0 holds 0, charged 0" "$W/rg1" ||
 		fail "VA ranges: $(cat "$W/rg1")"
 	grep -Eq "pid $(cat "$W/rg1.pid"): duplicate of a VA range 0x6002: freed\$" <<<"$(dmesg)" ||
@@ -509,11 +516,30 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(used)" = 0 ] || fail "after ranges, the driver holds $(used)"
 	start rg2 host ranges 200 $P/0/$SID/meminfo
 	grep -qx "dup range: status 0x0, GPU 0 holds 151552, charged 0" "$W/rg2" &&
+		grep -qx "maps: none errno 22, past errno 22, within errno 22, into the device errno 22" "$W/rg2" &&
 		grep -qx "ranges of 1 GiB: 200 made, then status 0x0, GPU 0 holds 449073152, charged 0" "$W/rg2" &&
+		grep -qx "lazy 16 TiB: status 0x0" "$W/rg2" &&
 		grep -qx "freed: GPU 0 holds 0, charged 0" "$W/rg2" ||
 		fail "VA ranges of the host: $(cat "$W/rg2")"
 	kill_it rg2
-	ok "$ver: GPU VA ranges charged the page tables they can take, LAZY or not (192 KiB for 64 MiB), a duplicate refused, ranges of 1 GiB stopped at the 256 MiB budget (116 made, the GPU holding 248 MiB of page tables for them); the host's 200 pass"
+	# The size raced: a second thread rewrites it to 1 TiB and back while LAZY ranges of
+	# 2 MiB are made. The charge rests on the driver's figure of the range, so one the
+	# driver made at 1 TiB (2.3 GiB of tables, past the budget) is freed and refused
+	# (taken back), and every range kept is charged its 64 KiB. Chance decides how many
+	# of each: up to five rounds, until one was taken back.
+	for round in 1 2 3 4 5; do
+		tb0=$(sed -n 's/^taken back: //p' $P/enforcement)
+		start rr cg rangerace 400 $P/0/$SID/meminfo
+		grep -Eqx "rangerace: [1-9][0-9]* made, [0-9]+ refused, charged otherwise: 0" "$W/rr" ||
+			fail "VA ranges, the size raced: $(cat "$W/rr")"
+		tb=$(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0))
+		kill_it rr
+		[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "after rangerace: $(meminfo)"
+		[ "$tb" = 0 ] || break
+	done
+	[ "$tb" -gt 0 ] || fail "VA ranges, the size raced: none taken back in 5 rounds"
+	echo "rangerace: round $round, $tb taken back; $(grep '^rangerace' "$W/rr")"
+	ok "$ver: GPU VA ranges charged the page tables they can take, LAZY or not (192 KiB for 64 MiB), a duplicate, a map of no length or past the range and one into what the driver cannot size refused, ranges of 1 GiB stopped at the 256 MiB budget (116 made, the GPU holding 248 MiB of page tables for them); a range the driver made past the budget with its size raced taken back; the host's 200 pass"
 	# A device whose hClientShare is its own client gets a VA space of its own at its
 	# first channel group naming none (device_share.c; the stand-in: 256 KiB, in no
 	# process's figure), one per client and GPU: so each device counts, on its GPU. With
@@ -734,7 +760,7 @@ for ver in 535.261.03 550.163.01; do
 	# host's calls reach the stand-in, which serves none of them (NV_ERR_INVALID_CLASS
 	# 0x22; EINVAL for the escapes).
 	start u1 cg uncharged
-	grep -qx "class 0x42: 0x56 0x56, class 0xc2: 0x56 0x56, class 0xf8: 0x56 0x56, class 0xfd: 0x56 0x56, class 0xe0: 0x56 0x56, class 0x70: 0x56 0x56, alloc: status 0x56 status 0x56, info: errno 22 errno 22" "$W/u1" ||
+	grep -qx "class 0x42: 0x56 0x56, class 0xc2: 0x56 0x56, class 0xf8: 0x56 0x56, class 0xfd: 0x56 0x56, class 0xe0: 0x56 0x56, class 0x70: 0x56 0x56, class 0xfe: 0x56 0x56, alloc: status 0x56 status 0x56, info: errno 22 errno 22" "$W/u1" ||
 		fail "container uncharged: $(cat "$W/u1")"
 	# A device whose parameters cannot be read gets the driver's answer (cgpu_km reads
 	# none: its subdevice says which GPU), as the host does.
@@ -744,7 +770,7 @@ for ver in 535.261.03 550.163.01; do
 		fail "container's deprecated calls, imports and exports: $(cat "$W/u1")"
 	start u2 host uncharged
 	grep -qx "device without parameters: 0x1f, unreadable: 0x1e" "$W/u2" || fail "host device without parameters: $(cat "$W/u2")"
-	grep -qx "class 0x42: 0x22 0x22, class 0xc2: 0x22 0x22, class 0xf8: 0x22 0x22, class 0xfd: 0x22 0x22, class 0xe0: 0x22 0x22, class 0x70: 0x22 0x22, alloc: errno 22 errno 22, info: errno 22 errno 22" "$W/u2" ||
+	grep -qx "class 0x42: 0x22 0x22, class 0xc2: 0x22 0x22, class 0xf8: 0x22 0x22, class 0xfd: 0x22 0x22, class 0xe0: 0x22 0x22, class 0x70: 0x22 0x22, class 0xfe: 0x22 0x22, alloc: errno 22 errno 22, info: errno 22 errno 22" "$W/u2" ||
 		fail "host uncharged: $(cat "$W/u2")"
 	grep -qx "alloc memory 0x40: errno 22, 0x3e: errno 22, alloc object 0x40: errno 22, import: errno 22 errno 22 export: errno 22 errno 22" "$W/u2" ||
 		fail "host's deprecated calls, imports and exports: $(cat "$W/u2")"
@@ -1102,7 +1128,7 @@ for ver in 535.261.03 550.163.01; do
 		fail "a VA range held: $(meminfo), the driver holds $(used)"
 	echo freeze >$P/upgrade
 	reload "$W/state5r"
-	grep -Eqx "obj 0 $SID $rhpid 2293760 client=[0-9]+ handle=24576 parent=4097 grand=4096 start=[0-9]+" "$W/state5r" &&
+	grep -Eqx "obj 0 $SID $rhpid 2293760 client=[0-9]+ handle=24576 parent=4096 start=[0-9]+" "$W/state5r" &&
 		[ "$(meminfo)" = "$rhmem" ] ||
 		fail "a VA range through a hot update: $(grep '^obj' "$W/state5r"), $(meminfo)"
 	touch "$W/rh.go"

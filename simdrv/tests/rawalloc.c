@@ -126,10 +126,15 @@
  *                        its subdevice, up to N; a duplicate of one, one registered with
  *                        nvidia-uvm (UVM_REGISTER_GPU_VASPACE) and freed (below)
  *   rawalloc ranges MAX MEMINFO  (cgpu_km enforce=1) GPU VA ranges (NV50_MEMORY_VIRTUAL)
- *                        under a device of GPU 0 and its subdevice, all four forms by
- *                        turns: 64 MiB, then 64 MiB LAZY, a duplicate of the first, then
- *                        ranges of 1 GiB until refused, at most MAX; each line with what
- *                        GPU 0 holds and what MEMINFO charges; all freed, then "held"
+ *                        under a device of GPU 0, all four forms by turns: 64 MiB, then
+ *                        64 MiB LAZY, a duplicate of the first, maps into the first
+ *                        (NV_ESC_RM_MAP_MEMORY_DMA: of no length, past it, within it, into
+ *                        the device), then ranges of 1 GiB until refused, at most MAX,
+ *                        and one of 16 TiB; each line with what GPU 0 holds and what
+ *                        MEMINFO charges; all freed, then "held"
+ *   rawalloc rangerace N MEMINFO  (cgpu_km enforce=1) N LAZY VA ranges of 2 MiB made
+ *                        and freed while a second thread rewrites their size to 1 TiB
+ *                        and back (below)
  *   rawalloc rangehold GO OUT  (cgpu_km enforce=1) a VA range of 1 GiB held through a
  *                        hot update, freed once GO exists (below)
  *   rawalloc clientvas N [GO OUT]  (cgpu_km enforce=1) up to N rounds of a client
@@ -618,7 +623,7 @@ static const char *fd_share(unsigned int c, unsigned int cmd, char *buf, size_t 
 
 /*
  * The ways to video memory (or page tables) that cgpu_km does not charge, each in two
- * forms: the classes it refuses (0x42, 0xc2, 0xf8, 0xfd, 0xe0, 0x70) and the heap
+ * forms: the classes it refuses (0x42, 0xc2, 0xf8, 0xfd, 0xe0, 0x70, 0xfe) and the heap
  * interface's allocating function
  * (and its INFO, which passes); RM's deprecated calls (RM_ALLOC_MEMORY of video and of
  * system memory, RM_ALLOC_OBJECT of video memory); the imports from and exports to a
@@ -628,7 +633,7 @@ static void uncharged(void)
 {
 	static const unsigned int cls[] = { SD_NV_MEMORY_EXTENDED_USER,
 		SD_NV01_MEMORY_LOCAL_PHYSICAL, SD_NV_MEMORY_FABRIC, SD_NV_MEMORY_MULTICAST_FABRIC,
-		SD_NV_MEMORY_EXPORT, SD_NV01_MEMORY_VIRTUAL };
+		SD_NV_MEMORY_EXPORT, SD_NV01_MEMORY_VIRTUAL, SD_NV_MEMORY_MAPPER };
 	unsigned char params[256] = { 0 };
 	unsigned int c, h, i;
 	char a[32], b[32];
@@ -1516,6 +1521,17 @@ static unsigned int range_of(unsigned int c, unsigned int parent, unsigned int h
 	return alloc(h % 4, c, parent, &h, SD_NV50_MEMORY_VIRTUAL, &m);
 }
 
+/* NV_ESC_RM_MAP_MEMORY_DMA of length bytes into dma of c (memory 0x7000, none): its answer. */
+static const char *map_dma(unsigned int c, unsigned int dma, unsigned long long length, char *buf,
+			   size_t len)
+{
+	struct sd_nvos46 p = { .hClient = c, .hDevice = 0x1000, .hDma = dma, .hMemory = 0x7000,
+			       .length = length };
+	int r = esc(ctl, SD_ESC_RM_MAP_MEMORY_DMA, &p, sizeof(p));
+
+	return answer(r, p.status, buf, len);
+}
+
 static void ranges(unsigned int max, const char *meminfo)
 {
 	unsigned int c, n, i, st;
@@ -1525,16 +1541,23 @@ static void ranges(unsigned int max, const char *meminfo)
 	open_gpu(0);
 	start();
 	c = client_on_gpu(0);
-	st = range_of(c, 0x1001, 0x6000, 64 * MiB, 0);
+	st = range_of(c, 0x1000, 0x6000, 64 * MiB, 0);
 	printf("range 64 MiB: status 0x%x, GPU 0 holds %llu, charged %llu\n", st, used(0), charged());
 	st = range_of(c, 0x1000, 0x6001, 64 * MiB, SD_ALLOC_FLAGS_LAZY);
 	printf("lazy 64 MiB: status 0x%x, GPU 0 holds %llu, charged %llu\n", st, used(0), charged());
-	printf("dup range: %s, ", rm_dup(c, 0x1001, 0x6002, c, 0x6000, a, sizeof(a)));
+	printf("dup range: %s, ", rm_dup(c, 0x1000, 0x6002, c, 0x6000, a, sizeof(a)));
 	printf("GPU 0 holds %llu, charged %llu\n", used(0), charged());
-	for (n = 0; n < max && (st = range_of(c, 0x1001, 0x6100 + n, 1ULL << 30, 0)) == SD_NV_OK; n++)
+	printf("maps: none %s, ", map_dma(c, 0x6000, 0, a, sizeof(a)));
+	printf("past %s, ", map_dma(c, 0x6000, 64 * MiB + 1, a, sizeof(a)));
+	printf("within %s, ", map_dma(c, 0x6000, 64 * MiB, a, sizeof(a)));
+	printf("into the device %s\n", map_dma(c, 0x1000, MiB, a, sizeof(a)));
+	for (n = 0; n < max && (st = range_of(c, 0x1000, 0x6100 + n, 1ULL << 30, 0)) == SD_NV_OK; n++)
 		;
 	printf("ranges of 1 GiB: %u made, then status 0x%x, GPU 0 holds %llu, charged %llu\n", n, st,
 	       used(0), charged());
+	st = range_of(c, 0x1000, 0x6003, 16ULL << 40, SD_ALLOC_FLAGS_LAZY);
+	printf("lazy 16 TiB: status 0x%x\n", st);
+	rmfree(c, 0x6003);	/* made where nothing refuses it */
 	for (i = 0; i < n; i++)
 		CHECK(rmfree(c, 0x6100 + i) == SD_NV_OK);
 	CHECK(rmfree(c, 0x6000) == SD_NV_OK && rmfree(c, 0x6001) == SD_NV_OK);
@@ -1545,7 +1568,56 @@ static void ranges(unsigned int max, const char *meminfo)
 
 
 /*
- * rangehold GO OUT: (cgpu_km enforce=1) a VA range of 1 GiB under a subdevice of GPU 0,
+ * rangerace N MEMINFO: (cgpu_km enforce=1) N LAZY VA ranges of 2 MiB under a device of
+ * GPU 0, all four forms by turns, each freed at once when made, while
+ * the rewriter flips the size to 1 TiB and back (a range the budget cannot take:
+ * cgpu_range_tables of 1 TiB is 2.3 GiB). At each one made, MEMINFO must charge the
+ * 64 KiB of a 2 MiB range; prints "rangerace: M made, R refused, charged otherwise: W"
+ * and "held", then waits.
+ */
+static void rangerace(int n, const char *meminfo)
+{
+	unsigned int c, h, st;
+	int i, made = 0, refused = 0, wrong = 0;
+	pthread_t t;
+
+	churn_meminfo = meminfo;
+	open_gpu(0);
+	start();
+	c = client_on_gpu(0);
+	raced = calloc(1, 4096);
+	CHECK(raced);
+	race_big = 1ULL << 40;
+	raced->size = 2 * MiB;
+	pin(0);
+	CHECK(pthread_create(&t, NULL, rewriter, NULL) == 0);
+	for (i = 0; i < n; i++) {
+		raced->owner = 0x1234;
+		raced->flags = SD_ALLOC_FLAGS_VIRTUAL | SD_ALLOC_FLAGS_LAZY;
+		h = 0x10000 + i;
+		st = alloc(i % 4, c, 0x1000, &h, SD_NV50_MEMORY_VIRTUAL, raced);
+		/* A torn size of 0 is the driver's NV_ERR_INVALID_ARGUMENT (race's). */
+		if (st != SD_NV_OK && st != SD_NV_ERR_NO_MEMORY && st != SD_NV_ERR_INVALID_ARGUMENT) {
+			fprintf(stderr, "rawalloc: rangerace: status 0x%x\n", st);
+			exit(1);
+		}
+		if (st != SD_NV_OK) {
+			refused++;
+			continue;
+		}
+		made++;
+		if (charged() != 64 * 1024)
+			wrong++;
+		CHECK(rmfree(c, h) == SD_NV_OK);
+	}
+	race_done = 1;
+	CHECK(pthread_join(t, NULL) == 0);
+	printf("rangerace: %d made, %d refused, charged otherwise: %d\n", made, refused, wrong);
+	held_until_killed();
+}
+
+/*
+ * rangehold GO OUT: (cgpu_km enforce=1) a VA range of 1 GiB under a device of GPU 0,
  * then "held"; once GO exists (after a hot update) the range freed: "rangehold: freed
  * 0xS, the driver holds B" and "done" in OUT.
  */
@@ -1557,7 +1629,7 @@ static void rangehold(const char *go, const char *out)
 	open_gpu(0);
 	start();
 	c = client_on_gpu(0);
-	CHECK(range_of(c, 0x1001, 0x6000, 1ULL << 30, 0) == SD_NV_OK);
+	CHECK(range_of(c, 0x1000, 0x6000, 1ULL << 30, 0) == SD_NV_OK);
 	held_until(go);
 	st = rmfree(c, 0x6000);
 	f = fopen(out, "w");
@@ -2575,6 +2647,8 @@ int main(int argc, char **argv)
 		vaspaces(strtoul(argv[2], NULL, 10));
 	else if (argc == 4 && !strcmp(argv[1], "ranges"))
 		ranges(strtoul(argv[2], NULL, 10), argv[3]);
+	else if (argc == 4 && !strcmp(argv[1], "rangerace"))
+		rangerace(atoi(argv[2]), argv[3]);
 	else if (argc == 4 && !strcmp(argv[1], "rangehold"))
 		rangehold(argv[2], argv[3]);
 	else if (argc == 3 && !strcmp(argv[1], "uvmretain"))
@@ -2598,7 +2672,7 @@ int main(int argc, char **argv)
 	else if (argc == 2 && !strcmp(argv[1], "check"))
 		check();
 	else {
-		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB | rawalloc parentrace N BIG | rawalloc dropdouble | rawalloc chanhold | rawalloc uvmforeign C | rawalloc uvmhandoff N | rawalloc ranges MAX MEMINFO | rawalloc rangehold GO OUT\n");
+		fprintf(stderr, "usage: rawalloc check | rawalloc hold MIB | rawalloc loop MIB [GPU] | rawalloc dup MIB | rawalloc dupof C M | rawalloc churn MIB | rawalloc press MIB | rawalloc uvm | rawalloc engine | rawalloc race FILL BIG N | rawalloc register | rawalloc dupfollow | rawalloc dupchurn N MEMINFO | rawalloc uvmchurn N MEMINFO | rawalloc dmabuf MIB N | rawalloc uvmhold MIB N [FILE] | rawalloc uvmkeep MIB N [GO] | rawalloc uvmlater MIB GO OUT | rawalloc uvmremap MIB GO OUT FILE | rawalloc frozendup MIB GO OUT FILE | rawalloc uncharged | rawalloc channels MAX FILL | rawalloc small MAX | rawalloc leaderexit MIB | rawalloc forkclose MIB GO | rawalloc uvmshare MIB | rawalloc parentrace N BIG | rawalloc dropdouble | rawalloc chanhold | rawalloc uvmforeign C | rawalloc uvmhandoff N | rawalloc ranges MAX MEMINFO | rawalloc rangehold GO OUT | rawalloc rangerace N MEMINFO\n");
 		return 2;
 	}
 	return 0;

@@ -1430,7 +1430,8 @@ static void test_ranges(void)
 	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_ERR_INVALID_OBJECT_HANDLE);
 	REQUIRE(node.used[0] == 0);
 	m.hVASpace = 0;
-	REQUIRE(alloc(&ctl, 1, 0x20, 0x1001, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_OK);
+	REQUIRE(alloc(&ctl, 1, 0x20, 0x1001, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_ERR_INVALID_OBJECT_PARENT);
+	REQUIRE(alloc(&ctl, 1, 0x20, 0x1000, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_OK);
 	memcpy(&m, umem + 4096, sizeof(m));
 	REQUIRE(m.size == 64 * MiB && m.limit == 64 * MiB - 1);
 	REQUIRE(node.used[0] == sd_range_tables(64 * MiB));
@@ -1448,7 +1449,7 @@ static void test_ranges(void)
 	REQUIRE(kop_info(0x20, 0x4001, l, 2, sizeof(struct sd_nv0041_get_surface_info)) == SD_NV_ERR_OUT_OF_RANGE);
 	/* A duplicate names the same tables, which go with the last name. */
 	h = 0x4002;
-	REQUIRE(dup(&ctl, 0x20, 0x1001, &h, 0x20, 0x4000) == SD_NV_OK);
+	REQUIRE(dup(&ctl, 0x20, 0x1000, &h, 0x20, 0x4000) == SD_NV_OK);
 	REQUIRE(rmfree(&ctl, 0x20, 0x4000) == SD_NV_OK && node.used[0] == sd_range_tables(64 * MiB));
 	REQUIRE(rmfree(&ctl, 0x20, 0x4002) == SD_NV_OK && node.used[0] == 0);
 	/* In a VA space of its own: no duplicate, and freed with the space. */
@@ -1458,10 +1459,10 @@ static void test_ranges(void)
 	m.flags = SD_ALLOC_FLAGS_VIRTUAL;
 	m.hVASpace = 0x5000;
 	h = 0x4003;
-	REQUIRE(alloc(&ctl, 0, 0x20, 0x1001, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_OK);
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV50_MEMORY_VIRTUAL, &m, sizeof(m)) == SD_NV_OK);
 	REQUIRE(node.used[0] == SD_VASPACE_HELD + sd_range_tables(MiB));
 	h = 0x4004;
-	REQUIRE(dup(&ctl, 0x20, 0x1001, &h, 0x20, 0x4003) == SD_NV_ERR_INVALID_DEVICE);
+	REQUIRE(dup(&ctl, 0x20, 0x1000, &h, 0x20, 0x4003) == SD_NV_ERR_INVALID_DEVICE);
 	REQUIRE(rmfree(&ctl, 0x20, 0x5000) == SD_NV_OK && node.used[0] == 0);
 	REQUIRE(rmfree(&ctl, 0x20, 0x4003) == SD_NV_ERR_OBJECT_NOT_FOUND);
 	sd_file_release(&ctl);
