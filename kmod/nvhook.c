@@ -2074,7 +2074,6 @@ static u32 nvh_register_fd(const struct nvh_call *c)
 	return NVA_ERR_INSUFFICIENT_PERMISSIONS;
 }
 
-/* One RM escape, its block the driver's kernel copy; a block of another size is RM's to refuse. */
 /*
  * NV_ESC_RM_MAP_MEMORY_DMA by a caller in a container (the block is the driver's kernel
  * copy: no field can change after this look). RM reserves page-table memory for the
@@ -2116,6 +2115,7 @@ static u32 nvh_map_dma(const struct nvh_call *c)
 	return nvh_orig(c);
 }
 
+/* One RM escape, its block the driver's kernel copy; a block of another size is RM's to refuse. */
 static u32 nvh_rm_ioctl_body(const struct nvh_call *c)
 {
 	switch (c->cmd) {
