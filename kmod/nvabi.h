@@ -116,8 +116,13 @@ struct nva_nv_state_head {
 #define NVA_ERR_INVALID_LIMIT		0x2E
 #define NVA_ERR_INVALID_CLIENT		0x23
 
-/* UvmGpuMemoryInfo (nv_uvm_types.h), what nvUvmInterfaceDupMemory says of what it duplicated: sysmem's place, the same in 535 and 550. */
+/*
+ * UvmGpuMemoryInfo (nv_uvm_types.h), what nvUvmInterfaceDupMemory says of what it
+ * duplicated: the places of sysmem and of size (the memory's bytes, which bound a
+ * mapping of it), the same in 535 and 550.
+ */
 #define NVA_UVM_MEMINFO_SYSMEM_OFF	4
+#define NVA_UVM_MEMINFO_SIZE_OFF	32
 #define NVA_UVM_MEMINFO_SIZE		56
 
 /* NVOS21_PARAMETERS (32 bytes) and NVOS64_PARAMETERS (48): the same first 24 bytes. */

@@ -267,6 +267,7 @@ struct nvh_hold {
 	const void *device;
 	u32 hdup;
 	struct nvh_obj *line;		/* in holder->rec */
+	struct nvh_obj *tables;		/* in holder->rec: its page tables' charge */
 	struct nvh_holder *holder;
 };
 
@@ -988,21 +989,34 @@ static bool nvh_take_place_locked(struct nvh_file *rec)
 	return true;
 }
 
-static bool nvh_take_place(struct nvh_file *rec)
+/* Takes n places in rec's table, or none. */
+static bool nvh_take_places(struct nvh_file *rec, unsigned int n)
 {
 	bool ok;
 
 	mutex_lock(&rec->lock);
-	ok = nvh_take_place_locked(rec);
+	ok = rec->nobjs <= CGPU_FILE_OBJS_MAX - n;
+	if (ok)
+		rec->nobjs += n;
 	mutex_unlock(&rec->lock);
 	return ok;
 }
 
-static void nvh_give_place(struct nvh_file *rec)
+static bool nvh_take_place(struct nvh_file *rec)
+{
+	return nvh_take_places(rec, 1);
+}
+
+static void nvh_give_places(struct nvh_file *rec, unsigned int n)
 {
 	mutex_lock(&rec->lock);
-	rec->nobjs--;
+	rec->nobjs -= n;
 	mutex_unlock(&rec->lock);
+}
+
+static void nvh_give_place(struct nvh_file *rec)
+{
+	nvh_give_places(rec, 1);
 }
 
 /*
@@ -2299,6 +2313,50 @@ static bool nvh_src_known(u32 client, u32 handle)
 }
 
 /*
+ * The page tables nvidia-uvm makes for a mapping of the memory a followed duplicate
+ * names, charged before it makes them (it duplicates first: uvm_map_external.c) at the
+ * most the memory's size can take (cgpu_map_tables), the size the driver gave in info,
+ * to rec's slot on the memory's GPU, as line t of the duplicate's handle (client 0): it
+ * goes with the mapping's free, and a hot update carries it as a mapping's line. 0, or
+ * -ENOMEM past the budget (-EAGAIN while a hot update is frozen) with nothing charged
+ * and t->bytes the charge.
+ */
+static int nvh_tables_charge(struct nvh_file *rec, u32 gpu, u32 hdup, const void *info,
+			     struct nvh_obj *t)
+{
+	struct cgpu_slot *slot = cgpu_slot_of(rec->att, gpu);
+	u64 size, used, memsize;
+	int err;
+
+	memcpy(&size, (const u8 *)info + NVA_UVM_MEMINFO_SIZE_OFF, sizeof(size));
+	t->bytes = cgpu_map_tables(size);
+	if (WARN_ON_ONCE(!slot))
+		return -ENOMEM;
+	err = cgpu_ledger_charge(slot, t->bytes, &used, &memsize);
+	if (err)
+		return err;
+	t->kind = NVH_MEMORY;
+	t->rec = rec;
+	t->gpu = gpu;
+	t->handle = hdup;
+	t->slot = slot;
+	return 0;
+}
+
+/* A duplicate made whose mapping's page tables cannot be charged (err): freed, refused. */
+static void nvh_uvm_taken_back(void *device, u32 hdup, u32 hMem, u64 bytes, int err)
+{
+	nvh_uvm_free_fn orig_free = (nvh_uvm_free_fn)READ_ONCE(nvh.uvm_free.addr);
+
+	orig_free(device, hdup);
+	atomic64_inc(&nvh.taken_back);
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of memory 0x%x refused: its page tables (up to %llu bytes) %s\n",
+			    task_tgid_nr(current), hMem, bytes,
+			    err == -EAGAIN ? "cannot be charged while a hot update is under way" :
+			    "would pass the budget");
+}
+
+/*
  * One try at following a mapping's duplicate, as nvh_dup_own follows RM's: the line of
  * the source (the caller's container's, alone under its handle, its file with no call
  * that may change a handle running) is looked up, a hold line joins its memory, the
@@ -2316,17 +2374,20 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 	struct nvh_src seen = {};
 	struct nvh_hold *hold;
 	struct nvh_mem *m;
-	struct nvh_obj *o;
+	struct nvh_obj *o, *t;
 	enum nvh_join j;
 	bool certain;
+	int err;
 	u32 st;
 
 	*again = false;
 	o = cgpu_zalloc(sizeof(*o));
+	t = cgpu_zalloc(sizeof(*t));
 	m = cgpu_zalloc(sizeof(*m));
 	hold = cgpu_zalloc(sizeof(*hold));
-	if (!o || !m || !hold || !nvh_take_place(rec)) {
+	if (!o || !t || !m || !hold || !nvh_take_places(rec, 2)) {
 		cgpu_free(o);
+		cgpu_free(t);
 		cgpu_free(m);
 		cgpu_free(hold);
 		return NVA_ERR_NO_MEMORY;
@@ -2352,11 +2413,17 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 	st = orig(device, hClient, hMem, hDup, info);
 	certain = st == NVA_NV_OK && j == NVH_JOINED && !nvh_meminfo_sysmem(info) &&
 		  nvh_src_unchanged(hClient, hMem, &seen, 0);
+	if (certain && (err = nvh_tables_charge(rec, o->mem->gpu, *hDup, info, t))) {
+		nvh_uvm_taken_back(device, *hDup, hMem, t->bytes, err);
+		st = NVA_ERR_NO_MEMORY;
+		goto out;
+	}
 	if (certain) {
 		o->handle = *hDup;
 		hold->device = device;
 		hold->hdup = *hDup;
 		hold->line = o;
+		hold->tables = t;
 		hold->holder = holder;
 		mutex_lock(&nvh.holds_lock);
 		holder->users++;
@@ -2364,6 +2431,7 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 		atomic_inc(&nvh.nholds);
 		mutex_lock(&rec->lock);
 		nvh_record(rec, o);
+		nvh_record(rec, t);
 		mutex_unlock(&rec->lock);
 		mutex_unlock(&nvh.holds_lock);
 		atomic64_inc(&nvh.mapped);
@@ -2375,8 +2443,9 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 out:
 	if (j == NVH_JOINED)
 		nvh_mem_unlink(o, false);
-	nvh_give_place(rec);
+	nvh_give_places(rec, 2);
 	cgpu_free(o);
+	cgpu_free(t);
 	cgpu_free(hold);
 	return st;
 }
@@ -2480,6 +2549,7 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 		holder = hold->holder;
 		mutex_lock(&holder->rec->lock);
 		nvh_obj_drop(holder->rec, hold->line);
+		nvh_obj_drop(holder->rec, hold->tables);
 		mutex_unlock(&holder->rec->lock);
 		cgpu_free(hold);
 		nvh_holder_put(holder);

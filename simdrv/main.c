@@ -284,6 +284,12 @@ void simdrv_uvm_node(struct simdrv_uvm_node *n)
 }
 EXPORT_SYMBOL(simdrv_uvm_node);
 
+u32 simdrv_uvm_tables(u32 gpu, u64 bytes, bool take)
+{
+	return sd_uvm_tables(&node, &env, gpu, bytes, take);
+}
+EXPORT_SYMBOL(simdrv_uvm_tables);
+
 noinline u32 nvUvmInterfaceDupMemory(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *pGpuMemoryInfo)
 {
 	struct simdrv_uvm_device *dev = device;

@@ -92,8 +92,14 @@ static void va_destroy_vaspace(void *ctx, void *token)
 	nvUvmInterfaceAddressSpaceDestroy(token);
 }
 
+static u32 va_tables(void *ctx, u32 gpu, u64 bytes, int take)
+{
+	return simdrv_uvm_tables(gpu, bytes, take);
+}
+
 /* The va_spaces' way to nvidia.ko; ngpus is set once at init, before any node exists. */
 static struct sd_va_env va_env = {
+	.tables = va_tables,
 	.dup = va_dup,
 	.free_dup = va_free_dup,
 	.retain = va_retain,

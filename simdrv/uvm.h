@@ -25,6 +25,13 @@ struct simdrv_uvm_node {
 };
 void simdrv_uvm_node(struct simdrv_uvm_node *n);
 
+/*
+ * GPU memory for nvidia-uvm's page tables, taken (take: RM's status) or given back
+ * (sd_uvm_tables): the stand-in's own call, where the real nvidia-uvm takes root chunks
+ * through nvUvmInterfacePmaAllocPages and packs its tables in them.
+ */
+u32 simdrv_uvm_tables(u32 gpu, u64 bytes, bool take);
+
 /* nvidia.ko's half, by NVIDIA's names (nv_uvm_interface.h). */
 void *simdrv_uvm_device(u32 gpu);
 u32 nvUvmInterfaceDupMemory(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *pGpuMemoryInfo);

@@ -79,17 +79,41 @@ cgpu_u32 cgpu_default_weight(cgpu_u32 weight_used, cgpu_u32 max_inst)
 	return weight_used < max_inst ? CGPU_WEIGHT_DEFAULT : 0;
 }
 
-cgpu_u64 cgpu_range_tables(cgpu_u64 size)
+struct cgpu_level {
+	cgpu_u32 shift, bytes;
+};
+
+/*
+ * The tables of levels[n] a span of size bytes can touch placed anywhere: per level its
+ * size over what one table covers, and one more at each edge. No wrap: the largest term
+ * is size / 512, and the levels add less than as much.
+ */
+static cgpu_u64 cgpu_tables(cgpu_u64 size, const struct cgpu_level *level, unsigned int n)
 {
-	static const struct { cgpu_u32 shift, bytes; } level[] = {
-		{ 21, 4096 }, { 21, 256 }, { 29, 4096 }, { 38, 4096 }, { 47, 4096 }, { 56, 4096 },
-	};
-	const cgpu_u64 chunk = 64 * 1024;
 	cgpu_u64 sum = 0;
 	unsigned int i;
 
-	/* No wrap: the largest term is size / 512, and the levels add less than as much. */
-	for (i = 0; i < sizeof(level) / sizeof(level[0]); i++)
+	for (i = 0; i < n; i++)
 		sum += ((size >> level[i].shift) + 2) * level[i].bytes;
+	return sum;
+}
+
+cgpu_u64 cgpu_range_tables(cgpu_u64 size)
+{
+	static const struct cgpu_level level[] = {
+		{ 21, 4096 }, { 21, 256 }, { 29, 4096 }, { 38, 4096 }, { 47, 4096 }, { 56, 4096 },
+	};
+	const cgpu_u64 chunk = 64 * 1024;
+	cgpu_u64 sum = cgpu_tables(size, level, sizeof(level) / sizeof(level[0]));
+
 	return (sum + chunk - 1) / chunk * chunk;
+}
+
+cgpu_u64 cgpu_map_tables(cgpu_u64 size)
+{
+	static const struct cgpu_level level[] = {
+		{ 21, 4096 }, { 29, 4096 }, { 38, 4096 }, { 47, 4096 }, { 56, 4096 },
+	};
+
+	return cgpu_tables(size, level, sizeof(level) / sizeof(level[0]));
 }

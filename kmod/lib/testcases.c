@@ -352,6 +352,11 @@ static void test_rules(struct st *st)
 	CHECK(st, cgpu_range_tables(1ULL << 30) == 2293760);
 	CHECK(st, cgpu_range_tables(0xfb000000ULL) == 8847360);
 	CHECK(st, cgpu_range_tables(~0ULL) > (~0ULL >> 9));
+	/* A mapping's page tables: 2 MiB, 64 MiB, 1 GiB, the largest size. */
+	CHECK(st, cgpu_map_tables(2ULL << 20) == 45056);
+	CHECK(st, cgpu_map_tables(64ULL << 20) == 172032);
+	CHECK(st, cgpu_map_tables(1ULL << 30) == 2146304);
+	CHECK(st, cgpu_map_tables(~0ULL) > (~0ULL >> 9));
 	CHECK(st, cgpu_check_charge(0, 6, 6) == CGPU_OK);
 	CHECK(st, cgpu_check_charge(0, 6, 7) == CGPU_RC_NOMEM);
 	CHECK(st, cgpu_check_charge(5, 6, 1) == CGPU_OK);

@@ -1013,6 +1013,26 @@ sd_u32 sd_uvm_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u3
 	return st;
 }
 
+sd_u32 sd_uvm_tables(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u64 bytes, int take)
+{
+	sd_u32 st = SD_NV_OK;
+
+	if (gpu >= n->ngpus)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	env->lock(env->ctx);
+	if (!take) {
+		n->used[gpu] -= bytes;
+		n->uvm_tables[gpu] -= bytes;
+	} else if (bytes > n->total[gpu] - n->used[gpu]) {
+		st = SD_NV_ERR_NO_MEMORY;
+	} else {
+		n->used[gpu] += bytes;
+		n->uvm_tables[gpu] += bytes;
+	}
+	env->unlock(env->ctx);
+	return st;
+}
+
 sd_u32 sd_uvm_free_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hdup)
 {
 	struct sd_client *c;

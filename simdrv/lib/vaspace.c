@@ -3,8 +3,12 @@
  * nvidia-uvm's external ranges, from 535's uvm_map_external.c, uvm_va_space.c and
  * uvm_api.h: their checks in their order, with their statuses. Not modelled: GPU VA
  * spaces (UVM_REGISTER_GPU_VASPACE; a registered GPU maps), peers (a mapping on another
- * GPU than the memory's is NV_ERR_INVALID_DEVICE), MIG partitions, the mappings' page
- * tables, and every range that is not external.
+ * GPU than the memory's is NV_ERR_INVALID_DEVICE), MIG partitions, and every range that
+ * is not external. The mappings' page tables are (uvm_mmu.c, uvm_pascal_mmu.c): per GPU
+ * a tree of 4 KiB directories, of 4 KiB tables for 4 KiB pages and 256-byte ones for
+ * 64 KiB pages (2 MiB pages are entries of the last directory), each made by the first
+ * mapping that needs it and freed with the last; not modelled: the root, the chunks
+ * nvidia-uvm packs them in, and a split's alignment to the mapping's page size.
  */
 #include "rm.h"
 #include "vaspace.h"
@@ -33,6 +37,115 @@ static int registered(const struct sd_va_space *s, sd_u32 gpu)
 	return (s->registered >> gpu) & 1;
 }
 
+/* Each level's span (the address bits one table covers) and table size. */
+static const struct {
+	sd_u32 shift, bytes;
+} levels[SD_VA_LEVELS] = {
+	[SD_VA_PD2] = { 47, 4096 }, [SD_VA_PD1] = { 38, 4096 }, [SD_VA_PD0] = { 29, 4096 },
+	[SD_VA_PT4K] = { 21, 4096 }, [SD_VA_PT64K] = { 21, 256 },
+};
+
+/* Whether a mapping of page size page needs tables of level. */
+static int level_needed(sd_u32 level, sd_u64 page)
+{
+	return level <= SD_VA_PD0 || (level == SD_VA_PT4K && page == SD_PAGE_4K) ||
+	       (level == SD_VA_PT64K && page == SD_PAGE_BIG);
+}
+
+static struct sd_va_table **table_find(struct sd_va_space *s, sd_u32 gpu, sd_u32 level, sd_u64 index)
+{
+	struct sd_va_table **pp;
+	sd_u64 key = index * 0x9e3779b97f4a7c15ULL + level * 31 + gpu;
+
+	for (pp = &s->tables[(key >> 56) % SD_VA_TABLE_BUCKETS]; *pp; pp = &(*pp)->next)
+		if ((*pp)->gpu == gpu && (*pp)->level == level && (*pp)->index == index)
+			break;
+	return pp;
+}
+
+/* One more mapping needs the table: made, its memory taken from the GPU, if none yet. */
+static sd_u32 table_get(struct sd_va_space *s, const struct sd_va_env *env, sd_u32 gpu,
+			sd_u32 level, sd_u64 index)
+{
+	struct sd_va_table **pp = table_find(s, gpu, level, index), *t = *pp;
+	sd_u32 st;
+
+	if (t) {
+		t->refs++;
+		return SD_NV_OK;
+	}
+	t = sd_zalloc(sizeof(*t));
+	if (!t)
+		return SD_NV_ERR_NO_MEMORY;
+	st = env->tables(env->ctx, gpu, levels[level].bytes, 1);
+	if (st != SD_NV_OK) {
+		sd_free(t);
+		return st;
+	}
+	*t = (struct sd_va_table){ .index = index, .gpu = gpu, .level = level, .refs = 1 };
+	*pp = t;
+	s->table_bytes += levels[level].bytes;
+	return SD_NV_OK;
+}
+
+static void table_put(struct sd_va_space *s, const struct sd_va_env *env, sd_u32 gpu,
+		      sd_u32 level, sd_u64 index)
+{
+	struct sd_va_table **pp = table_find(s, gpu, level, index), *t = *pp;
+
+	if (--t->refs)
+		return;
+	*pp = t->next;
+	env->tables(env->ctx, gpu, levels[level].bytes, 0);
+	s->table_bytes -= levels[level].bytes;
+	sd_free(t);
+}
+
+/*
+ * The tables [start, end] at page size page needs on gpu, in a fixed order, let go of
+ * up to (not including) (stop, at); stop SD_VA_LEVELS: all.
+ */
+static void tables_put_until(struct sd_va_space *s, const struct sd_va_env *env, sd_u32 gpu,
+			     sd_u64 start, sd_u64 end, sd_u64 page, sd_u32 stop, sd_u64 at)
+{
+	sd_u32 l;
+	sd_u64 i;
+
+	for (l = 0; l < SD_VA_LEVELS; l++)
+		for (i = start >> levels[l].shift; level_needed(l, page) && i <= end >> levels[l].shift; i++) {
+			if (l == stop && i == at)
+				return;
+			table_put(s, env, gpu, l, i);
+		}
+}
+
+static void tables_put(struct sd_va_space *s, const struct sd_va_env *env, const struct sd_va_map *m)
+{
+	tables_put_until(s, env, m->gpu, m->start, m->end, m->page, SD_VA_LEVELS, 0);
+}
+
+/*
+ * uvm_page_table_range_vec_init: the tables [start, end] at page size page needs on gpu,
+ * made where missing; none on failure (NV_ERR_NO_MEMORY: the GPU is full). A piece of
+ * a mapping that has them never fails.
+ */
+static sd_u32 tables_get(struct sd_va_space *s, const struct sd_va_env *env, sd_u32 gpu,
+			 sd_u64 start, sd_u64 end, sd_u64 page)
+{
+	sd_u32 l, st;
+	sd_u64 i;
+
+	for (l = 0; l < SD_VA_LEVELS; l++)
+		for (i = start >> levels[l].shift; level_needed(l, page) && i <= end >> levels[l].shift; i++) {
+			st = table_get(s, env, gpu, l, i);
+			if (st != SD_NV_OK) {
+				tables_put_until(s, env, gpu, start, end, page, l, i);
+				return st;
+			}
+		}
+	return SD_NV_OK;
+}
+
 static void dup_put(const struct sd_va_env *env, struct sd_va_dup *d)
 {
 	if (--d->refs)
@@ -46,16 +159,17 @@ static void dup_put(const struct sd_va_env *env, struct sd_va_dup *d)
  * keeps what sticks out, its duplicate shared with the pieces. A split needs a new
  * piece; NV_ERR_NO_MEMORY (nothing unmapped yet of that mapping) if it cannot be had.
  */
-static sd_u32 unmap_in(struct sd_va_range *r, const struct sd_va_env *env, sd_u32 gpu,
-		       sd_u64 start, sd_u64 end)
+static sd_u32 unmap_in(struct sd_va_space *s, struct sd_va_range *r, const struct sd_va_env *env,
+		       sd_u32 gpu, sd_u64 start, sd_u64 end)
 {
-	struct sd_va_map **pp = &r->maps, *m, *tail;
+	struct sd_va_map **pp = &r->maps, *m, *tail, old;
 
 	while ((m = *pp)) {
 		if (m->gpu != gpu || m->end < start || m->start > end) {
 			pp = &m->next;
 			continue;
 		}
+		old = *m;
 		if (m->start < start && m->end > end) {
 			tail = sd_zalloc(sizeof(*tail));
 			if (!tail)
@@ -66,6 +180,7 @@ static sd_u32 unmap_in(struct sd_va_range *r, const struct sd_va_env *env, sd_u3
 			m->end = start - 1;
 			m->next = tail;
 			pp = &tail->next;
+			tables_get(s, env, gpu, tail->start, tail->end, tail->page);
 		} else if (m->start < start) {
 			m->end = start - 1;
 			pp = &m->next;
@@ -74,9 +189,14 @@ static sd_u32 unmap_in(struct sd_va_range *r, const struct sd_va_env *env, sd_u3
 			pp = &m->next;
 		} else {
 			*pp = m->next;
+			tables_put(s, env, m);
 			dup_put(env, m->dup);
 			sd_free(m);
+			continue;
 		}
+		/* The pieces keep their tables (taken first: they have them), the rest go. */
+		tables_get(s, env, gpu, m->start, m->end, m->page);
+		tables_put(s, env, &old);
 	}
 	return SD_NV_OK;
 }
@@ -147,7 +267,7 @@ sd_u32 sd_va_unregister_gpu(struct sd_va_space *s, const struct sd_va_env *env, 
 		return SD_NV_ERR_INVALID_DEVICE;
 	/* Whole mappings only: nothing is split, so nothing can fail. */
 	for (r = s->ranges; r; r = r->next)
-		unmap_in(r, env, (sd_u32)g, 0, ~0ULL);
+		unmap_in(s, r, env, (sd_u32)g, 0, ~0ULL);
 	destroy_gpu_va_space(s, env, (sd_u32)g);
 	s->registered &= ~(1u << g);
 	return SD_NV_OK;
@@ -285,7 +405,7 @@ static sd_u32 map_on_gpu(struct sd_va_space *s, struct sd_va_range *r, const str
 	struct sd_va_dup *d;
 	sd_u32 st, hdup = 0;
 
-	st = unmap_in(r, env, gpu, h->base, end);
+	st = unmap_in(s, r, env, gpu, h->base, end);
 	if (st != SD_NV_OK)
 		return st;
 	m = sd_zalloc(sizeof(*m));
@@ -315,10 +435,12 @@ static sd_u32 map_on_gpu(struct sd_va_space *s, struct sd_va_range *r, const str
 		st = SD_NV_ERR_INVALID_DEVICE;		/* fabric memory: not served */
 	else if (!registered(s, info.gpu) || (!info.sysmem && info.gpu != gpu))
 		st = SD_NV_ERR_INVALID_DEVICE;
-	else if (!mapping_page_size(info.page_size | h->base | h->length | h->offset))
+	else if (!(m->page = mapping_page_size(info.page_size | h->base | h->length | h->offset)))
 		st = SD_NV_ERR_INVALID_ADDRESS;
 	else if (h->offset > info.size || h->length > info.size - h->offset)
 		st = SD_NV_ERR_INVALID_OFFSET;
+	else
+		st = tables_get(s, env, gpu, h->base, end, m->page);
 	if (st != SD_NV_OK) {
 		dup_put(env, d);
 		sd_free(m);
@@ -372,16 +494,17 @@ sd_u32 sd_va_map(struct sd_va_space *s, const struct sd_va_env *env,
 		/* Only what this call mapped goes: whole mappings, nothing split. */
 		for (g = 0; g < (int)env->ngpus; g++)
 			if ((mapped >> g) & 1)
-				unmap_in(r, env, (sd_u32)g, h->base, h->base + h->length - 1);
+				unmap_in(s, r, env, (sd_u32)g, h->base, h->base + h->length - 1);
 	return st;
 }
 
-static void range_destroy(struct sd_va_range *r, const struct sd_va_env *env)
+static void range_destroy(struct sd_va_space *s, struct sd_va_range *r, const struct sd_va_env *env)
 {
 	struct sd_va_map *m;
 
 	while ((m = r->maps)) {
 		r->maps = m->next;
+		tables_put(s, env, m);
 		dup_put(env, m->dup);
 		sd_free(m);
 	}
@@ -401,7 +524,7 @@ sd_u32 sd_va_free(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 bas
 	if (!r || r->start != base || r->end != base + length - 1)
 		return SD_NV_ERR_INVALID_ADDRESS;
 	*pp = r->next;
-	range_destroy(r, env);
+	range_destroy(s, r, env);
 	return SD_NV_OK;
 }
 
@@ -412,7 +535,7 @@ void sd_va_destroy(struct sd_va_space *s, const struct sd_va_env *env)
 
 	while ((r = s->ranges)) {
 		s->ranges = r->next;
-		range_destroy(r, env);
+		range_destroy(s, r, env);
 	}
 	for (g = 0; g < 32; g++)
 		destroy_gpu_va_space(s, env, g);

@@ -41,7 +41,25 @@ struct sd_va_env {
 	sd_u32 (*dup_vaspace)(void *ctx, sd_u32 gpu, sd_u32 hClient, sd_u32 hVaSpace, void **token);
 	/* nvUvmInterfaceAddressSpaceDestroy */
 	void (*destroy_vaspace)(void *ctx, void *token);
+	/* GPU memory for page tables taken (take: RM's status) or given back (sd_uvm_tables). */
+	sd_u32 (*tables)(void *ctx, sd_u32 gpu, sd_u64 bytes, int take);
 };
+
+/*
+ * One page table or directory of a GPU's page tree in the va_space (uvm_page_tree_t):
+ * level (SD_VA_PD2 .. SD_VA_PT64K) and index (the address over what one covers), made
+ * by the first mapping that needs it, freed with the last.
+ */
+struct sd_va_table {
+	struct sd_va_table *next;
+	sd_u64 index;
+	sd_u32 gpu, level, refs;
+};
+
+#define SD_VA_TABLE_BUCKETS	256
+
+/* The levels of Pascal's page tree on (49 bits; the root is not modelled). */
+enum { SD_VA_PD2, SD_VA_PD1, SD_VA_PD0, SD_VA_PT4K, SD_VA_PT64K, SD_VA_LEVELS };
 
 /* A channel registered with the va_space, retained until it goes. */
 struct sd_va_channel {
@@ -60,6 +78,7 @@ struct sd_va_dup {
 struct sd_va_map {
 	struct sd_va_map *next;
 	sd_u64 start, end;	/* inclusive */
+	sd_u64 page;		/* its page size: which tables it needs */
 	sd_u32 gpu;
 	struct sd_va_dup *dup;
 };
@@ -75,6 +94,8 @@ struct sd_va_space {
 	struct sd_va_range *ranges;
 	struct sd_va_channel *channels;
 	void *gpu_va_space[32];	/* by GPU index, as registered: a duplicate, or NULL */
+	struct sd_va_table *tables[SD_VA_TABLE_BUCKETS];	/* every GPU's page trees */
+	sd_u64 table_bytes;	/* what they hold, all GPUs */
 };
 
 /* UVM_REGISTER_GPU, UVM_UNREGISTER_GPU (which unmaps what the GPU has): NV status. */

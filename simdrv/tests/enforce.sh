@@ -326,20 +326,21 @@ for ver in 535.261.03 550.163.01; do
 	ok "$ver: memory under a subdevice not yet recorded refused before the driver runs ($out)"
 
 	# The simulated libcuda in the container allocates through the driver: its context
-	# takes 64 MiB, and its cuMemAlloc loop stops at the budget with
+	# takes 64 MiB, and its cuMemAlloc loop (each allocation mapped through nvidia-uvm,
+	# whose page tables are charged: below) stops at the budget with
 	# CUDA_ERROR_OUT_OF_MEMORY, with libcgpu preloaded (kernel mode: it leaves the charge
 	# to the driver's boundary) and with neither libcgpu nor its consent
 	# (CGPU_DISABLE=1): the kernel stops it all the same.
 	for how in "LD_PRELOAD=$LIBCGPU" "CGPU_DISABLE=1"; do
 		simloop s1 "$how"
-		grep -qx "allocated=$((192 * MiB))" "$W/s1" && grep -qx stop=CUDA_ERROR_OUT_OF_MEMORY "$W/s1" ||
+		grep -qx "allocated=$((160 * MiB))" "$W/s1" && grep -qx stop=CUDA_ERROR_OUT_OF_MEMORY "$W/s1" ||
 			fail "simulated libcuda ($how): $(cat "$W/s1")"
-		[ "$(used)" = $((256 * MiB)) ] || fail "driver holds $(used) for the simulated libcuda ($how)"
-		[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$(cat "$W/s1.pid")" $((256 * MiB)))" ] ||
+		[ "$(used)" = $((224 * MiB + 3 * 4096)) ] || fail "driver holds $(used) for the simulated libcuda ($how)"
+		[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((32 * MiB - 172032 - 5 * 106496)) "$(cat "$W/s1.pid")" $((224 * MiB + 172032 + 5 * 106496)))" ] ||
 			fail "meminfo for the simulated libcuda ($how): $(meminfo)"
 		kill_it s1
 		[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] || fail "after SIGKILL ($how): $(meminfo), driver $(used)"
-		ok "$ver: the simulated libcuda ($how): its context's 64 MiB and 6 x 32 MiB, then CUDA_ERROR_OUT_OF_MEMORY; meminfo charges what the driver holds"
+		ok "$ver: the simulated libcuda ($how): its context's 64 MiB and 5 x 32 MiB, each mapped through nvidia-uvm and charged the page tables its mapping can take (168 and 104 KiB; the GPU holds 12 KiB of them), then CUDA_ERROR_OUT_OF_MEMORY"
 	done
 
 	# Two containers and a host process at once: each container stops at its own budget
@@ -798,13 +799,15 @@ for ver in 535.261.03 550.163.01; do
 	# nvidia-uvm's mappings of RM memory (UVM_MAP_EXTERNAL_ALLOCATION, which libcuda
 	# makes for every allocation) keep the memory through a duplicate in nvidia-uvm's
 	# client after every handle of the process's is freed. Followed in a container: the
-	# charge stays while mapped, so the fifth 64 MiB of the 256 MiB budget is refused,
-	# and goes with the mappings. The host's hold 320 MiB until unmapped.
+	# charge stays while mapped, with each mapping's page tables (168 KiB for 64 MiB,
+	# below), so the fourth 64 MiB of the 256 MiB budget is refused, and goes with the
+	# mappings. The host's hold 320 MiB until unmapped.
 	start v1 cg uvmhold 64 5 "$P/0/$SID/meminfo"
-	[ "$(grep -c '^uvmhold: round [1-4]: map status 0$' "$W/v1")" = 4 ] &&
+	[ "$(grep -c '^uvmhold: round [1-3]: map status 0$' "$W/v1")" = 3 ] &&
+		grep -qx "uvmhold: round 4: alloc status 0x51" "$W/v1" &&
 		grep -qx "uvmhold: round 5: alloc status 0x51" "$W/v1" &&
-		[ "$(grep -A1 -x "uvmhold: 4 mapped, the driver holds 256 MiB more" "$W/v1" | tail -1)" = "uvmhold: FILE: Free: 0" ] &&
-		[ "$(grep -A1 -x "uvmhold: one range freed, the driver holds 192 MiB more" "$W/v1" | tail -1)" = "uvmhold: FILE: Free: $((64 * MiB))" ] &&
+		[ "$(grep -A1 -x "uvmhold: 3 mapped, the driver holds 192 MiB more" "$W/v1" | tail -1)" = "uvmhold: FILE: Free: $((64 * MiB - 3 * 172032))" ] &&
+		[ "$(grep -A1 -x "uvmhold: one range freed, the driver holds 128 MiB more" "$W/v1" | tail -1)" = "uvmhold: FILE: Free: $((128 * MiB - 2 * 172032))" ] &&
 		[ "$(grep -A1 -x "uvmhold: closed, the driver holds 0 MiB more" "$W/v1" | tail -1)" = "uvmhold: FILE: Free: $((256 * MiB))" ] ||
 		fail "container uvmhold: $(cat "$W/v1")"
 	grep -qx "mappings followed: [1-9][0-9]*" <<<"$(cat $P/enforcement)" || fail "enforcement: $(cat $P/enforcement)"
@@ -816,7 +819,31 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "host uvmhold charged: $(meminfo)"
 	kill_it v1; kill_it v2
 	[ "$(used)" = 0 ]
-	ok "$ver: nvidia-uvm's mappings hold a container's charge until unmapped: 4 of 64 MiB mapped with no handle left fill the 256 MiB budget; the host's 320 MiB pass"
+	ok "$ver: nvidia-uvm's mappings hold a container's charge until unmapped: 3 of 64 MiB mapped with no handle left and their page tables leave no room for a fourth in the 256 MiB budget; the host's 320 MiB pass"
+
+	# Each mapping nvidia-uvm makes takes page tables on the GPU, its own where it is
+	# placed far from others: 64 MiB at 4 KiB pages 1 GiB apart takes 33 tables and a
+	# directory (136 KiB), so one memory mapped over and over would hold its budget many
+	# times over. A container's mapping is charged the most its memory's size can take
+	# (cgpu_map_tables: 168 KiB for 64 MiB) before nvidia-uvm makes them: beside the
+	# 64 MiB, 1170 fit the 256 MiB budget, then 0x51, the GPU holding less than charged.
+	# The host's 1500 pass, the GPU holding their 199 MiB of tables.
+	start a1 cg uvmalias 1500 "$P/0/$SID/meminfo"
+	grep -qx "uvmalias: 1170 mapped at 4 KiB pages, then status 0x51, the driver holds $((64 * MiB + 1170 * 139264 + 6 * 4096)) more" "$W/a1" &&
+		[ "$(grep -A1 "^uvmalias: 1170 mapped" "$W/a1" | tail -1)" = "uvmhold: FILE: Free: $((192 * MiB - 1170 * 172032))" ] &&
+		[ "$(grep -A1 -x "uvmalias: range freed, the driver holds $((64 * MiB)) more" "$W/a1" | tail -1)" = "uvmhold: FILE: Free: $((192 * MiB))" ] &&
+		[ "$(grep -A1 -x "uvmalias: memory freed, the driver holds 0 more" "$W/a1" | tail -1)" = "uvmhold: FILE: Free: $((256 * MiB))" ] ||
+		fail "container uvmalias: $(cat "$W/a1")"
+	grep -q "pid $(cat "$W/a1.pid"): a mapping by nvidia-uvm of memory 0x2000 refused: its page tables (up to 172032 bytes) would pass the budget\$" <<<"$(dmesg)" ||
+		fail "uvmalias: no refusal logged"
+	start a2 host uvmalias 1500
+	grep -qx "uvmalias: 1500 mapped at 4 KiB pages, then status 0, the driver holds $((64 * MiB + 1500 * 139264 + 7 * 4096)) more" "$W/a2" &&
+		grep -qx "uvmalias: memory freed, the driver holds 0 more" "$W/a2" ||
+		fail "host uvmalias: $(cat "$W/a2")"
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "host uvmalias charged: $(meminfo)"
+	kill_it a1; kill_it a2
+	[ "$(used)" = 0 ] || fail "after uvmalias, the driver holds $(used)"
+	ok "$ver: nvidia-uvm's page tables charged per mapping: 64 MiB mapped 1170 times at 4 KiB pages fills the 256 MiB budget at 168 KiB each (the GPU holding 136 KiB each), then 0x51; the host's 1500 pass"
 
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32
@@ -891,7 +918,7 @@ for ver in 535.261.03 550.163.01; do
 	for _ in $(seq 100); do grep -qx done "$W/c6.out" 2>/dev/null && break; sleep 0.1; done
 	grep -qx "old map 0x1b" "$W/c6.out" && grep -qx "alloc 0 map 0 free 0" "$W/c6.out" &&
 		grep -qx "late 0 0 0x51 0 0x51 0x51 0 0 0x4f" "$W/c6.out" &&
-		[ "$(meminfo | head -1)" = "Free: $((160 * MiB))" ] && [ "$(used)" = $((160 * MiB + 2 * MiB)) ] &&
+		[ "$(meminfo | head -1)" = "Free: $((160 * MiB - 172032))" ] && [ "$(used)" = $((160 * MiB + 2 * MiB + 3 * 4096)) ] &&
 		[ "$(meminfo 1 | head -1)" = "Free: $((64 * MiB))" ] && [ "$(used 1)" = $((64 * MiB)) ] ||
 		fail "a process older than cgpu_km: $(cat "$W/c6.out" 2>&1), GPU 0 $(meminfo), the driver holds $(used); GPU 1 $(meminfo 1), the driver holds $(used 1)"
 	[ $(($(sed -n 's/^taken back: //p' $P/enforcement) - tb0)) = 3 ] &&
@@ -929,6 +956,11 @@ for ver in 535.261.03 550.163.01; do
 	grep -qx "again: 3 pairs, then status 0x0, GPU 0 holds $((3 * pair))" "$W/h6" || fail "channels 3 0: $(cat "$W/h6")"
 	hpid=$(cat "$W/h6.pid")
 	rm -f "$W/c5.go" "$W/c5.go.2" "$W/c5.out" "$W/f5.go" "$W/u5.go" "$W/s9.go"	# the last release's
+	# u5's two mappings are charged their page tables too (172032 bytes each, the GPU
+	# holding a directory of each level for both): the budget grows by that much for
+	# the three to fill it.
+	U=$((128 * MiB + 2 * 172032))
+	echo $((256 * MiB + 2 * 172032)) >$P/0/$SID/memsize
 	start u5 cg uvmkeep 64 2 "$W/u5.go"
 	grep -qx "uvmkeep: 2 mapped, only /dev/nvidia-uvm open" "$W/u5" || fail "uvmkeep: $(cat "$W/u5")"
 	upid=$(cat "$W/u5.pid")
@@ -939,7 +971,7 @@ for ver in 535.261.03 550.163.01; do
 	fpid=$(cat "$W/f5.pid")
 	fchild=$(sed -n 's/^forkhold: child //p' "$W/f5")
 	holders=$(printf 'Free: 0\nPID: %s Mem: %s\nPID: %s Mem: %s\nPID: %s Mem: %s' "$pid" $((64 * MiB)) \
-		"$fpid" $((64 * MiB)) "$upid" $((128 * MiB)) | sort)
+		"$fpid" $((64 * MiB)) "$upid" $U | sort)
 	# The frozen module lists the bound cgroups, once each, escaped: the container's
 	# (on both GPUs: container above) and one named with a space.
 	mkdir -p "/sys/fs/cgroup/cgpu odd"
@@ -954,23 +986,25 @@ for ver in 535.261.03 550.163.01; do
 	reload "$W/state"
 	grep -q "^charge 0 $SID $pid $((64 * MiB)) start=" "$W/state" &&
 		grep -q "^charge 0 $SID $fpid $((64 * MiB)) start=" "$W/state" &&
-		grep -q "^charge 0 $SID $upid $((128 * MiB)) start=" "$W/state" &&
+		grep -q "^charge 0 $SID $upid $U start=" "$W/state" &&
 		grep -Eqx "charge 0 $SID $hpid 0 start=[0-9]+ channels=8" "$W/state" &&
 		! grep -q "^charge 1 $SID $hpid " "$W/state" || fail "hot update's state: $(cat "$W/state")"
 	# Memory alone under its handle goes over as an object of its process's charge (c5's
 	# and f5's, under subdevice 0x1001 of device 0x1000); u5's, which nvidia-uvm's
-	# mappings alone hold, goes over by their handles in nvidia-uvm's client (map=)
-	# where the driver makes its duplicates in one client (550: maps=2), not where
-	# it makes one per MIG partition too (535).
+	# mappings alone hold, goes over by their handles in nvidia-uvm's client (map=),
+	# and so do their page tables' charges, where the driver makes its duplicates in one
+	# client (550: maps=2), not where it makes one per MIG partition too (535).
 	maps=0
 	[ "$ver" = 535.261.03 ] || maps=2
 	obj() { echo "obj 0 $SID $1 $((64 * MiB)) client=[0-9]+ handle=$2 parent=4097 grand=4096 start=[0-9]+"; }
 	mapobj() { echo "obj 0 $SID $1 $((64 * MiB)) map=[0-9]+ start=[0-9]+"; }
+	tabobj() { echo "obj 0 $SID $1 172032 map=[0-9]+ start=[0-9]+"; }
 	grep -Eqx "$(obj "$pid" 8192)" "$W/state" && grep -Eqx "$(obj "$fpid" 8192)" "$W/state" &&
 		[ "$(grep -Ecx "$(mapobj "$upid")" "$W/state")" = $maps ] &&
-		[ "$(grep -c '^obj ' "$W/state")" = $((2 + maps)) ] || fail "hot update's objects: $(grep '^obj ' "$W/state")"
+		[ "$(grep -Ecx "$(tabobj "$upid")" "$W/state")" = $maps ] &&
+		[ "$(grep -c '^obj ' "$W/state")" = $((2 + 2 * maps)) ] || fail "hot update's objects: $(grep '^obj ' "$W/state")"
 	objs() { sed -n 's/^objects kept for reservations: //p' $P/enforcement; }
-	[ "$(objs)" = $((2 + maps)) ] || fail "objects kept after the hot update: $(objs)"
+	[ "$(objs)" = $((2 + 2 * maps)) ] || fail "objects kept after the hot update: $(objs)"
 	# Another process of the container, and the host, free c5's object by its handles
 	# from files of their own: the driver refuses (the client is c5's file's), and
 	# nothing is given back.
@@ -978,15 +1012,15 @@ for ver in 535.261.03 550.163.01; do
 	other=$(bash -c "echo \$\$ >$CG/cgroup.procs && exec $RAW rmfree $c5client 8192" | grep '^rmfree')
 	host=$("$RAW" rmfree "$c5client" 8192 | grep '^rmfree')
 	[ -n "$c5client" ] && [ "$other" != "rmfree: status 0x0" ] && [ "$host" != "rmfree: status 0x0" ] &&
-		[ "$(objs)" = $((2 + maps)) ] && [ "$(meminfo | sort)" = "$holders" ] ||
+		[ "$(objs)" = $((2 + 2 * maps)) ] && [ "$(meminfo | sort)" = "$holders" ] ||
 		fail "c5's object freed by others (client $c5client): $other, $host, $(objs) object(s) kept, $(meminfo)"
 	sleep 3
 	[ "$(meminfo | sort)" = "$holders" ] &&
 		[ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 4 ] &&
-		[ "$(sed -n 's/^reserved_channels: //p' $P/upgrade)" = 10 ] && [ "$(used)" = $((256 * MiB + 3 * pair)) ] ||
+		[ "$(sed -n 's/^reserved_channels: //p' $P/upgrade)" = 10 ] && [ "$(used)" = $((256 * MiB + 3 * 4096 + 3 * pair)) ] ||
 		fail "3 reclaim_s after the hot update, the holders' reservations: $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
 	start h7 cg channels 40 0
-	grep -qx "channels: 2 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 5 * pair))" "$W/h7" &&
+	grep -qx "channels: 2 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 3 * 4096 + 5 * pair))" "$W/h7" &&
 		grep -q "^again: 2 pairs, then status 0x4f" "$W/h7" ||
 		fail "channels made past h6's 8 from before the hot update: $(cat "$W/h7")"
 	kill_it h7
@@ -996,7 +1030,7 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(sed -n 's/^reserved_channels: //p' $P/upgrade)" = 2 ] ||
 		fail "h6's channels still reserved after it died: $(grep ^reserv $P/upgrade)"
 	start h7 cg channels 40 0
-	grep -qx "channels: 6 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 6 * pair))" "$W/h7" ||
+	grep -qx "channels: 6 pairs, then status 0x4f, GPU 0 holds $((256 * MiB + 3 * 4096 + 6 * pair))" "$W/h7" ||
 		fail "channels made after h6 died: $(cat "$W/h7"), $(grep ^reserv $P/upgrade)"
 	kill_it h7
 	echo 256 >/sys/module/cgpu_km/parameters/max_channels
@@ -1008,9 +1042,9 @@ for ver in 535.261.03 550.163.01; do
 	# count stays reserved, as f5's: 3 reservations.
 	touch "$W/c5.go"
 	for _ in $(seq 100); do grep -qx done "$W/c5.out" 2>/dev/null && break; sleep 0.1; done
-	grep -qx "reopen: again 0x51, freed 0x0, then 0x0, the driver holds $((256 * MiB))" "$W/c5.out" &&
+	grep -qx "reopen: again 0x51, freed 0x0, then 0x0, the driver holds $((256 * MiB + 3 * 4096))" "$W/c5.out" &&
 		[ "$(meminfo | sort)" = "$holders" ] && [ "$(sed -n 's/^reservations: //p' $P/upgrade)" = 3 ] &&
-		[ "$(objs)" = $((1 + maps)) ] ||
+		[ "$(objs)" = $((1 + 2 * maps)) ] ||
 		fail "a holder's file opened and closed, and its memory from before the hot update freed: $(cat "$W/c5.out" 2>&1), $(meminfo), $(grep ^reserv $P/upgrade), the driver holds $(used)"
 	# f5's parent and u5 exit; their children hold the memory through the files they
 	# inherited (f5's RM file; u5's nvidia-uvm file, which cgpu_km holds too, its
@@ -1020,47 +1054,49 @@ for ver in 535.261.03 550.163.01; do
 	wait "$fpid" "$upid" 2>/dev/null || true
 	rm -f "$W/f5.fifo" "$W/u5.fifo"
 	sleep 3
-	[ "$(meminfo | sort)" = "$holders" ] && [ "$(used)" = $((256 * MiB)) ] ||
+	[ "$(meminfo | sort)" = "$holders" ] && [ "$(used)" = $((256 * MiB + 3 * 4096)) ] ||
 		fail "3 reclaim_s after f5's parent and u5 exited, their children holding the files: $(meminfo), the driver holds $(used)"
 	# A second hot update: the state names the children, which the next module finds
 	# holding the files (it looks by process); their parents are gone.
 	echo freeze >$P/upgrade
 	reload "$W/state2"
 	grep -q "^charge 0 $SID $fchild $((64 * MiB)) start=" "$W/state2" &&
-		grep -q "^charge 0 $SID $uchild $((128 * MiB)) start=" "$W/state2" &&
+		grep -q "^charge 0 $SID $uchild $U start=" "$W/state2" &&
 		grep -Eqx "$(obj "$pid" 8193)" "$W/state2" && grep -Eqx "$(obj "$fchild" 8192)" "$W/state2" &&
 		[ "$(grep -Ecx "$(mapobj "$uchild")" "$W/state2")" = $maps ] &&
-		[ "$(grep -c '^obj ' "$W/state2")" = $((2 + maps)) ] ||
+		[ "$(grep -Ecx "$(tabobj "$uchild")" "$W/state2")" = $maps ] &&
+		[ "$(grep -c '^obj ' "$W/state2")" = $((2 + 2 * maps)) ] ||
 		fail "the second hot update's state (c5's object made after the first, f5's carried and named by its child): $(cat "$W/state2")"
 	sleep 3
 	[ "$(meminfo | sort)" = "$(printf 'Free: 0\nPID: %s Mem: %s\nPID: %s Mem: %s\nPID: %s Mem: %s' "$pid" $((64 * MiB)) \
-		"$fchild" $((64 * MiB)) "$uchild" $((128 * MiB)) | sort)" ] && [ "$(used)" = $((256 * MiB)) ] ||
+		"$fchild" $((64 * MiB)) "$uchild" $U | sort)" ] && [ "$(used)" = $((256 * MiB + 3 * 4096)) ] ||
 		fail "3 reclaim_s after the second hot update: $(meminfo), the driver holds $(used)"
 	# c5 frees its client, made before the first update: what it holds under it, made
 	# after the first and carried through the second as an object, is given back.
 	touch "$W/c5.go.2"
 	for _ in $(seq 100); do grep -qx done2 "$W/c5.out" 2>/dev/null && break; sleep 0.1; done
-	grep -qx "client freed 0x0, the driver holds $((192 * MiB))" "$W/c5.out" &&
+	grep -qx "client freed 0x0, the driver holds $((192 * MiB + 3 * 4096))" "$W/c5.out" &&
 		[ "$(meminfo | sort)" = "$(printf 'Free: %s\nPID: %s Mem: %s\nPID: %s Mem: %s' $((64 * MiB)) \
-			"$fchild" $((64 * MiB)) "$uchild" $((128 * MiB)) | sort)" ] &&
-		[ "$(objs)" = $((1 + maps)) ] ||
+			"$fchild" $((64 * MiB)) "$uchild" $U | sort)" ] &&
+		[ "$(objs)" = $((1 + 2 * maps)) ] ||
 		fail "c5's client freed after the second hot update: $(cat "$W/c5.out"), $(meminfo), $(objs) object(s) kept, the driver holds $(used)"
 	kill -KILL "$fchild"
 	for _ in $(seq 50); do [ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && break; sleep 0.1; done
-	[ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && [ "$(used)" = $((128 * MiB)) ] &&
-		[ "$(objs)" = $maps ] || fail "after f5's child died: $(meminfo), $(objs) object(s) kept, the driver holds $(used)"
+	[ "$(meminfo | head -1)" = "Free: $((128 * MiB))" ] && [ "$(used)" = $((128 * MiB + 3 * 4096)) ] &&
+		[ "$(objs)" = $((2 * maps)) ] || fail "after f5's child died: $(meminfo), $(objs) object(s) kept, the driver holds $(used)"
 	kill_it c5
-	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$uchild" $((128 * MiB)))" ] &&
-		[ "$(used)" = $((128 * MiB)) ] || fail "after c5 died: $(meminfo), the driver holds $(used)"
+	[ "$(meminfo)" = "$(printf 'Free: %s\nPID: %s Mem: %s' $((128 * MiB)) "$uchild" $U)" ] &&
+		[ "$(used)" = $((128 * MiB + 3 * 4096)) ] || fail "after c5 died: $(meminfo), the driver holds $(used)"
 	kill -KILL "$uchild"
 	# The charge goes only after the memory: never read free while the driver holds it.
 	for _ in $(seq 50); do
-		[ "$(meminfo)" = "Free: $((256 * MiB))" ] || { sleep 0.1; continue; }
+		[ "$(meminfo)" = "Free: $((256 * MiB + 2 * 172032))" ] || { sleep 0.1; continue; }
 		[ "$(used)" = 0 ] || fail "u5's charge released while the driver holds $(used)"
 		break
 	done
-	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] && [ "$(objs)" = 0 ] ||
+	[ "$(meminfo)" = "Free: $((256 * MiB + 2 * 172032))" ] && [ "$(used)" = 0 ] && [ "$(objs)" = 0 ] ||
 		fail "after the holders died: $(meminfo), the driver holds $(used), $(objs) object(s) kept"
+	echo $((256 * MiB)) >$P/0/$SID/memsize
 	# A third: h8 holds 302 driver files (nvidiactl and /dev/nvidia0 301 times). The new
 	# module remembers 256 of them, no more, and keeps h8's reservation after it dies
 	# (a file not remembered could hold its memory anywhere), until the instance goes.
@@ -1147,9 +1183,13 @@ for ver in 535.261.03 550.163.01; do
 	# mapped memory is not carried: its bytes come back only when m10 holds no driver
 	# file (too much, never too little).
 	rm -f "$W/m10.go" "$W/m10.out"
+	# A's and B's mappings are charged their page tables too (172032 bytes each, and a
+	# line each in the state, map=, of their own): the budget grows by that much.
+	T=$((2 * 172032))
+	echo $((256 * MiB + T)) >$P/0/$SID/memsize
 	start m10 cg uvmremap 64 "$W/m10.go" "$W/m10.out" "$P/0/$SID/meminfo"
 	m10pid=$(cat "$W/m10.pid")
-	[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$m10pid" $((256 * MiB)))" ] ||
+	[ "$(meminfo)" = "$(printf 'Free: 0\nPID: %s Mem: %s' "$m10pid" $((256 * MiB + T)))" ] ||
 		fail "uvmremap: $(cat "$W/m10"), $(meminfo)"
 	# A line of a memory with bytes not those of the line before it: refused.
 	not_same() {
@@ -1164,13 +1204,14 @@ for ver in 535.261.03 550.163.01; do
 	grep -Eqx "obj 0 $SID $m10pid $((128 * MiB)) client=[0-9]+ handle=8194 parent=4096 start=[0-9]+" <<<"$m10objs" ||
 		fail "the sixth hot update's state: C: $m10objs"
 	if [ $maps = 2 ]; then
-		[ "$(wc -l <<<"$m10objs")" = 4 ] && [ "$(objs)" = 4 ] &&
+		[ "$(wc -l <<<"$m10objs")" = 6 ] && [ "$(objs)" = 6 ] &&
 			grep -Eqx "$(mapobj "$m10pid")" <<<"$m10objs" &&
+			[ "$(grep -Ecx "$(tabobj "$m10pid")" <<<"$m10objs")" = 2 ] &&
 			[ "$(grep -A1 -Ex "obj 0 $SID $m10pid $((64 * MiB)) client=[0-9]+ handle=8193 parent=4096 start=[0-9]+" <<<"$m10objs" |
 				sed 1d | grep -Ecx "$(mapobj "$m10pid") same=1")" = 1 ] ||
 			fail "the sixth hot update's state: A, B, C: $m10objs, $(objs) object(s) kept"
-		m10out=$(printf 'A unmapped: Free: %s\nagain 0x0\nB freed: Free: 0\nB unmapped: Free: %s\nthen 0x0\ndone' \
-			$((64 * MiB)) $((64 * MiB)))
+		m10out=$(printf 'A unmapped: Free: %s\nagain 0x0\nB freed: Free: %s\nB unmapped: Free: %s\nthen 0x0\ndone' \
+			$((64 * MiB + T / 2)) $((T / 2)) $((64 * MiB + T)))
 		m10used=$((256 * MiB))
 	else
 		[ "$(wc -l <<<"$m10objs")" = 1 ] && [ "$(objs)" = 1 ] ||
@@ -1183,11 +1224,12 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(cat "$W/m10.out")" = "$m10out" ] && [ "$(used)" = $m10used ] && [ "$(objs)" = 1 ] ||
 		fail "m10 unmapped and freed after the sixth hot update: $(cat "$W/m10.out"), the driver holds $(used), $(objs) object(s) kept"
 	kill_it m10
-	for _ in $(seq 50); do [ "$(meminfo)" = "Free: $((256 * MiB))" ] && break; sleep 0.1; done
-	[ "$(meminfo)" = "Free: $((256 * MiB))" ] && [ "$(used)" = 0 ] && [ "$(objs)" = 0 ] ||
+	for _ in $(seq 50); do [ "$(meminfo)" = "Free: $((256 * MiB + T))" ] && break; sleep 0.1; done
+	[ "$(meminfo)" = "Free: $((256 * MiB + T))" ] && [ "$(used)" = 0 ] && [ "$(objs)" = 0 ] ||
 		fail "after m10 died: $(meminfo), the driver holds $(used), $(objs) object(s) kept"
+	echo $((256 * MiB)) >$P/0/$SID/memsize
 	if [ $maps = 2 ]; then
-		ok "$ver: hot update: memory that nvidia-uvm's mappings hold goes over by every handle of it (map=, same=1), given back once the driver has freed them all: a mapping alone unmapped gives 64 MiB back at once, a memory freed and still mapped stays charged until unmapped"
+		ok "$ver: hot update: memory that nvidia-uvm's mappings hold goes over by every handle of it (map=, same=1), and their page tables' charges by theirs, given back once the driver has freed them all: a mapping alone unmapped gives 64 MiB and its tables' 168 KiB back at once, a memory freed and still mapped stays charged until unmapped"
 	else
 		ok "$ver: hot update: memory that nvidia-uvm's mappings hold is not carried (a duplicate's handle may repeat across MIG partitions' clients): charged until its process holds no driver file"
 	fi
@@ -1257,7 +1299,7 @@ for ver in 535.261.03 550.163.01; do
 	# driver held the 32 MiB, uncharged once the instance went, until cgpu_km unloaded).
 	start v15 cg uvmshare 32
 	v15child=$(sed -n 's/^uvmshare: child //p' "$W/v15")
-	[ "$(used)" = $((64 * MiB)) ] || fail "uvmshare: $(cat "$W/v15"), the driver holds $(used)"
+	[ "$(used)" = $((64 * MiB + 3 * 4096)) ] || fail "uvmshare: $(cat "$W/v15"), the driver holds $(used)"
 	echo freeze >$P/upgrade
 	reload "$W/state11"
 	kill -KILL "$v15child"

@@ -315,6 +315,41 @@ static void kernel_op(struct sd_node *node, struct input *in)
  * channel and GPU VA space is on a registered GPU, a channel under handles no other of
  * its va_space has.
  */
+/*
+ * Each page table is needed by as many mappings as it counts (worked out again here from
+ * the tree's shape: 128 TiB, 256 GiB, 512 MiB, then 2 MiB of 4 KiB or 64 KiB pages), and
+ * what they hold is what the GPUs' figures hold for nvidia-uvm.
+ */
+static const struct sd_node *fuzz_node;	/* the run's, for check_tables */
+
+static void check_tables(const struct sd_va_space sp[NSPACES])
+{
+	static const sd_u32 shift[SD_VA_LEVELS] = { 47, 38, 29, 21, 21 };
+	const struct sd_va_table *t;
+	const struct sd_va_range *r;
+	const struct sd_va_map *m;
+	sd_u64 bytes = 0;
+	sd_u32 refs, b;
+	int i;
+
+	for (i = 0; i < NSPACES; i++) {
+		bytes += sp[i].table_bytes;
+		for (b = 0; b < SD_VA_TABLE_BUCKETS; b++)
+			for (t = sp[i].tables[b]; t; t = t->next) {
+				refs = 0;
+				for (r = sp[i].ranges; r; r = r->next)
+					for (m = r->maps; m; m = m->next)
+						refs += m->gpu == t->gpu &&
+							(t->level <= SD_VA_PD0 ||
+							 m->page == (t->level == SD_VA_PT4K ? SD_PAGE_4K : SD_PAGE_BIG)) &&
+							m->start >> shift[t->level] <= t->index &&
+							t->index <= m->end >> shift[t->level];
+				REQUIRE(refs == t->refs && refs > 0);
+			}
+	}
+	REQUIRE(bytes == fuzz_node->uvm_tables[0] + fuzz_node->uvm_tables[1]);
+}
+
 static void check_spaces(const struct sd_va_space sp[NSPACES])
 {
 	const struct sd_va_channel *c, *d;
@@ -340,6 +375,7 @@ static void check_spaces(const struct sd_va_space sp[NSPACES])
 					k += q->dup == m->dup;
 				REQUIRE(k == m->dup->refs);
 			}
+	check_tables(sp);
 }
 
 /* One nvidia-uvm command on a va_space, on few addresses so that ranges meet. */
@@ -433,6 +469,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	}
 	memset(spaces, 0, sizeof(spaces));
 	ve = h_va_env(&node);
+	fuzz_node = &node;
 	gpu_open_mask = 3;
 	while (in.n && steps++ < 64) {
 		uint8_t op = byte(&in);

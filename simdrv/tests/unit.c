@@ -1224,7 +1224,9 @@ static void test_vaspace(void)
 	/* Mapped: the duplicate holds the memory past the handle it came from. */
 	t.gpuAttributesCount = 1;
 	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_OK && session_objs(1) == 3);
-	REQUIRE(rmfree(&ctl, 0xc1e00091, 0x2000) == SD_NV_OK && node.used[1] == 6 * MiB);
+	/* Its page tables, at 2 MiB pages: a directory of each level, the GPU's alone. */
+	REQUIRE(node.uvm_tables[1] == 3 * 4096 && s.table_bytes == 3 * 4096);
+	REQUIRE(rmfree(&ctl, 0xc1e00091, 0x2000) == SD_NV_OK && node.used[1] == 6 * MiB + 3 * 4096);
 	sd_gpu_clients(&node, 1, list_one, &l);
 	REQUIRE(l.n == 2 && l.bytes[0] + l.bytes[1] == 6 * MiB && (l.pid[0] == 0 || l.pid[1] == 0));
 	/* 2 MiB mapped over its middle: the first mapping's two ends keep its duplicate. */
@@ -1233,11 +1235,14 @@ static void test_vaspace(void)
 	t.hMemory = 0x2001;
 	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_OK && session_objs(1) == 4);
 	REQUIRE(s.ranges->maps && s.ranges->maps->next && s.ranges->maps->next->next);
-	REQUIRE(rmfree(&ctl, 0xc1e00091, 0x2001) == SD_NV_OK && node.used[1] == 6 * MiB);
+	/* At 64 KiB pages (1 MiB aligned): two tables of 256 bytes more, in the same directories. */
+	REQUIRE(node.uvm_tables[1] == 3 * 4096 + 2 * 256);
+	REQUIRE(rmfree(&ctl, 0xc1e00091, 0x2001) == SD_NV_OK && node.used[1] == 6 * MiB + 3 * 4096 + 2 * 256);
 	/* A partial free is an error; the range's free gives it all back. */
 	REQUIRE(sd_va_free(&s, &e, h.base, 2 * MiB) == SD_NV_ERR_INVALID_ADDRESS);
 	REQUIRE(sd_va_free(&s, &e, 0x200000000ULL, 8 * MiB) == SD_NV_OK);
-	REQUIRE(node.used[1] == 0 && session_objs(1) == 2 && s.ranges == NULL);
+	REQUIRE(node.used[1] == 0 && node.uvm_tables[1] == 0 && s.table_bytes == 0);
+	REQUIRE(session_objs(1) == 2 && s.ranges == NULL);
 
 	/* Unregistering the GPU, and the va_space's end, unmap too. */
 	hm = 0x2002;
@@ -1252,9 +1257,9 @@ static void test_vaspace(void)
 	REQUIRE(sd_va_register_gpu(&s, &e, a[0].gpuUuid) == SD_NV_OK);
 	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_OK);
 	sd_file_release(&ctl);
-	REQUIRE(node.used[1] == 2 * MiB);
+	REQUIRE(node.used[1] == 2 * MiB + 3 * 4096);
 	sd_va_destroy(&s, &e);
-	REQUIRE(node.used[1] == 0 && session_objs(1) == 2);
+	REQUIRE(node.used[1] == 0 && session_objs(1) == 2 && s.table_bytes == 0);
 	sd_uvm_sessions_free(&node);
 	REQUIRE(node.clients == NULL);
 	caller_pid = 1000;

@@ -26,6 +26,17 @@ SIX=6337173913 EIGHT=8449565218 # 6 and 8 of 15 GiB of a 15109 MiB T4 (docs/cont
 # at the driver's boundary like any allocation of the process (enforce=1).
 CTX=$((64 << 20))
 GIB=$((1 << 30)) CHUNK=$((64 << 20))
+# tables BYTES: what cgpu_km charges for the page tables of a mapping nvidia-uvm makes of
+# BYTES of memory, as the simulated libcuda maps every allocation (docs/kmod.md,
+# "nvidia-uvm's mappings of RM memory": per level, the span over what a table covers and
+# one more at each edge, 4 KiB a table).
+tables() {
+	local s sum=0
+	for s in 21 29 38 47 56; do sum=$((sum + (($1 >> s) + 2) * 4096)); done
+	echo $sum
+}
+CTXC=$((CTX + $(tables $CTX)))	# a context's charge: its memory, mapped
+STEP=$((CHUNK + $(tables $CHUNK)))	# a 64 MiB allocation's
 SD=/proc/driver/nvidia-sim
 SPEC_RUN=(cgpu run -d -t --gpus all --shm-size=1g --ulimit memlock=-1 --ulimit stack=67108864
 	-v /mnt:/mnt --label cgpu.test=on)
@@ -61,14 +72,14 @@ uvm() {
 
 # holding CONTAINER BYTES: starts a process in CONTAINER that allocates BYTES and keeps
 # them; prints its host PID once the kernel lists it in the container's meminfo with
-# them and its context's memory.
+# them, their mapping's page tables and its context.
 holding() {
 	local id before pid i
 	id=$(id_of "$1")
 	before=$(grep -o 'PID: [0-9]*' "$P/0/$id/meminfo" | sort)
 	docker exec -d "$1" cudaprobe alloc "$2" -k
 	for i in $(seq 1 120); do
-		pid=$(grep "Mem: $(($2 + CTX))$" "$P/0/$id/meminfo" | grep -o 'PID: [0-9]*' | sort |
+		pid=$(grep "Mem: $(($2 + $(tables $2) + CTXC))$" "$P/0/$id/meminfo" | grep -o 'PID: [0-9]*' | sort |
 			comm -13 <(echo "$before") - | cut -d' ' -f2)
 		[ -z "$pid" ] || { echo "$pid"; return; }
 		sleep 0.5
@@ -152,18 +163,18 @@ for x in "gpu_test1 $SIX 6043" "gpu_test2 $EIGHT 8058"; do
 	eq "$1: NVML total" "$(val nvml.total "$mi")" "$2"
 	eq "$1: nvidia-smi" "$(inside "$1" nvidia-smi | grep -o '[0-9]*MiB / [0-9]*MiB')" "0MiB / $3MiB"
 	loop=$(inside "$1" cudaprobe alloc-loop -c 64)
-	eq "$1: allocated in 64 MiB steps until refused, its context charged" "$(val allocated "$loop")" $((($2 - CTX) / CHUNK * CHUNK))
+	eq "$1: allocated in 64 MiB steps until refused, its context and page tables charged" "$(val allocated "$loop")" $((($2 - CTXC) / STEP * CHUNK))
 	eq "$1: refused with" "$(val stop "$loop")" CUDA_ERROR_OUT_OF_MEMORY
 	eq "$1: kernel ledger (no process-local fallback)" "$(grep -c 'environment in this process' <<<"$loop")" 0
 	eq "$1: returned at exit" "$(meminfo_free "$1")" "$2"
 done
 pid=$(holding gpu_test1 $GIB)
 id1=$(docker inspect -f '{{.Id}}' gpu_test1)
-eq "meminfo of gpu_test1 lists the holder and its context" "$(grep -c "^PID: $pid Mem: $((GIB + CTX))$" "$P/0/${id1:0:12}/meminfo")" 1
+eq "meminfo of gpu_test1 lists the holder, its page tables and its context" "$(grep -c "^PID: $pid Mem: $((GIB + $(tables $GIB) + CTXC))$" "$P/0/${id1:0:12}/meminfo")" 1
 eq "the holder's host PID is cudaprobe" "$(cat /proc/$pid/comm 2>/dev/null)" cudaprobe
 is "in gpu_test1's cgroup" grep -q "$id1" "/proc/$pid/cgroup"
-eq "gpu_test1 Free" "$(meminfo_free gpu_test1)" $((SIX - GIB - CTX))
-eq "gpu_test1 sees the rest (less its own context)" "$(val cuda.free "$(inside gpu_test1 cudaprobe meminfo)")" $((SIX - GIB - 2 * CTX))
+eq "gpu_test1 Free" "$(meminfo_free gpu_test1)" $((SIX - GIB - $(tables $GIB) - CTXC))
+eq "gpu_test1 sees the rest (less its own context)" "$(val cuda.free "$(inside gpu_test1 cudaprobe meminfo)")" $((SIX - GIB - $(tables $GIB) - 2 * CTXC))
 eq "gpu_test2 untouched" "$(meminfo_free gpu_test2)" $EIGHT
 eq "the node's nvidia-smi shows the GiB and its context on the shared GPU" "$(nvidia-smi --query-gpu=memory.used --format=csv,noheader)" "1088 MiB"
 agree "two containers"
@@ -189,7 +200,7 @@ docker run -d -t --runtime cgpu --label cgpu.test=on --name plain -e ALIYUN_COM_
 eq "memsize" "$(memsize plain)" $SIX
 eq "nvidia-smi" "$(inside plain nvidia-smi | grep -o '[0-9]*MiB / [0-9]*MiB')" "0MiB / 6043MiB"
 loop=$(inside plain cudaprobe alloc-loop -c 64)
-eq "allocated until refused" "$(val allocated "$loop")" $(((SIX - CTX) / CHUNK * CHUNK))
+eq "allocated until refused" "$(val allocated "$loop")" $(((SIX - CTXC) / STEP * CHUNK))
 agree "plain run"
 
 section "CGPU_DISABLE=true and ALIYUN_COM_GPU_MEM_CONTAINER=0: not limited, nothing of cgpu injected"
@@ -212,7 +223,7 @@ docker rm broken >/dev/null
 
 section "kill -9 of a container's processes"
 pid=$(holding gpu_test2 $((2 * GIB)))
-eq "2 GiB held in gpu_test2" "$(meminfo_free gpu_test2)" $((EIGHT - 2 * GIB - CTX))
+eq "2 GiB held in gpu_test2" "$(meminfo_free gpu_test2)" $((EIGHT - 2 * GIB - $(tables $((2 * GIB))) - CTXC))
 kill -9 "$pid"
 wait_for 30 sh -c "[ \"\$(sed -n 's/^Free: //p' $P/0/$(id_of gpu_test2)/meminfo)\" = $EIGHT ]"
 eq "SIGKILL of the holder returns its memory" "$(meminfo_free gpu_test2)" $EIGHT
@@ -235,9 +246,9 @@ eq "instances while dockerd is down" "$(instances | wc -l)" 2
 /etc/init.d/docker start >/dev/null
 wait_for 120 docker version
 eq "both containers still run" "$(docker ps -q --filter label=cgpu.test=on | wc -l)" 2
-eq "gpu_test1 still holds its GiB" "$(meminfo_free gpu_test1)" $((SIX - GIB - CTX))
+eq "gpu_test1 still holds its GiB" "$(meminfo_free gpu_test1)" $((SIX - GIB - $(tables $GIB) - CTXC))
 loop=$(inside gpu_test1 cudaprobe alloc-loop -c 64)
-eq "and is still refused past its budget" "$(val allocated "$loop")" $(((SIX - GIB - 2 * CTX) / CHUNK * CHUNK))
+eq "and is still refused past its budget" "$(val allocated "$loop")" $(((SIX - GIB - $(tables $GIB) - 2 * CTXC) / STEP * CHUNK))
 agree "dockerd restarted"
 docker stop -t 1 gpu_test1 >/dev/null
 eq "docker stop after the restart unregisters" "$(instances | grep -c "$(id_of gpu_test1)")" 0
@@ -312,16 +323,18 @@ section "enforce=1: a 2 GiB container cannot hold more, whatever runs in it"
 # Each way out of the budget (docs/kmod.md): the simulated libcuda allocates through the
 # stand-in, cgpu_km charges and refuses at its boundary; libcgpu, in kernel mode, charges
 # nothing itself. At the peak, what GPU 0 holds (the node's driver) must be within the
-# budget and equal to the container's charge; after the process, 0.
+# budget and the container's charge, which is the memory it holds and the most page
+# tables its mappings can take; after the process, 0.
 TWO=2112391304 # 2 of 15 GiB of a 15109 MiB T4
 docker cgpu run -d --label cgpu.test=on --name esc -e ALIYUN_COM_GPU_VISIBLE_DEVICES=0 \
 	-e ALIYUN_COM_GPU_MEM_CONTAINER=2 $IMAGE sleep 600 >/dev/null
 ESC=$(id_of esc)
-# escape NAME WANT [EXEC-OPTIONS] -- COMMAND...: runs COMMAND in esc until it holds
-# ("holding" or "held"), then checks it stopped at WANT bytes held on GPU 0, charged as held.
+# escape NAME WANT MAPS [EXEC-OPTIONS] -- COMMAND...: runs COMMAND in esc until it holds
+# ("holding" or "held"), then checks it stopped at WANT bytes of memory, charged them and
+# MAPS for its mappings' page tables, of which GPU 0 holds no more.
 escape() {
-	local name=$1 want=$2 opts=() out held charged
-	shift 2
+	local name=$1 want=$2 maps=$3 opts=() out held charged
+	shift 3
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
 	docker exec -d "${opts[@]}" esc sh -c "exec $* >/tmp/$name 2>&1"
@@ -329,22 +342,26 @@ escape() {
 	out=$(docker exec esc cat /tmp/$name | grep -E '^(stop|loop:)' | tr '\n' ' ')
 	held=$(cat $SD/gpus/0/used)
 	charged=$((TWO - $(sed -n 's/^Free: //p' "$P/0/$ESC/meminfo")))
-	if [ "$held" = "$want" ] && [ "$charged" = "$held" ] && [ "$held" -le "$TWO" ]; then
+	if [ "$charged" = $((want + maps)) ] && [ "$held" -ge "$want" ] && [ "$held" -le "$charged" ] &&
+		[ "$charged" -le "$TWO" ]; then
 		ok "$name: stopped at $held bytes of $TWO, charged $charged ($out)"
 	else
-		bad "$name: GPU 0 holds $held (want $want, at most $TWO), charged $charged ($out)"
+		bad "$name: GPU 0 holds $held (want $want and at most $maps of page tables), charged $charged (want $((want + maps)), at most $TWO) ($out)"
 	fi
 	docker exec esc sh -c 'kill $(pidof cudaprobe rawalloc)' 2>/dev/null
 	wait_for 30 sh -c "[ \$(cat $SD/gpus/0/used) = 0 ]"
 	eq "$name: given back" "$(cat $SD/gpus/0/used) $(sed -n 's/^Free: //p' "$P/0/$ESC/meminfo")" "0 $TWO"
 }
 MIB64=$((64 << 20))
-escape alloc-loop $((31 * MIB64)) -- cudaprobe alloc-loop -c 64 -k
-escape cgpu-disable $((31 * MIB64)) -e CGPU_DISABLE=1 -- cudaprobe alloc-loop -c 64 -k
-escape vmm-release-mapped $((31 * MIB64)) -- cudaprobe vmm-loop -c 64 -k
-escape pools $((31 * MIB64)) -- cudaprobe pool-loop -c 64 -k
-escape 2mib-plus-1 $((503 * (4 << 20))) -- cudaprobe alloc-loop -b 2097153 -k
-escape static-raw-ioctls $((31 * MIB64)) -- rawalloc loop 64 0
+# The context and 30 allocations of 64 MiB, each mapped; of 2 MiB + 1 byte (4 MiB held),
+# 481; the static program maps nothing.
+T64=$(tables $MIB64)
+escape alloc-loop $((31 * MIB64)) $((31 * T64)) -- cudaprobe alloc-loop -c 64 -k
+escape cgpu-disable $((31 * MIB64)) $((31 * T64)) -e CGPU_DISABLE=1 -- cudaprobe alloc-loop -c 64 -k
+escape vmm-release-mapped $((31 * MIB64)) $((31 * T64)) -- cudaprobe vmm-loop -c 64 -k
+escape pools $((31 * MIB64)) $((31 * T64)) -- cudaprobe pool-loop -c 64 -k
+escape 2mib-plus-1 $((CTX + 481 * (4 << 20))) $((T64 + 481 * $(tables $((4 << 20))))) -- cudaprobe alloc-loop -b 2097153 -k
+escape static-raw-ioctls $((31 * MIB64)) 0 -- rawalloc loop 64 0
 docker rm -f esc >/dev/null
 agree "esc removed"
 
