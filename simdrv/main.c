@@ -568,6 +568,19 @@ static int show_used(struct seq_file *m, void *v)
 	return 0;
 }
 
+/* Of used, what nvidia-uvm's page tables hold: no process's, no allocation's. */
+static int show_uvm_tables(struct seq_file *m, void *v)
+{
+	unsigned long gpu = (unsigned long)m->private;
+	sd_u64 bytes;
+
+	mutex_lock(&node_lock);
+	bytes = node.uvm_tables[gpu];
+	mutex_unlock(&node_lock);
+	seq_printf(m, "%llu\n", bytes);
+	return 0;
+}
+
 /* As the reader's pid namespace numbers the creator, as NVML does: a container sees
  * its own processes only. */
 static void emit_client(void *m, sd_u32 pid, sd_u64 bytes)
@@ -623,6 +636,7 @@ static int make_proc(void)
 		snprintf(name, sizeof(name), "%lu", i);
 		d = proc_mkdir(name, gdir);
 		if (!d || !proc_create_single_data("used", 0444, d, show_used, (void *)i) ||
+		    !proc_create_single_data("uvm_tables", 0444, d, show_uvm_tables, (void *)i) ||
 		    !proc_create_single_data("total", 0444, d, show_total, (void *)i) ||
 		    !proc_create_single_data("processes", 0444, d, show_processes, (void *)i))
 			return -ENOMEM;
