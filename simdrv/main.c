@@ -556,26 +556,17 @@ static const struct file_operations fops_545 = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * A GPU's used bytes, or of those what nvidia-uvm's page tables hold (no process's, no
+ * allocation's): private is the GPU's index times 2, plus 1 for the tables.
+ */
 static int show_used(struct seq_file *m, void *v)
 {
-	unsigned long gpu = (unsigned long)m->private;
-	sd_u64 used;
-
-	mutex_lock(&node_lock);
-	used = node.used[gpu];
-	mutex_unlock(&node_lock);
-	seq_printf(m, "%llu\n", used);
-	return 0;
-}
-
-/* Of used, what nvidia-uvm's page tables hold: no process's, no allocation's. */
-static int show_uvm_tables(struct seq_file *m, void *v)
-{
-	unsigned long gpu = (unsigned long)m->private;
+	unsigned long key = (unsigned long)m->private, gpu = key / 2;
 	sd_u64 bytes;
 
 	mutex_lock(&node_lock);
-	bytes = node.uvm_tables[gpu];
+	bytes = key % 2 ? node.uvm_tables[gpu] : node.used[gpu];
 	mutex_unlock(&node_lock);
 	seq_printf(m, "%llu\n", bytes);
 	return 0;
@@ -635,8 +626,8 @@ static int make_proc(void)
 	for (i = 0; i < node.ngpus; i++) {
 		snprintf(name, sizeof(name), "%lu", i);
 		d = proc_mkdir(name, gdir);
-		if (!d || !proc_create_single_data("used", 0444, d, show_used, (void *)i) ||
-		    !proc_create_single_data("uvm_tables", 0444, d, show_uvm_tables, (void *)i) ||
+		if (!d || !proc_create_single_data("used", 0444, d, show_used, (void *)(2 * i)) ||
+		    !proc_create_single_data("uvm_tables", 0444, d, show_used, (void *)(2 * i + 1)) ||
 		    !proc_create_single_data("total", 0444, d, show_total, (void *)i) ||
 		    !proc_create_single_data("processes", 0444, d, show_processes, (void *)i))
 			return -ENOMEM;

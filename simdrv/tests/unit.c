@@ -1266,6 +1266,51 @@ static void test_vaspace(void)
 }
 
 /*
+ * nvidia-uvm's page tables: a mapping at 4 KiB pages (its base 4 KiB past a 2 MiB
+ * boundary) takes a table per 2 MiB it touches and a directory of each level; a second
+ * 1 GiB away shares the two upper directories; a map the GPU has no room for is
+ * NV_ERR_NO_MEMORY with no table and no duplicate left.
+ */
+static void test_uvm_tables(void)
+{
+	struct sd_memory_alloc m64 = vidmem(64 * MiB);
+	struct sd_va_env e = h_va_env(&node);
+	struct sd_va_space s = { 0 };
+	struct sd_uvm_map_head h = { .base = 0x200001000ULL, .length = 64 * MiB };
+	struct sd_uvm_gpu_mapping a[1] = { 0 };
+	struct sd_uvm_map_tail t = { .gpuAttributesCount = 1, .hClient = 0xc1e00091, .hMemory = 0x2000 };
+	struct sd_file ctl;
+	sd_u64 total = node.total[1];
+	sd_u32 hm = 0x2000;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	gpu_open_mask = 3;
+	caller_pid = 91;
+	setup(&ctl, 0xc1e00091, 1);
+	REQUIRE(alloc(&ctl, 0, 0xc1e00091, 0x1000, &hm, SD_NV01_MEMORY_LOCAL_USER, &m64, sizeof(m64)) == SD_NV_OK);
+	sd_gpu_uuid(1, a[0].gpuUuid);
+	REQUIRE(sd_va_register_gpu(&s, &e, a[0].gpuUuid) == SD_NV_OK);
+	REQUIRE(sd_va_create_range(&s, 0x200000000ULL, 2ULL << 30) == SD_NV_OK);
+	/* Room for 35 of the 36 tables: none made, the duplicate gone. */
+	node.total[1] = node.used[1] + 35 * 4096;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 1, &t) == SD_NV_ERR_NO_MEMORY);
+	REQUIRE(node.uvm_tables[1] == 0 && s.table_bytes == 0 && session_objs(1) == 2);
+	node.total[1] = total;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 1, &t) == SD_NV_OK && node.uvm_tables[1] == 36 * 4096);
+	h.base += 1ULL << 30;
+	REQUIRE(sd_va_map(&s, &e, &h, a, 1, &t) == SD_NV_OK && node.uvm_tables[1] == (36 + 34) * 4096);
+	REQUIRE(node.used[1] == 64 * MiB + (36 + 34) * 4096);
+	REQUIRE(sd_va_free(&s, &e, 0x200000000ULL, 2ULL << 30) == SD_NV_OK);
+	REQUIRE(node.uvm_tables[1] == 0 && s.table_bytes == 0 && node.used[1] == 64 * MiB);
+	sd_va_destroy(&s, &e);
+	sd_file_release(&ctl);
+	REQUIRE(node.used[1] == 0);
+	sd_uvm_sessions_free(&node);
+	REQUIRE(node.clients == NULL);
+	caller_pid = 1000;
+}
+
+/*
  * Channels registered with nvidia-uvm: retained (a duplicate of the group and a
  * retainer in nvidia-uvm's client), so their memory stays past the process's free and
  * its file, until unregistered or the va_space ends; each refusal in RM's order.
@@ -1491,6 +1536,7 @@ int main(void)
 	test_register_fd();
 	test_dmabuf();
 	test_vaspace();
+	test_uvm_tables();
 	test_uvm_channels();
 	test_channels();
 	test_gpu_of();
