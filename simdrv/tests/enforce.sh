@@ -496,7 +496,8 @@ for ver in 535.261.03 550.163.01; do
 	# a duplicate, which keeps the tables past the original's free, is refused (0x1b);
 	# a map (NV_ESC_RM_MAP_MEMORY_DMA, for whose length RM reserves page tables before
 	# it checks it) of no length or past the range refused (NV_ERR_INVALID_LIMIT 0x2e),
-	# one into what the driver cannot size (the device) refused (0x56), one within it
+	# one into what the driver cannot size (the device) refused (0x56), one in a client
+	# the caller's file does not hold refused (NV_ERR_INVALID_CLIENT 0x23), one within it
 	# passed on (the stand-in serves no map: EINVAL); ranges of 1 GiB stop at the
 	# 256 MiB budget (116 beside the first two, then 0x51), with the GPU holding less
 	# than that for them; one of 16 TiB refused (RM has no figure of its size); all
@@ -506,18 +507,20 @@ for ver in 535.261.03 550.163.01; do
 	grep -qx "range 64 MiB: status 0x0, GPU 0 holds 151552, charged 196608" "$W/rg1" &&
 		grep -qx "lazy 64 MiB: status 0x0, GPU 0 holds 151552, charged 393216" "$W/rg1" &&
 		grep -qx "dup range: status 0x1b, GPU 0 holds 151552, charged 393216" "$W/rg1" &&
-		grep -qx "maps: none status 0x2e, past status 0x2e, within errno 22, into the device status 0x56" "$W/rg1" &&
+		grep -qx "maps: none status 0x2e, past status 0x2e, within errno 22, into the device status 0x56, in no client of its file status 0x23" "$W/rg1" &&
 		grep -qx "ranges of 1 GiB: 116 made, then status 0x51, GPU 0 holds 260526080, charged 266469376" "$W/rg1" &&
 		grep -qx "lazy 16 TiB: status 0x51" "$W/rg1" &&
 		grep -qx "freed: GPU 0 holds 0, charged 0" "$W/rg1" ||
 		fail "VA ranges: $(cat "$W/rg1")"
 	grep -Eq "pid $(cat "$W/rg1.pid"): duplicate of a VA range 0x6002: freed\$" <<<"$(dmesg)" ||
 		fail "no word of the VA range's duplicate freed"
+	grep -q "pid $(cat "$W/rg1.pid"): RM_MAP_MEMORY_DMA in a client cgpu_km does not follow on the caller's file, client 0xcafe0001 refused in a container\$" <<<"$(dmesg)" ||
+		fail "no word of the map in a client the caller's file does not hold"
 	kill_it rg1
 	[ "$(used)" = 0 ] || fail "after ranges, the driver holds $(used)"
 	start rg2 host ranges 200 $P/0/$SID/meminfo
 	grep -qx "dup range: status 0x0, GPU 0 holds 151552, charged 0" "$W/rg2" &&
-		grep -qx "maps: none errno 22, past errno 22, within errno 22, into the device errno 22" "$W/rg2" &&
+		grep -qx "maps: none errno 22, past errno 22, within errno 22, into the device errno 22, in no client of its file errno 22" "$W/rg2" &&
 		grep -qx "ranges of 1 GiB: 200 made, then status 0x0, GPU 0 holds 449073152, charged 0" "$W/rg2" &&
 		grep -qx "lazy 16 TiB: status 0x0" "$W/rg2" &&
 		grep -qx "freed: GPU 0 holds 0, charged 0" "$W/rg2" ||

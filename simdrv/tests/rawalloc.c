@@ -1553,7 +1553,8 @@ static void ranges(unsigned int max, const char *meminfo)
 	printf("maps: none %s, ", map_dma(c, 0x6000, 0, a, sizeof(a)));
 	printf("past %s, ", map_dma(c, 0x6000, 64 * MiB + 1, a, sizeof(a)));
 	printf("within %s, ", map_dma(c, 0x6000, 64 * MiB, a, sizeof(a)));
-	printf("into the device %s\n", map_dma(c, 0x1000, MiB, a, sizeof(a)));
+	printf("into the device %s, ", map_dma(c, 0x1000, MiB, a, sizeof(a)));
+	printf("in no client of its file %s\n", map_dma(0xcafe0001, 0x6000, MiB, a, sizeof(a)));
 	for (n = 0; n < max && (st = range_of(c, 0x1000, 0x6100 + n, 1ULL << 30, 0)) == SD_NV_OK; n++)
 		;
 	printf("ranges of 1 GiB: %u made, then status 0x%x, GPU 0 holds %llu, charged %llu\n", n, st,
