@@ -979,25 +979,27 @@ static struct nvh_obj *nvh_parent(struct nvh_file *rec, u32 client, u32 handle)
 	return p && p->kind != NVH_MEMORY && nvh_lines(rec, client, handle) == 1 ? p : NULL;
 }
 
-/* Takes a place in rec's table for one more object; false when it is full. rec->lock held. */
-static bool nvh_take_place_locked(struct nvh_file *rec)
+/* Takes n places in rec's table for more objects, or none; false when it is full. rec->lock held. */
+static bool nvh_take_places_locked(struct nvh_file *rec, unsigned int n)
 {
 	lockdep_assert_held(&rec->lock);
-	if (rec->nobjs >= CGPU_FILE_OBJS_MAX)
+	if (rec->nobjs > CGPU_FILE_OBJS_MAX - n)
 		return false;
-	rec->nobjs++;
+	rec->nobjs += n;
 	return true;
 }
 
-/* Takes n places in rec's table, or none. */
+static bool nvh_take_place_locked(struct nvh_file *rec)
+{
+	return nvh_take_places_locked(rec, 1);
+}
+
 static bool nvh_take_places(struct nvh_file *rec, unsigned int n)
 {
 	bool ok;
 
 	mutex_lock(&rec->lock);
-	ok = rec->nobjs <= CGPU_FILE_OBJS_MAX - n;
-	if (ok)
-		rec->nobjs += n;
+	ok = nvh_take_places_locked(rec, n);
 	mutex_unlock(&rec->lock);
 	return ok;
 }

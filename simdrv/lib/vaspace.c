@@ -84,7 +84,6 @@ static sd_u32 table_get(struct sd_va_space *s, const struct sd_va_env *env, sd_u
 	}
 	*t = (struct sd_va_table){ .index = index, .gpu = gpu, .level = level, .refs = 1 };
 	*pp = t;
-	s->table_bytes += levels[level].bytes;
 	return SD_NV_OK;
 }
 
@@ -97,7 +96,6 @@ static void table_put(struct sd_va_space *s, const struct sd_va_env *env, sd_u32
 		return;
 	*pp = t->next;
 	env->tables(env->ctx, gpu, levels[level].bytes, 0);
-	s->table_bytes -= levels[level].bytes;
 	sd_free(t);
 }
 

@@ -95,7 +95,6 @@ struct sd_va_space {
 	struct sd_va_channel *channels;
 	void *gpu_va_space[32];	/* by GPU index, as registered: a duplicate, or NULL */
 	struct sd_va_table *tables[SD_VA_TABLE_BUCKETS];	/* every GPU's page trees */
-	sd_u64 table_bytes;	/* what they hold, all GPUs */
 };
 
 /* UVM_REGISTER_GPU, UVM_UNREGISTER_GPU (which unmaps what the GPU has): NV status. */

@@ -325,6 +325,7 @@ static const struct sd_node *fuzz_node;	/* the run's, for check_tables */
 static void check_tables(const struct sd_va_space sp[NSPACES])
 {
 	static const sd_u32 shift[SD_VA_LEVELS] = { 47, 38, 29, 21, 21 };
+	static const sd_u32 size[SD_VA_LEVELS] = { 4096, 4096, 4096, 4096, 256 };
 	const struct sd_va_table *t;
 	const struct sd_va_range *r;
 	const struct sd_va_map *m;
@@ -333,9 +334,9 @@ static void check_tables(const struct sd_va_space sp[NSPACES])
 	int i;
 
 	for (i = 0; i < NSPACES; i++) {
-		bytes += sp[i].table_bytes;
 		for (b = 0; b < SD_VA_TABLE_BUCKETS; b++)
 			for (t = sp[i].tables[b]; t; t = t->next) {
+				bytes += size[t->level];
 				refs = 0;
 				for (r = sp[i].ranges; r; r = r->next)
 					for (m = r->maps; m; m = m->next)

@@ -1225,7 +1225,7 @@ static void test_vaspace(void)
 	t.gpuAttributesCount = 1;
 	REQUIRE(sd_va_map(&s, &e, &h, a, 32, &t) == SD_NV_OK && session_objs(1) == 3);
 	/* Its page tables, at 2 MiB pages: a directory of each level, the GPU's alone. */
-	REQUIRE(node.uvm_tables[1] == 3 * 4096 && s.table_bytes == 3 * 4096);
+	REQUIRE(node.uvm_tables[1] == 3 * 4096);
 	REQUIRE(rmfree(&ctl, 0xc1e00091, 0x2000) == SD_NV_OK && node.used[1] == 6 * MiB + 3 * 4096);
 	sd_gpu_clients(&node, 1, list_one, &l);
 	REQUIRE(l.n == 2 && l.bytes[0] + l.bytes[1] == 6 * MiB && (l.pid[0] == 0 || l.pid[1] == 0));
@@ -1241,7 +1241,7 @@ static void test_vaspace(void)
 	/* A partial free is an error; the range's free gives it all back. */
 	REQUIRE(sd_va_free(&s, &e, h.base, 2 * MiB) == SD_NV_ERR_INVALID_ADDRESS);
 	REQUIRE(sd_va_free(&s, &e, 0x200000000ULL, 8 * MiB) == SD_NV_OK);
-	REQUIRE(node.used[1] == 0 && node.uvm_tables[1] == 0 && s.table_bytes == 0);
+	REQUIRE(node.used[1] == 0 && node.uvm_tables[1] == 0);
 	REQUIRE(session_objs(1) == 2 && s.ranges == NULL);
 
 	/* Unregistering the GPU, and the va_space's end, unmap too. */
@@ -1259,7 +1259,7 @@ static void test_vaspace(void)
 	sd_file_release(&ctl);
 	REQUIRE(node.used[1] == 2 * MiB + 3 * 4096);
 	sd_va_destroy(&s, &e);
-	REQUIRE(node.used[1] == 0 && session_objs(1) == 2 && s.table_bytes == 0);
+	REQUIRE(node.used[1] == 0 && node.uvm_tables[1] == 0 && session_objs(1) == 2);
 	sd_uvm_sessions_free(&node);
 	REQUIRE(node.clients == NULL);
 	caller_pid = 1000;
@@ -1294,14 +1294,14 @@ static void test_uvm_tables(void)
 	/* Room for 35 of the 36 tables: none made, the duplicate gone. */
 	node.total[1] = node.used[1] + 35 * 4096;
 	REQUIRE(sd_va_map(&s, &e, &h, a, 1, &t) == SD_NV_ERR_NO_MEMORY);
-	REQUIRE(node.uvm_tables[1] == 0 && s.table_bytes == 0 && session_objs(1) == 2);
+	REQUIRE(node.uvm_tables[1] == 0 && session_objs(1) == 2);
 	node.total[1] = total;
 	REQUIRE(sd_va_map(&s, &e, &h, a, 1, &t) == SD_NV_OK && node.uvm_tables[1] == 36 * 4096);
 	h.base += 1ULL << 30;
 	REQUIRE(sd_va_map(&s, &e, &h, a, 1, &t) == SD_NV_OK && node.uvm_tables[1] == (36 + 34) * 4096);
 	REQUIRE(node.used[1] == 64 * MiB + (36 + 34) * 4096);
 	REQUIRE(sd_va_free(&s, &e, 0x200000000ULL, 2ULL << 30) == SD_NV_OK);
-	REQUIRE(node.uvm_tables[1] == 0 && s.table_bytes == 0 && node.used[1] == 64 * MiB);
+	REQUIRE(node.uvm_tables[1] == 0 && node.used[1] == 64 * MiB);
 	sd_va_destroy(&s, &e);
 	sd_file_release(&ctl);
 	REQUIRE(node.used[1] == 0);
