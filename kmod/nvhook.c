@@ -255,7 +255,9 @@ struct nvh_holder {
  */
 struct nvh_kept {
 	struct hlist_node node;		/* nvh.kept, by kept */
+	struct hlist_node dnode;	/* a VA space's: nvh.kept_devs, by device */
 	void *kept;			/* the driver's: what its release is called with */
+	const void *device;		/* a VA space's: nvidia-uvm's device it is duplicated on */
 	struct nvh_holder *holder;	/* one of its users */
 	struct cgpu_slot *slot;		/* holder->rec's, on the object's GPU */
 	unsigned int n;			/* counts taken there */
@@ -297,6 +299,7 @@ static struct {
 	atomic_t nholds;		/* read by nvh_ftrace: the free is redirected only if any */
 	atomic64_t mapped;		/* nvidia-uvm's mappings followed */
 	DECLARE_HASHTABLE(kept, NVH_FILE_BITS);
+	DECLARE_HASHTABLE(kept_devs, NVH_FILE_BITS);
 	atomic_t nkept;			/* read by nvh_ftrace: the releases are redirected only if any */
 	struct proc_dir_entry *proc;
 } nvh = {
@@ -2345,6 +2348,34 @@ static int nvh_tables_charge(struct nvh_file *rec, u32 gpu, u32 hdup, const void
 	return 0;
 }
 
+/*
+ * The hold of a mapping's duplicate hdup on device, followed: its lines (the memory's,
+ * o, if video memory; its page tables', t) recorded in holder's record, their places
+ * taken, and one more user of holder's, until the duplicate's free.
+ */
+static void nvh_hold_add(struct nvh_hold *hold, struct nvh_holder *holder, void *device, u32 hdup,
+			 struct nvh_obj *o, struct nvh_obj *t)
+{
+	struct nvh_file *rec = holder->rec;
+
+	hold->device = device;
+	hold->hdup = hdup;
+	hold->line = o;
+	hold->tables = t;
+	hold->holder = holder;
+	mutex_lock(&nvh.holds_lock);
+	holder->users++;
+	hash_add(nvh.holds, &hold->node, nvh_hold_key(device, hdup));
+	atomic_inc(&nvh.nholds);
+	mutex_lock(&rec->lock);
+	if (o)
+		nvh_record(rec, o);
+	nvh_record(rec, t);
+	mutex_unlock(&rec->lock);
+	mutex_unlock(&nvh.holds_lock);
+	atomic64_inc(&nvh.mapped);
+}
+
 /* A duplicate made whose mapping's page tables cannot be charged (err): freed, refused. */
 static void nvh_uvm_taken_back(void *device, u32 hdup, u32 hMem, u64 bytes, int err)
 {
@@ -2422,21 +2453,7 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 	}
 	if (certain) {
 		o->handle = *hDup;
-		hold->device = device;
-		hold->hdup = *hDup;
-		hold->line = o;
-		hold->tables = t;
-		hold->holder = holder;
-		mutex_lock(&nvh.holds_lock);
-		holder->users++;
-		hash_add(nvh.holds, &hold->node, nvh_hold_key(device, *hDup));
-		atomic_inc(&nvh.nholds);
-		mutex_lock(&rec->lock);
-		nvh_record(rec, o);
-		nvh_record(rec, t);
-		mutex_unlock(&rec->lock);
-		mutex_unlock(&nvh.holds_lock);
-		atomic64_inc(&nvh.mapped);
+		nvh_hold_add(hold, holder, device, *hDup, o, t);
 		return st;
 	}
 	if (st == NVA_NV_OK && !nvh_meminfo_sysmem(info))
@@ -2453,14 +2470,83 @@ out:
 }
 
 /*
+ * The GPU nvidia-uvm's device is, for a mapping by a process attached as att: that of a
+ * GPU VA space a container registered on the device since cgpu_km attached (nvidia-uvm
+ * maps on a GPU only where the va_space has one, uvm_map_external.c's
+ * uvm_va_space_get_gpu_by_uuid_with_gpu_va_space, and duplicates it on the same device,
+ * uvm_gpu_device_handle), else the container's GPU if it has only one; -1 if neither
+ * says (a GPU VA space registered before cgpu_km attached, or by the host, in a
+ * container of several GPUs).
+ */
+static int nvh_uvm_dev_gpu(const void *device, struct cgpu_attachment *att)
+{
+	struct nvh_kept *k;
+	int gpu = -1;
+
+	mutex_lock(&nvh.holds_lock);
+	hash_for_each_possible(nvh.kept_devs, k, dnode, (unsigned long)device)
+		if (k->device == device) {
+			gpu = k->slot->inst->gpu->index;
+			break;
+		}
+	mutex_unlock(&nvh.holds_lock);
+	if (gpu < 0 && att->n == 1)
+		gpu = att->slots[0].inst->gpu->index;
+	return gpu;
+}
+
+/*
+ * A mapping's duplicate hdup of system memory hMem, made on device for a caller in a
+ * container: the memory is no container's charge, but the page tables nvidia-uvm makes
+ * for the mapping are the mapping GPU's, device's, and charged there as a mapping's of
+ * video memory are (nvh_tables_charge), to holder's record, until the duplicate's free.
+ * A GPU not known, or not the container's, refuses it, as the budget does: the
+ * duplicate freed.
+ */
+static u32 nvh_uvm_sysmem_hold(struct nvh_holder *holder, void *device, u32 hMem, u32 hdup,
+			       const void *info)
+{
+	nvh_uvm_free_fn orig_free = (nvh_uvm_free_fn)READ_ONCE(nvh.uvm_free.addr);
+	struct nvh_file *rec = holder->rec;
+	struct nvh_hold *hold = NULL;
+	struct nvh_obj *t = NULL;
+	int gpu = nvh_uvm_dev_gpu(device, rec->att), err;
+
+	if (gpu < 0 || !cgpu_slot_of(rec->att, gpu)) {
+		orig_free(device, hdup);
+		atomic64_inc(&nvh.taken_back);
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of system memory 0x%x refused: the GPU it maps on is not known to be its container's (none of the container's GPU VA spaces registered on it since cgpu_km attached)\n",
+				    task_tgid_nr(current), hMem);
+		return NVA_ERR_INSUFFICIENT_PERMISSIONS;
+	}
+	t = cgpu_zalloc(sizeof(*t));
+	hold = t ? cgpu_zalloc(sizeof(*hold)) : NULL;
+	if (!hold || !nvh_take_place(rec)) {
+		err = -ENOMEM;
+		goto refused;
+	}
+	err = nvh_tables_charge(rec, gpu, hdup, info, t);
+	if (!err) {
+		nvh_hold_add(hold, holder, device, hdup, NULL, t);
+		return NVA_NV_OK;
+	}
+	nvh_give_place(rec);
+refused:
+	nvh_uvm_taken_back(device, hdup, hMem, t ? t->bytes : 0, err);
+	cgpu_free(t);
+	cgpu_free(hold);
+	return NVA_ERR_NO_MEMORY;
+}
+
+/*
  * nvUvmInterfaceDupMemory(device, hClient, hPhysMemory, &hDup, info), which nvidia-uvm
  * calls in the ioctl of the process mapping RM memory (UVM_MAP_EXTERNAL_ALLOCATION,
  * which libcuda makes for every allocation): the duplicate keeps the memory after every
  * handle of the process's is freed, until the mapping goes. For a caller in a
  * container it is followed (nvh_uvm_dup_once), looked at again up to NVH_UVM_TRIES
  * times when the source changed meanwhile, else refused with
- * NV_ERR_INSUFFICIENT_PERMISSIONS, which nvidia-uvm returns as the map's status. Only
- * a map of the container's own memory makes the process a holder (nvh_src_known).
+ * NV_ERR_INSUFFICIENT_PERMISSIONS, which nvidia-uvm returns as the map's status. A map
+ * of system memory has its page tables charged (nvh_uvm_sysmem_hold).
  */
 static u32 nvh_uvm_dup_wrap(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *info)
 {
@@ -2470,22 +2556,23 @@ static u32 nvh_uvm_dup_wrap(void *device, u32 hClient, u32 hPhysMemory, u32 *hDu
 	u64 own[NVA_UVM_MEMINFO_SIZE / sizeof(u64)];
 	u32 want = hDupMemory ? *hDupMemory : 0;
 	unsigned int i;
-	bool again = true;
+	bool again = true, sys = false;
 	u32 st;
 
 	if (!nvh_caller_contained()) {
 		st = orig(device, hClient, hPhysMemory, hDupMemory, info);
 		goto out;
 	}
-	if (hDupMemory && !nvh_src_known(hClient, hPhysMemory)) {
-		/* Nothing of the container's to follow: no holder for it (system memory). */
-		st = orig(device, hClient, hPhysMemory, hDupMemory, info ?: own);
-		st = nvh_uvm_unfollowed(device, *hDupMemory, info ?: own, st);
-	} else if (!hDupMemory || !(holder = nvh_holder_get())) {
+	if (!hDupMemory || !(holder = nvh_holder_get())) {
 		pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of memory 0x%x that cannot be charged refused in a container\n",
 				    task_tgid_nr(current), hPhysMemory);
 		st = NVA_ERR_INSUFFICIENT_PERMISSIONS;
 		goto out;
+	}
+	if (!nvh_src_known(hClient, hPhysMemory)) {
+		/* Nothing of the container's to follow (system memory, or refused). */
+		st = orig(device, hClient, hPhysMemory, hDupMemory, info ?: own);
+		st = nvh_uvm_unfollowed(device, *hDupMemory, info ?: own, st);
 	} else {
 		for (i = 0; i < NVH_UVM_TRIES && again; i++) {
 			/* A pause: the call changing a handle of the source's file ends. */
@@ -2494,15 +2581,19 @@ static u32 nvh_uvm_dup_wrap(void *device, u32 hClient, u32 hPhysMemory, u32 *hDu
 			st = nvh_uvm_dup_once(holder, device, hClient, hPhysMemory, hDupMemory,
 					      info ?: own, &again);
 		}
-		nvh_holder_put(holder);
 	}
+	/* What passed without a hold is system memory: its mapping's page tables are charged. */
+	sys = st == NVA_NV_OK && nvh_meminfo_sysmem(info ?: own);
+	if (sys)
+		st = nvh_uvm_sysmem_hold(holder, device, hPhysMemory, *hDupMemory, info ?: own);
+	nvh_holder_put(holder);
 	/*
 	 * nvidia-uvm frees a handle left in *hDupMemory on its error path: the one we freed
 	 * must not be there (uvm_ext_gpu_map_destroy).
 	 */
 	if (st != NVA_NV_OK)
 		*hDupMemory = want;
-	if (st == NVA_ERR_INSUFFICIENT_PERMISSIONS)
+	if (st == NVA_ERR_INSUFFICIENT_PERMISSIONS && !sys)
 		pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of memory 0x%x not its container's own, or being changed, refused in a container\n",
 				    task_tgid_nr(current), hPhysMemory);
 out:
@@ -2550,7 +2641,8 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 		/* The hold is one of the holder's users: it stays until the put. */
 		holder = hold->holder;
 		mutex_lock(&holder->rec->lock);
-		nvh_obj_drop(holder->rec, hold->line);
+		if (hold->line)
+			nvh_obj_drop(holder->rec, hold->line);
 		nvh_obj_drop(holder->rec, hold->tables);
 		mutex_unlock(&holder->rec->lock);
 		cgpu_free(hold);
@@ -2702,6 +2794,8 @@ static void nvh_kept_done(struct nvh_kept *k, void *kept)
 	k->kept = kept;
 	mutex_lock(&nvh.holds_lock);
 	hash_add(nvh.kept, &k->node, (unsigned long)kept);
+	if (k->device)
+		hash_add(nvh.kept_devs, &k->dnode, (unsigned long)k->device);
 	atomic_inc(&nvh.nkept);
 	mutex_unlock(&nvh.holds_lock);
 }
@@ -2720,6 +2814,8 @@ static struct nvh_kept *nvh_kept_find(void *kept)
 			break;
 	if (k) {
 		hash_del(&k->node);
+		if (k->device)
+			hash_del(&k->dnode);
 		atomic_dec(&nvh.nkept);
 	}
 	mutex_unlock(&nvh.holds_lock);
@@ -2771,6 +2867,8 @@ static u32 nvh_keep_wrap(const struct nvh_keep_call *c)
 				continue;
 			goto out;
 		}
+		if (c->kind == NVH_VASPACE)
+			k->device = c->a0;
 		st = c->orig(c);
 		if (st == NVA_NV_OK && nvh_counted_same(c->client, c->handle, c->kind, &seen)) {
 			nvh_kept_done(k, *c->kept);

@@ -102,7 +102,12 @@ static struct sd_client *find_client(const struct sd_node *n, sd_u32 h)
 /* A video-memory object (or a duplicate of one): not a channel's own memory. */
 static int is_vidmem(const struct sd_obj *o)
 {
-	return o->mem && !o->mem->internal;
+	return o->mem && !o->mem->internal && !o->mem->sysmem;
+}
+
+static int is_sysmem(const struct sd_obj *o)
+{
+	return o->mem && o->mem->sysmem;
 }
 
 static struct sd_obj *find_obj(const struct sd_client *c, sd_u32 h)
@@ -252,27 +257,26 @@ static sd_u64 page_size(const struct sd_memory_alloc *m, sd_u32 *field)
 		SD_ATTR2_PAGE_SIZE_HUGE_512MB ? SD_PAGE_512M : SD_PAGE_HUGE;
 }
 
-/*
- * The checks of stdmemValidateParams and vidmemConstruct that need no state, then the
- * size in whole pages; on success m holds what the driver hands back.
- */
-static sd_u32 check_memory(struct sd_memory_alloc *m)
+/* The checks of stdmemValidateParams that need no state, for every memory class. */
+static sd_u32 check_std(const struct sd_memory_alloc *m)
 {
-	sd_u32 field;
-	sd_u64 pg;
-
 	if (m->internalflags != 0)
 		return SD_NV_ERR_INVALID_ARGUMENT;
 	if (m->owner == 0 || m->owner == 0xffffffffu)
 		return SD_NV_ERR_INVALID_OWNER;
 	if (!(m->flags & SD_ALLOC_FLAGS_USE_BEGIN_END) && (m->rangeLo || m->rangeHi))
 		return SD_NV_ERR_INVALID_ARGUMENT;
-	if (((m->attr >> SD_ATTR_LOCATION_SHIFT) & SD_ATTR_LOCATION_MASK) != SD_ATTR_LOCATION_VIDMEM ||
-	    (m->flags & SD_ALLOC_FLAGS_VIRTUAL))
-		return SD_NV_ERR_INVALID_ARGUMENT;
+	return SD_NV_OK;
+}
+
+/*
+ * Memory of m's size (not 0) in whole pages of pg bytes, the page size's attribute
+ * field, as the driver hands them back.
+ */
+static sd_u32 take_pages(struct sd_memory_alloc *m, sd_u64 pg, sd_u32 field)
+{
 	if (m->size == 0)
 		return SD_NV_ERR_INVALID_ARGUMENT;
-	pg = page_size(m, &field);
 	/* Rounding up must not wrap. */
 	if (m->size > ~0ULL - (pg - 1))
 		return SD_NV_ERR_NO_MEMORY;
@@ -282,6 +286,46 @@ static sd_u32 check_memory(struct sd_memory_alloc *m)
 	m->attr = (m->attr & ~(SD_ATTR_PAGE_SIZE_MASK << SD_ATTR_PAGE_SIZE_SHIFT)) |
 		(field << SD_ATTR_PAGE_SIZE_SHIFT);
 	return SD_NV_OK;
+}
+
+/*
+ * The checks of vidmemConstruct that need no state, then the size in whole pages; on
+ * success m holds what the driver hands back.
+ */
+static sd_u32 check_memory(struct sd_memory_alloc *m)
+{
+	sd_u32 field, st;
+	sd_u64 pg;
+
+	st = check_std(m);
+	if (st != SD_NV_OK)
+		return st;
+	if (((m->attr >> SD_ATTR_LOCATION_SHIFT) & SD_ATTR_LOCATION_MASK) != SD_ATTR_LOCATION_VIDMEM ||
+	    (m->flags & SD_ALLOC_FLAGS_VIRTUAL))
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	pg = page_size(m, &field);
+	return take_pages(m, pg, field);
+}
+
+/*
+ * The checks of sysmemConstruct and sysmemInitAllocRequest that need no state (neither
+ * video memory nor virtual, no VA space), then the size in whole 4 KiB pages. Not
+ * modelled: big and huge pages of system memory (RM makes it contiguous then), refused
+ * as unsupported.
+ */
+static sd_u32 check_sysmem(struct sd_memory_alloc *m)
+{
+	sd_u32 ps = (m->attr >> SD_ATTR_PAGE_SIZE_SHIFT) & SD_ATTR_PAGE_SIZE_MASK;
+	sd_u32 st = check_std(m);
+
+	if (st != SD_NV_OK)
+		return st;
+	if (((m->attr >> SD_ATTR_LOCATION_SHIFT) & SD_ATTR_LOCATION_MASK) == SD_ATTR_LOCATION_VIDMEM ||
+	    (m->flags & SD_ALLOC_FLAGS_VIRTUAL) || m->hVASpace)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	if (ps != SD_ATTR_PAGE_SIZE_DEFAULT && ps != SD_ATTR_PAGE_SIZE_4KB)
+		return SD_NV_ERR_NOT_SUPPORTED;
+	return take_pages(m, SD_PAGE_4K, SD_ATTR_PAGE_SIZE_4KB);
 }
 
 /*
@@ -589,7 +633,8 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 			return SD_NV_ERR_NO_MEMORY;
 		m->bytes = r->p.mem.size;
 		break;
-	default: /* SD_NV01_MEMORY_LOCAL_USER, sized and checked by check_memory */
+	case SD_NV01_MEMORY_SYSTEM:
+	default: /* SD_NV01_MEMORY_LOCAL_USER; sized and checked by check_memory, check_sysmem */
 		if (!parent || (parent->cls != SD_NV01_DEVICE_0 && parent->cls != SD_NV20_SUBDEVICE_0))
 			return SD_NV_ERR_INVALID_OBJECT_PARENT;
 		gpu = parent->gpu;
@@ -597,8 +642,13 @@ static sd_u32 alloc_object(struct sd_file *f, struct sd_alloc_req *r)
 		if (!m)
 			return SD_NV_ERR_NO_MEMORY;
 		m->bytes = r->p.mem.size;
-		m->held = (m->bytes + SD_PMA_GRANULE - 1) & ~(SD_PMA_GRANULE - 1);
-		m->page = page_size(&r->p.mem, &field);
+		if (r->cls == SD_NV01_MEMORY_SYSTEM) {
+			m->sysmem = 1;
+			m->page = SD_PAGE_4K;
+		} else {
+			m->held = (m->bytes + SD_PMA_GRANULE - 1) & ~(SD_PMA_GRANULE - 1);
+			m->page = page_size(&r->p.mem, &field);
+		}
 		break;
 	}
 	if (m) {
@@ -668,6 +718,7 @@ static enum sd_rc rm_alloc(struct sd_file *f, const struct sd_env *env, void *ar
 		psize = sizeof(struct sd_nv2080_alloc);
 		break;
 	case SD_NV01_MEMORY_LOCAL_USER:
+	case SD_NV01_MEMORY_SYSTEM:
 	case SD_NV50_MEMORY_VIRTUAL:
 		psize = f->node->memparams_size;
 		break;
@@ -693,8 +744,10 @@ static enum sd_rc rm_alloc(struct sd_file *f, const struct sd_env *env, void *ar
 		*status = SD_NV_ERR_INVALID_ADDRESS;
 		return SD_OK;
 	}
-	if (r.cls == SD_NV01_MEMORY_LOCAL_USER || r.cls == SD_NV50_MEMORY_VIRTUAL) {
-		st = r.cls == SD_NV50_MEMORY_VIRTUAL ? check_range(&r.p.mem) : check_memory(&r.p.mem);
+	if (r.cls == SD_NV01_MEMORY_LOCAL_USER || r.cls == SD_NV01_MEMORY_SYSTEM ||
+	    r.cls == SD_NV50_MEMORY_VIRTUAL) {
+		st = r.cls == SD_NV50_MEMORY_VIRTUAL ? check_range(&r.p.mem) :
+		     r.cls == SD_NV01_MEMORY_SYSTEM ? check_sysmem(&r.p.mem) : check_memory(&r.p.mem);
 		if (st != SD_NV_OK) {
 			*status = st;
 			return SD_OK;
@@ -978,12 +1031,13 @@ static sd_u32 uvm_dup(struct sd_node *n, sd_u32 caller, sd_u32 gpu, sd_u32 hClie
 	so = find_obj(src, hMemory);
 	if (!so && hMemory != src->handle)
 		return SD_NV_ERR_OBJECT_NOT_FOUND;
-	if (!so || !is_vidmem(so))
+	if (!so || !(is_vidmem(so) || is_sysmem(so)))
 		return SD_NV_ERR_INVALID_OBJECT_HANDLE;
 	c = uvm_session(n, gpu);
 	if (!c)
 		return SD_NV_ERR_NO_MEMORY;
-	info->sysmem = 0;
+	/* System memory under a device: deviceDescendant, the UUID its device's GPU's. */
+	info->sysmem = is_sysmem(so);
 	info->device_descendant = 1;
 	info->page_size = so->mem->page;
 	info->size = so->mem->bytes;

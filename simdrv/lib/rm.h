@@ -99,6 +99,12 @@ struct sd_mem {
 	 * duplicates): in the GPU's used figure, in no process's, and no memory object.
 	 */
 	int internal;
+	/*
+	 * System memory (NV01_MEMORY_SYSTEM) allocated under a device of gpu: host pages, in
+	 * no GPU's used figure and no process's, that nvidia-uvm can map (its page tables
+	 * are the mapping GPU's).
+	 */
+	int sysmem;
 };
 
 /*

@@ -145,12 +145,13 @@ static void one_call(struct sd_file *f, struct input *in)
 		nr = SD_ESC_RM_ALLOC;
 		k = byte(in);
 		/*
-		 * 250 and 251: the channel classes, 252 the VA space's, 253 the VA range's
-		 * (joined later: older seeds keep their meaning but for those).
+		 * 250 and 251: the channel classes, 252 the VA space's, 253 the VA range's,
+		 * 254 system memory's (joined later: older seeds keep their meaning but for
+		 * those).
 		 */
 		cls = k < 250 ? classes[k % 6] : k == 250 ? SD_KEPLER_CHANNEL_GROUP_A :
 		      k == 251 ? SD_TURING_CHANNEL_GPFIFO_A : k == 252 ? SD_FERMI_VASPACE_A :
-		      k == 253 ? SD_NV50_MEMORY_VIRTUAL : u32(in);
+		      k == 253 ? SD_NV50_MEMORY_VIRTUAL : k == 254 ? SD_NV01_MEMORY_SYSTEM : u32(in);
 		memset(&p, 0, sizeof(p));
 		p.hRoot = handle(in);
 		p.hObjectParent = handle(in);
@@ -167,6 +168,10 @@ static void one_call(struct sd_file *f, struct input *in)
 		m.flags = byte(in) % 8 ? 0 : u32(in);
 		if (cls == SD_NV01_DEVICE_0 || cls == SD_NV20_SUBDEVICE_0)
 			*(sd_u32 *)&m = byte(in) % 5;
+		/* System memory: mostly in the PCI location (else refused). */
+		if (cls == SD_NV01_MEMORY_SYSTEM && byte(in) % 4)
+			m.attr = (m.attr & ~(SD_ATTR_LOCATION_MASK << SD_ATTR_LOCATION_SHIFT)) |
+				 SD_ATTR_LOCATION_PCI << SD_ATTR_LOCATION_SHIFT;
 		/* A range: VIRTUAL (else refused), LAZY or not, in its device's VA space or one named. */
 		if (cls == SD_NV50_MEMORY_VIRTUAL) {
 			m.flags |= SD_ALLOC_FLAGS_VIRTUAL | (byte(in) % 2 ? SD_ALLOC_FLAGS_LAZY : 0);

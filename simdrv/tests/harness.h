@@ -288,11 +288,17 @@ static void check_ledger(const struct sd_node *n)
 				REQUIRE(!o->mem->internal || o->mem->bytes ==
 					(o->cls == SD_KEPLER_CHANNEL_GROUP_A ? SD_GROUP_HELD :
 					 o->cls == SD_FERMI_VASPACE_A ? SD_VASPACE_HELD : SD_CHANNEL_HELD));
-				/* The GPU holds memory in PMA's 64 KiB pages; RM reports its size. */
+				/*
+				 * The GPU holds memory in PMA's 64 KiB pages; RM reports its size.
+				 * System memory, in 4 KiB pages, it does not hold.
+				 */
 				REQUIRE(o->mem->held == (o->mem->internal ? o->mem->bytes :
+					o->mem->sysmem ? 0 :
 					(o->mem->bytes + SD_PMA_GRANULE - 1) / SD_PMA_GRANULE * SD_PMA_GRANULE));
+				REQUIRE(!o->mem->sysmem || (o->mem->bytes % SD_PAGE_4K == 0 &&
+							    o->mem->page == SD_PAGE_4K && !o->mem->internal));
 			}
-			if (o->mem->listed == o) {
+			if (o->mem->listed == o && !o->mem->sysmem) {
 				sum[o->mem->gpu] += o->mem->held;
 				reported[o->mem->gpu] += o->mem->bytes;
 			}

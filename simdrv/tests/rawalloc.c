@@ -113,6 +113,9 @@
  *   rawalloc uvmalias MAX [FILE]  64 MiB on GPU 0 mapped through /dev/nvidia-uvm at
  *                        up to MAX places 1 GiB apart at 4 KiB pages, each making page
  *                        tables of its own (below); FILE's first line printed at each step
+ *   rawalloc uvmsys MAX VAS [FILE]  as uvmalias, of 64 MiB of system memory
+ *                        (NV01_MEMORY_SYSTEM), a GPU VA space of GPU 0 registered first
+ *                        if VAS is 1 (below)
  *   rawalloc uvmchan N   (cgpu_km enforce=1) up to N rounds of a channel group and a
  *                        channel in it under a device of GPU 0, the channel registered
  *                        with nvidia-uvm and the group freed; then an unregister, the
@@ -1962,35 +1965,47 @@ static unsigned int uvm_start(int *gpu, int *fd)
  * uvmalias: one 64 MiB memory mapped at up to max places of one external range, 1 GiB
  * apart and 4 KiB past a 2 MiB boundary, so that nvidia-uvm maps each at 4 KiB pages in
  * tables of its own (33 tables of 4 KiB pages and a directory per mapping): prints
- * "uvmalias: N mapped at 4 KiB pages, then status 0xS, the driver holds B more", after
- * the range's UVM_FREE "uvmalias: range freed, the driver holds B more", after the
- * memory's free "uvmalias: memory freed, the driver holds B more", each followed by
- * path's first line (say_first_line); then "held", waits.
+ * "TAG: N mapped at 4 KiB pages, then status 0xS, the driver holds B more", after the
+ * range's UVM_FREE "TAG: range freed, the driver holds B more", after the memory's free
+ * "TAG: memory freed, the driver holds B more", each followed by path's first line
+ * (say_first_line); then "held", waits. Video memory (tag uvmalias), or system memory
+ * (uvmsys) mapped on GPU 0 with a GPU VA space of GPU 0 registered first if vas, as
+ * libcuda does per context.
  */
-static void uvmalias(int max, const char *path)
+static void uvmalias(const char *tag, bool sys, bool vas, int max, const char *path)
 {
-	const unsigned long long va = 0x100000000000ULL, gib = 1ULL << 30, base = used(0);
+	const unsigned long long va = 0x100000000000ULL, gib = 1ULL << 30;
 	struct sd_memory_alloc m = { .owner = 0x1234, .size = 64 * MiB };
-	unsigned int c, h = 0x2000, st = SD_NV_OK;
+	struct sd_vaspace_alloc vs = { .index = 0 };
+	unsigned int c, h = 0x2000, hv = 0x5000, st = SD_NV_OK;
+	unsigned long long base;
 	int fd, n;
 
 	CHECK(max > 0 && max <= 4096);
 	c = uvm_start(NULL, &fd);
-	CHECK(alloc(0, c, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m) == SD_NV_OK);
+	if (sys)
+		m.attr = SD_ATTR_LOCATION_PCI << SD_ATTR_LOCATION_SHIFT;
+	CHECK(alloc(0, c, 0x1000, &h, sys ? SD_NV01_MEMORY_SYSTEM : SD_NV01_MEMORY_LOCAL_USER,
+		    &m) == SD_NV_OK);
+	if (vas) {
+		CHECK(alloc(0, c, 0x1000, &hv, SD_FERMI_VASPACE_A, &vs) == SD_NV_OK);
+		CHECK(uvm_gpu_vaspace(fd, c, hv, true) == SD_NV_OK);
+	}
+	base = used(0) - (sys ? 0 : 64 * MiB);
 	uvm_range(fd, va, max * gib);
 	for (n = 0; n < max; n++) {
 		st = uvm_map(fd, va + n * gib + 4096, 64 * MiB, c, 0x2000);
 		if (st != SD_NV_OK)
 			break;
 	}
-	printf("uvmalias: %d mapped at 4 KiB pages, then status %#x, the driver holds %llu more\n", n,
-	       st, used(0) - base);
+	printf("%s: %d mapped at 4 KiB pages, then status %#x, the driver holds %llu more\n", tag,
+	       n, st, used(0) - base);
 	say_first_line(path);
 	uvm_free_range(fd, va, max * gib);
-	printf("uvmalias: range freed, the driver holds %llu more\n", used(0) - base);
+	printf("%s: range freed, the driver holds %llu more\n", tag, used(0) - base);
 	say_first_line(path);
-	CHECK(rmfree(c, c) == SD_NV_OK);
-	printf("uvmalias: memory freed, the driver holds %llu more\n", used(0) - base);
+	CHECK(rmfree(c, 0x2000) == SD_NV_OK);
+	printf("%s: memory freed, the driver holds %llu more\n", tag, used(0) - base);
 	say_first_line(path);
 	held_until_killed();
 }
@@ -2680,6 +2695,10 @@ int main(int argc, char **argv)
 		uvmremap(strtoull(argv[2], NULL, 10), argv[3], argv[4], argv[5]);
 	else if (argc == 5 && !strcmp(argv[1], "uvmlater"))
 		uvmlater(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
+	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "uvmalias"))
+		uvmalias("uvmalias", false, false, atoi(argv[2]), argc == 4 ? argv[3] : NULL);
+	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmsys"))
+		uvmalias("uvmsys", true, atoi(argv[3]), atoi(argv[2]), argc == 5 ? argv[4] : NULL);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmhold"))
 		uvmhold(strtoull(argv[2], NULL, 10), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmkeep"))
@@ -2707,8 +2726,6 @@ int main(int argc, char **argv)
 		uvmforeign(strtoul(argv[2], NULL, 10));
 	else if (argc == 3 && !strcmp(argv[1], "uvmhandoff"))
 		uvmhandoff(strtoul(argv[2], NULL, 10));
-	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "uvmalias"))
-		uvmalias(atoi(argv[2]), argc == 4 ? argv[3] : NULL);
 	else if (argc == 3 && !strcmp(argv[1], "uvmchan"))
 		uvmchan(strtoul(argv[2], NULL, 10));
 	else if (argc == 4 && !strcmp(argv[1], "channels"))

@@ -593,6 +593,7 @@ static void test_device_rules(void)
 
 static void test_memory_rules(void)
 {
+	const sd_u32 pci = SD_ATTR_LOCATION_PCI << SD_ATTR_LOCATION_SHIFT;
 	struct sd_file ctl;
 	struct sd_memory_alloc m;
 	sd_u64 listed;
@@ -607,7 +608,7 @@ static void test_memory_rules(void)
 	m.owner = 0xffffffff;
 	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_OWNER);
 	m = vidmem(MiB);
-	m.attr = 1u << SD_ATTR_LOCATION_SHIFT;	/* PCI: system memory */
+	m.attr = pci;
 	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_INVALID_ARGUMENT);
 	m = vidmem(MiB);
 	m.flags = SD_ALLOC_FLAGS_VIRTUAL;
@@ -626,6 +627,32 @@ static void test_memory_rules(void)
 	m = vidmem(15109 * MiB + 1);
 	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_LOCAL_USER, &m, sizeof(m)) == SD_NV_ERR_NO_MEMORY);
 	REQUIRE(node.used[0] == 0);
+	/*
+	 * System memory: sysmemConstruct's refusals; 4 KiB pages, handed back; host
+	 * memory, in no GPU's figure nor any process's.
+	 */
+	m.attr = pci | SD_ATTR_PAGE_SIZE_BIG << SD_ATTR_PAGE_SIZE_SHIFT;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_SYSTEM, &m, sizeof(m)) == SD_NV_ERR_NOT_SUPPORTED);
+	m = vidmem(MiB + 1);
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_SYSTEM, &m, sizeof(m)) == SD_NV_ERR_INVALID_ARGUMENT);
+	m.attr = pci;
+	m.hVASpace = 0x1234;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_SYSTEM, &m, sizeof(m)) == SD_NV_ERR_INVALID_ARGUMENT);
+	m.hVASpace = 0;
+	m.flags = SD_ALLOC_FLAGS_VIRTUAL;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_SYSTEM, &m, sizeof(m)) == SD_NV_ERR_INVALID_ARGUMENT);
+	m.flags = 0;
+	m.owner = 0;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_SYSTEM, &m, sizeof(m)) == SD_NV_ERR_INVALID_OWNER);
+	m.owner = 0xcafe;
+	REQUIRE(alloc(&ctl, 0, 0x20, 0x1000, &h, SD_NV01_MEMORY_SYSTEM, &m, sizeof(m)) == SD_NV_OK);
+	memcpy(&m, umem + 4096, sizeof(m));
+	REQUIRE(m.size == MiB + 4096 && m.limit == MiB + 4095 &&
+		((m.attr >> SD_ATTR_PAGE_SIZE_SHIFT) & SD_ATTR_PAGE_SIZE_MASK) == SD_ATTR_PAGE_SIZE_4KB);
+	listed = 0;
+	sd_gpu_clients(&node, 0, add_bytes, &listed);
+	REQUIRE(node.used[0] == 0 && listed == 0);
+	REQUIRE(rmfree(&ctl, 0x20, 0x3000) == SD_NV_OK);
 	/* The whole GPU in one piece (15109 MiB is not a multiple of 2 MiB: 4 KiB pages). */
 	m = vidmem(15109 * MiB);
 	m.attr = SD_ATTR_PAGE_SIZE_4KB << SD_ATTR_PAGE_SIZE_SHIFT;
@@ -1279,7 +1306,10 @@ static void test_uvm_tables(void)
 	struct sd_uvm_map_head h = { .base = 0x200001000ULL, .length = 64 * MiB };
 	struct sd_uvm_gpu_mapping a[1] = { 0 };
 	struct sd_uvm_map_tail t = { .gpuAttributesCount = 1, .hClient = 0xc1e00091, .hMemory = 0x2000 };
+	struct sd_memory_alloc sys = { .owner = 0xcafe, .size = MiB,
+		.attr = SD_ATTR_LOCATION_PCI << SD_ATTR_LOCATION_SHIFT };
 	struct sd_file ctl;
+	sd_u8 owner[SD_UUID_LEN];
 	sd_u64 total = node.total[1];
 	sd_u32 hm = 0x2000;
 
@@ -1303,6 +1333,25 @@ static void test_uvm_tables(void)
 	REQUIRE(sd_va_free(&s, &e, 0x200000000ULL, 2ULL << 30) == SD_NV_OK);
 	REQUIRE(node.uvm_tables[1] == 0 && node.used[1] == 64 * MiB);
 	sd_va_destroy(&s, &e);
+	/*
+	 * System memory of GPU 1's device, mapped on GPU 0: refused until its owner is
+	 * registered too (set_ext_gpu_map_location), then at 4 KiB pages (a directory of
+	 * each level and a table), the tables GPU 0's.
+	 */
+	hm = 0x2001;
+	REQUIRE(alloc(&ctl, 0, 0xc1e00091, 0x1000, &hm, SD_NV01_MEMORY_SYSTEM, &sys, sizeof(sys)) == SD_NV_OK);
+	t.hMemory = 0x2001;
+	h.length = MiB;
+	sd_gpu_uuid(0, a[0].gpuUuid);
+	REQUIRE(sd_va_register_gpu(&s, &e, a[0].gpuUuid) == SD_NV_OK);
+	REQUIRE(sd_va_create_range(&s, 0x200000000ULL, 2ULL << 30) == SD_NV_OK);
+	REQUIRE(sd_va_map(&s, &e, &h, a, 1, &t) == SD_NV_ERR_INVALID_DEVICE && session_objs(0) == 2);
+	sd_gpu_uuid(1, owner);
+	REQUIRE(sd_va_register_gpu(&s, &e, owner) == SD_NV_OK);
+	REQUIRE(sd_va_map(&s, &e, &h, a, 1, &t) == SD_NV_OK);
+	REQUIRE(node.uvm_tables[0] == 4 * 4096 && node.used[0] == 4 * 4096 && node.used[1] == 64 * MiB);
+	sd_va_destroy(&s, &e);
+	REQUIRE(node.uvm_tables[0] == 0 && node.used[0] == 0);
 	sd_file_release(&ctl);
 	REQUIRE(node.used[1] == 0);
 	sd_uvm_sessions_free(&node);
