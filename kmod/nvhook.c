@@ -268,8 +268,10 @@ struct nvh_hold {
 	struct hlist_node node;		/* nvh.holds, by handle */
 	const void *device;
 	u32 hdup;
-	struct nvh_obj *line;		/* in holder->rec */
-	struct nvh_obj *tables;		/* in holder->rec: its page tables' charge */
+	struct nvh_obj *line;		/* in holder->rec: video memory's */
+	/* In holder->rec: its page tables' charge, on each GPU it may be on (system memory's). */
+	unsigned int ntables;
+	struct nvh_obj *tables[CGPU_MAX_GPUS];
 	struct nvh_holder *holder;
 };
 
@@ -2284,6 +2286,15 @@ static bool nvh_meminfo_sysmem(const void *info)
 	return ((const u8 *)info)[NVA_UVM_MEMINFO_SYSMEM_OFF];
 }
 
+/* The memory's size, the driver's (UvmGpuMemoryInfo.size). */
+static u64 nvh_meminfo_size(const void *info)
+{
+	u64 size;
+
+	memcpy(&size, (const u8 *)info + NVA_UVM_MEMINFO_SIZE_OFF, sizeof(size));
+	return size;
+}
+
 /*
  * The driver's answer st to a duplicate that is not followed: system memory passes;
  * video memory is never held uncharged past this call: freed, and refused.
@@ -2318,10 +2329,32 @@ static bool nvh_src_known(u32 client, u32 handle)
 }
 
 /*
+ * The GPU nvidia-uvm's device is: that of a GPU VA space a container registered on the
+ * device since cgpu_km attached (nvidia-uvm maps on a GPU only where the va_space has
+ * one, uvm_map_external.c's uvm_va_space_get_gpu_by_uuid_with_gpu_va_space, and
+ * duplicates it on the same device, uvm_gpu_device_handle); -1 if none says (one
+ * registered before cgpu_km attached or a hot update, or by the host).
+ */
+static int nvh_uvm_dev_gpu(const void *device)
+{
+	struct nvh_kept *k;
+	int gpu = -1;
+
+	mutex_lock(&nvh.holds_lock);
+	hash_for_each_possible(nvh.kept_devs, k, dnode, (unsigned long)device)
+		if (k->device == device) {
+			gpu = k->slot->inst->gpu->index;
+			break;
+		}
+	mutex_unlock(&nvh.holds_lock);
+	return gpu;
+}
+
+/*
  * The page tables nvidia-uvm makes for a mapping of the memory a followed duplicate
  * names, charged before it makes them (it duplicates first: uvm_map_external.c) at the
  * most the memory's size can take (cgpu_map_tables), the size the driver gave in info,
- * to rec's slot on the memory's GPU, as line t of the duplicate's handle (client 0): it
+ * to rec's slot on gpu, the mapping's, as line t of the duplicate's handle (client 0): it
  * goes with the mapping's free, and a hot update carries it as a mapping's line. 0, or
  * -ENOMEM past the budget (-EAGAIN while a hot update is frozen) with nothing charged
  * and t->bytes the charge.
@@ -2330,11 +2363,10 @@ static int nvh_tables_charge(struct nvh_file *rec, u32 gpu, u32 hdup, const void
 			     struct nvh_obj *t)
 {
 	struct cgpu_slot *slot = cgpu_slot_of(rec->att, gpu);
-	u64 size, used, memsize;
+	u64 used, memsize;
 	int err;
 
-	memcpy(&size, (const u8 *)info + NVA_UVM_MEMINFO_SIZE_OFF, sizeof(size));
-	t->bytes = cgpu_map_tables(size);
+	t->bytes = cgpu_map_tables(nvh_meminfo_size(info));
 	if (WARN_ON_ONCE(!slot))
 		return -ENOMEM;
 	err = cgpu_ledger_charge(slot, t->bytes, &used, &memsize);
@@ -2350,18 +2382,18 @@ static int nvh_tables_charge(struct nvh_file *rec, u32 gpu, u32 hdup, const void
 
 /*
  * The hold of a mapping's duplicate hdup on device, followed: its lines (the memory's,
- * o, if video memory; its page tables', t) recorded in holder's record, their places
- * taken, and one more user of holder's, until the duplicate's free.
+ * o, if video memory; its page tables', hold->tables) recorded in holder's record, their
+ * places taken, and one more user of holder's, until the duplicate's free.
  */
 static void nvh_hold_add(struct nvh_hold *hold, struct nvh_holder *holder, void *device, u32 hdup,
-			 struct nvh_obj *o, struct nvh_obj *t)
+			 struct nvh_obj *o)
 {
 	struct nvh_file *rec = holder->rec;
+	unsigned int i;
 
 	hold->device = device;
 	hold->hdup = hdup;
 	hold->line = o;
-	hold->tables = t;
 	hold->holder = holder;
 	mutex_lock(&nvh.holds_lock);
 	holder->users++;
@@ -2370,22 +2402,27 @@ static void nvh_hold_add(struct nvh_hold *hold, struct nvh_holder *holder, void 
 	mutex_lock(&rec->lock);
 	if (o)
 		nvh_record(rec, o);
-	nvh_record(rec, t);
+	for (i = 0; i < hold->ntables; i++)
+		nvh_record(rec, hold->tables[i]);
 	mutex_unlock(&rec->lock);
 	mutex_unlock(&nvh.holds_lock);
 	atomic64_inc(&nvh.mapped);
 }
 
-/* A duplicate made whose mapping's page tables cannot be charged (err): freed, refused. */
-static void nvh_uvm_taken_back(void *device, u32 hdup, u32 hMem, u64 bytes, int err)
+/*
+ * A duplicate made whose mapping's page tables cannot be charged (err: -EPERM on a GPU
+ * not the container's): freed, refused.
+ */
+static void nvh_uvm_taken_back(void *device, u32 hdup, u32 hMem, const void *info, int err)
 {
 	nvh_uvm_free_fn orig_free = (nvh_uvm_free_fn)READ_ONCE(nvh.uvm_free.addr);
 
 	orig_free(device, hdup);
 	atomic64_inc(&nvh.taken_back);
 	pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of memory 0x%x refused: its page tables (up to %llu bytes) %s\n",
-			    task_tgid_nr(current), hMem, bytes,
+			    task_tgid_nr(current), hMem, cgpu_map_tables(nvh_meminfo_size(info)),
 			    err == -EAGAIN ? "cannot be charged while a hot update is under way" :
+			    err == -EPERM ? "would be on a GPU not its container's" :
 			    "would pass the budget");
 }
 
@@ -2410,7 +2447,7 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 	struct nvh_obj *o, *t;
 	enum nvh_join j;
 	bool certain;
-	int err;
+	int err, gpu;
 	u32 st;
 
 	*again = false;
@@ -2446,14 +2483,22 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 	st = orig(device, hClient, hMem, hDup, info);
 	certain = st == NVA_NV_OK && j == NVH_JOINED && !nvh_meminfo_sysmem(info) &&
 		  nvh_src_unchanged(hClient, hMem, &seen, 0);
-	if (certain && (err = nvh_tables_charge(rec, o->mem->gpu, *hDup, info, t))) {
-		nvh_uvm_taken_back(device, *hDup, hMem, t->bytes, err);
-		st = NVA_ERR_NO_MEMORY;
-		goto out;
+	if (certain) {
+		/* The tables are the mapping GPU's, a peer mapping's not the memory's. */
+		gpu = nvh_uvm_dev_gpu(device);
+		if (gpu < 0)
+			gpu = o->mem->gpu;
+		err = cgpu_slot_of(rec->att, gpu) ? nvh_tables_charge(rec, gpu, *hDup, info, t) : -EPERM;
+		if (err) {
+			nvh_uvm_taken_back(device, *hDup, hMem, info, err);
+			st = err == -EPERM ? NVA_ERR_INSUFFICIENT_PERMISSIONS : NVA_ERR_NO_MEMORY;
+			goto out;
+		}
 	}
 	if (certain) {
 		o->handle = *hDup;
-		nvh_hold_add(hold, holder, device, *hDup, o, t);
+		hold->tables[hold->ntables++] = t;
+		nvh_hold_add(hold, holder, device, *hDup, o);
 		return st;
 	}
 	if (st == NVA_NV_OK && !nvh_meminfo_sysmem(info))
@@ -2470,72 +2515,54 @@ out:
 }
 
 /*
- * The GPU nvidia-uvm's device is, for a mapping by a process attached as att: that of a
- * GPU VA space a container registered on the device since cgpu_km attached (nvidia-uvm
- * maps on a GPU only where the va_space has one, uvm_map_external.c's
- * uvm_va_space_get_gpu_by_uuid_with_gpu_va_space, and duplicates it on the same device,
- * uvm_gpu_device_handle), else the container's GPU if it has only one; -1 if neither
- * says (a GPU VA space registered before cgpu_km attached, or by the host, in a
- * container of several GPUs).
- */
-static int nvh_uvm_dev_gpu(const void *device, struct cgpu_attachment *att)
-{
-	struct nvh_kept *k;
-	int gpu = -1;
-
-	mutex_lock(&nvh.holds_lock);
-	hash_for_each_possible(nvh.kept_devs, k, dnode, (unsigned long)device)
-		if (k->device == device) {
-			gpu = k->slot->inst->gpu->index;
-			break;
-		}
-	mutex_unlock(&nvh.holds_lock);
-	if (gpu < 0 && att->n == 1)
-		gpu = att->slots[0].inst->gpu->index;
-	return gpu;
-}
-
-/*
  * A mapping's duplicate hdup of system memory hMem, made on device for a caller in a
  * container: the memory is no container's charge, but the page tables nvidia-uvm makes
  * for the mapping are the mapping GPU's, device's, and charged there as a mapping's of
  * video memory are (nvh_tables_charge), to holder's record, until the duplicate's free.
- * A GPU not known, or not the container's, refuses it, as the budget does: the
- * duplicate freed.
+ * A device of no GPU known is charged on each of the container's GPUs (too much, never
+ * too little: its processes reach no other GPU); one of a GPU not the container's, or
+ * past the budget, is refused, the duplicate freed.
  */
 static u32 nvh_uvm_sysmem_hold(struct nvh_holder *holder, void *device, u32 hMem, u32 hdup,
 			       const void *info)
 {
-	nvh_uvm_free_fn orig_free = (nvh_uvm_free_fn)READ_ONCE(nvh.uvm_free.addr);
 	struct nvh_file *rec = holder->rec;
-	struct nvh_hold *hold = NULL;
-	struct nvh_obj *t = NULL;
-	int gpu = nvh_uvm_dev_gpu(device, rec->att), err;
+	int gpu = nvh_uvm_dev_gpu(device), err = -ENOMEM;
+	unsigned int i, n = gpu < 0 ? rec->att->n : 1;
+	struct nvh_hold *hold;
+	struct nvh_obj *t;
+	u64 used, memsize;
 
-	if (gpu < 0 || !cgpu_slot_of(rec->att, gpu)) {
-		orig_free(device, hdup);
-		atomic64_inc(&nvh.taken_back);
-		pr_warn_ratelimited("cgpu_km: enforce: pid %d: a mapping by nvidia-uvm of system memory 0x%x refused: the GPU it maps on is not known to be its container's (none of the container's GPU VA spaces registered on it since cgpu_km attached)\n",
-				    task_tgid_nr(current), hMem);
+	if (gpu >= 0 && !cgpu_slot_of(rec->att, gpu)) {
+		nvh_uvm_taken_back(device, hdup, hMem, info, -EPERM);
 		return NVA_ERR_INSUFFICIENT_PERMISSIONS;
 	}
-	t = cgpu_zalloc(sizeof(*t));
-	hold = t ? cgpu_zalloc(sizeof(*hold)) : NULL;
-	if (!hold || !nvh_take_place(rec)) {
-		err = -ENOMEM;
-		goto refused;
+	hold = cgpu_zalloc(sizeof(*hold));
+	if (!hold || !nvh_take_places(rec, n)) {
+		cgpu_free(hold);
+		nvh_uvm_taken_back(device, hdup, hMem, info, err);
+		return NVA_ERR_NO_MEMORY;
 	}
-	err = nvh_tables_charge(rec, gpu, hdup, info, t);
-	if (!err) {
-		nvh_hold_add(hold, holder, device, hdup, NULL, t);
-		return NVA_NV_OK;
+	for (i = 0; i < n; i++) {
+		t = cgpu_zalloc(sizeof(*t));
+		err = t ? nvh_tables_charge(rec, gpu < 0 ? rec->att->slots[i].inst->gpu->index : gpu,
+					    hdup, info, t) : -ENOMEM;
+		if (err) {
+			nvh_uvm_taken_back(device, hdup, hMem, info, err);
+			cgpu_free(t);
+			while (i--) {
+				cgpu_ledger_uncharge(hold->tables[i]->slot, hold->tables[i]->bytes,
+						     &used, &memsize);
+				cgpu_free(hold->tables[i]);
+			}
+			nvh_give_places(rec, n);
+			cgpu_free(hold);
+			return NVA_ERR_NO_MEMORY;
+		}
+		hold->tables[hold->ntables++] = t;
 	}
-	nvh_give_place(rec);
-refused:
-	nvh_uvm_taken_back(device, hdup, hMem, t ? t->bytes : 0, err);
-	cgpu_free(t);
-	cgpu_free(hold);
-	return NVA_ERR_NO_MEMORY;
+	nvh_hold_add(hold, holder, device, hdup, NULL);
+	return NVA_NV_OK;
 }
 
 /*
@@ -2613,6 +2640,7 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 	nvh_uvm_free_fn orig = (nvh_uvm_free_fn)READ_ONCE(nvh.uvm_free.addr);
 	struct nvh_holder *holder = NULL;
 	struct nvh_hold *hold;
+	unsigned int i;
 	u32 st;
 
 	/*
@@ -2643,7 +2671,8 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 		mutex_lock(&holder->rec->lock);
 		if (hold->line)
 			nvh_obj_drop(holder->rec, hold->line);
-		nvh_obj_drop(holder->rec, hold->tables);
+		for (i = 0; i < hold->ntables; i++)
+			nvh_obj_drop(holder->rec, hold->tables[i]);
 		mutex_unlock(&holder->rec->lock);
 		cgpu_free(hold);
 		nvh_holder_put(holder);

@@ -10,7 +10,7 @@
  * its files are this module's, so code that tells the driver's files by their module
  * meets both names. Served on /dev/nvidia-uvm:
  * UVM_INITIALIZE, UVM_DEINITIALIZE, UVM_REGISTER_GPU, UVM_UNREGISTER_GPU,
- * UVM_CREATE_EXTERNAL_RANGE, UVM_MAP_EXTERNAL_ALLOCATION, UVM_FREE,
+ * UVM_CREATE_EXTERNAL_RANGE, UVM_MAP_EXTERNAL_ALLOCATION, UVM_MAP_EXTERNAL_SPARSE, UVM_FREE,
  * UVM_REGISTER_GPU_VASPACE and UVM_UNREGISTER_GPU_VASPACE (nvUvmInterfaceDupAddressSpace
  * and nvUvmInterfaceAddressSpaceDestroy), UVM_REGISTER_CHANNEL and
  * UVM_UNREGISTER_CHANNEL (nvUvmInterfaceRetainChannel and
@@ -206,6 +206,9 @@ static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, s
 		case SD_UVM_UNREGISTER_CHANNEL:
 			st = sd_va_unregister_channel(&u->va, &va_env, p);
 			break;
+		case SD_UVM_MAP_EXTERNAL_SPARSE:
+			st = sd_va_map_sparse(&u->va, &va_env, p);
+			break;
 		case SD_UVM_MAP_EXTERNAL_ALLOCATION:
 			st = sd_va_map(&u->va, &va_env, p, p + sizeof(struct sd_uvm_map_head), uvm_node.max_gpus,
 				       p + size - sizeof(struct sd_uvm_map_tail));
@@ -253,6 +256,9 @@ static long uvm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case SD_UVM_UNREGISTER_CHANNEL:
 		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_unregister_channel),
 				  offsetof(struct sd_uvm_unregister_channel, rmStatus));
+	case SD_UVM_MAP_EXTERNAL_SPARSE:
+		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_map_external_sparse),
+				  offsetof(struct sd_uvm_map_external_sparse, rmStatus));
 	case SD_UVM_MAP_EXTERNAL_ALLOCATION:
 		return uvm_va_cmd(filp->private_data, cmd, p, SD_UVM_MAP_SIZE(uvm_node.max_gpus),
 				  SD_UVM_MAP_SIZE(uvm_node.max_gpus) - sizeof(struct sd_uvm_map_tail) +

@@ -445,6 +445,7 @@ struct sd_uvm_initialize {
 #define SD_UVM_REGISTER_GPU		37
 #define SD_UVM_UNREGISTER_GPU		38
 #define SD_UVM_CREATE_EXTERNAL_RANGE	73
+#define SD_UVM_MAP_EXTERNAL_SPARSE	74
 #define SD_UVM_MAX_GPUS_535		32	/* UVM_MAX_GPUS: NV_MAX_DEVICES */
 #define SD_UVM_MAX_GPUS_550		256	/* UVM_MAX_GPUS_V2: NV_MAX_DEVICES * NV_MAX_SUBDEVICES */
 #define SD_UUID_LEN			16	/* NvProcessorUuid */
@@ -470,6 +471,13 @@ struct sd_uvm_unregister_gpu {
 struct sd_uvm_create_external_range {
 	sd_u64 base;
 	sd_u64 length;
+	sd_u32 rmStatus;
+	sd_u32 pad;
+};
+struct sd_uvm_map_external_sparse {
+	sd_u64 base;
+	sd_u64 length;
+	sd_u8 gpuUuid[SD_UUID_LEN];
 	sd_u32 rmStatus;
 	sd_u32 pad;
 };

@@ -32,6 +32,12 @@ static int range_invalid_4k(sd_u64 base, sd_u64 length)
 	return (base | length) & (SD_PAGE_4K - 1) || base == 0 || length == 0 || base + length < base;
 }
 
+/* uvm_api_range_invalid_64k */
+static int range_invalid_64k(sd_u64 base, sd_u64 length)
+{
+	return (base | length) & (SD_PAGE_BIG - 1) || base == 0 || length == 0 || base + length < base;
+}
+
 static int registered(const struct sd_va_space *s, sd_u32 gpu)
 {
 	return (s->registered >> gpu) & 1;
@@ -144,9 +150,10 @@ static sd_u32 tables_get(struct sd_va_space *s, const struct sd_va_env *env, sd_
 	return SD_NV_OK;
 }
 
+/* A mapping's duplicate let go of (a sparse mapping has none). */
 static void dup_put(const struct sd_va_env *env, struct sd_va_dup *d)
 {
-	if (--d->refs)
+	if (!d || --d->refs)
 		return;
 	env->free_dup(env->ctx, d->gpu, d->hdup);
 	sd_free(d);
@@ -174,7 +181,8 @@ static sd_u32 unmap_in(struct sd_va_space *s, struct sd_va_range *r, const struc
 				return SD_NV_ERR_NO_MEMORY;
 			*tail = *m;
 			tail->start = end + 1;
-			tail->dup->refs++;
+			if (tail->dup)
+				tail->dup->refs++;
 			m->end = start - 1;
 			m->next = tail;
 			pp = &tail->next;
@@ -494,6 +502,50 @@ sd_u32 sd_va_map(struct sd_va_space *s, const struct sd_va_env *env,
 			if ((mapped >> g) & 1)
 				unmap_in(s, r, env, (sd_u32)g, h->base, h->base + h->length - 1);
 	return st;
+}
+
+/*
+ * uvm_map_external_sparse: a 64 KiB-aligned span of an external range on a registered
+ * GPU, whatever is mapped there on that GPU unmapped first; a mapping of no memory, its
+ * tables at 64 KiB pages over the whole span (uvm_map_external_sparse_on_gpu's
+ * uvm_page_table_range_vec_init at UVM_PAGE_SIZE_64K). Not modelled: GPUs before
+ * Pascal, which have none (NV_ERR_INVALID_DEVICE), and uvm_gpu_can_address.
+ */
+sd_u32 sd_va_map_sparse(struct sd_va_space *s, const struct sd_va_env *env,
+			const struct sd_uvm_map_external_sparse *p)
+{
+	sd_u64 end = p->base + p->length - 1;
+	struct sd_va_range *r;
+	struct sd_va_map *m;
+	sd_u32 st;
+	int g;
+
+	if (range_invalid_64k(p->base, p->length))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	r = find_range(s, p->base);
+	if (!r || r->end < end)
+		return SD_NV_ERR_INVALID_ADDRESS;
+	g = sd_gpu_of_uuid(p->gpuUuid, env->ngpus);
+	if (g < 0 || !registered(s, (sd_u32)g))
+		return SD_NV_ERR_INVALID_DEVICE;
+	st = unmap_in(s, r, env, (sd_u32)g, p->base, end);
+	if (st != SD_NV_OK)
+		return st;
+	m = sd_zalloc(sizeof(*m));
+	if (!m)
+		return SD_NV_ERR_NO_MEMORY;
+	st = tables_get(s, env, (sd_u32)g, p->base, end, SD_PAGE_BIG);
+	if (st != SD_NV_OK) {
+		sd_free(m);
+		return st;
+	}
+	m->start = p->base;
+	m->end = end;
+	m->page = SD_PAGE_BIG;
+	m->gpu = (sd_u32)g;
+	m->next = r->maps;
+	r->maps = m;
+	return SD_NV_OK;
 }
 
 static void range_destroy(struct sd_va_space *s, struct sd_va_range *r, const struct sd_va_env *env)

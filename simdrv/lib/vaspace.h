@@ -124,6 +124,9 @@ sd_u32 sd_va_create_range(struct sd_va_space *s, sd_u64 base, sd_u64 length);
 sd_u32 sd_va_map(struct sd_va_space *s, const struct sd_va_env *env,
 		 const struct sd_uvm_map_head *h, const struct sd_uvm_gpu_mapping *attrs,
 		 sd_u32 max, const struct sd_uvm_map_tail *t);
+/* UVM_MAP_EXTERNAL_SPARSE: a mapping of no memory, its tables at 64 KiB pages. */
+sd_u32 sd_va_map_sparse(struct sd_va_space *s, const struct sd_va_env *env,
+			const struct sd_uvm_map_external_sparse *p);
 /* UVM_FREE of an external range: its mappings go. */
 sd_u32 sd_va_free(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 base, sd_u64 length);
 /* The va_space's end (its file released): every range and mapping goes. */

@@ -852,8 +852,7 @@ for ver in 535.261.03 550.163.01; do
 	# it are the mapping GPU's: 64 MiB of it mapped over and over would fill the GPU. They
 	# are charged as video memory's are, on the GPU of the GPU VA space the container
 	# registered on nvidia-uvm's device (libcuda registers one per context, and
-	# nvidia-uvm maps nowhere else): 1560 fit the 256 MiB budget, then 0x51. With none
-	# registered, the container being on two GPUs, the GPU is not known: refused.
+	# nvidia-uvm maps nowhere else): 1560 fit the 256 MiB budget, then 0x51.
 	start s1 cg uvmsys 1600 1 "$P/0/$SID/meminfo"
 	grep -qx "uvmsys: 1560 mapped at 4 KiB pages, then status 0x51, the driver holds $((1560 * 139264 + 8 * 4096)) more" "$W/s1" &&
 		[ "$(grep -A1 "^uvmsys: 1560 mapped" "$W/s1" | tail -1)" = "uvmhold: FILE: Free: $((256 * MiB - 1560 * 172032))" ] &&
@@ -862,24 +861,26 @@ for ver in 535.261.03 550.163.01; do
 		fail "container uvmsys: $(cat "$W/s1")"
 	grep -q "pid $(cat "$W/s1.pid"): a mapping by nvidia-uvm of memory 0x2000 refused: its page tables (up to 172032 bytes) would pass the budget\$" <<<"$(dmesg)" ||
 		fail "uvmsys: no refusal logged"
-	# s1's GPU VA space, on the same device, would say which GPU it is: gone first. The
-	# container on GPU 0 alone (since "No budget on GPU 1" above), its processes reach no
-	# other GPU: charged there. On two GPUs, refused.
+	# s1's GPU VA space, on the same device, would say which GPU it is: gone first. With
+	# none, the GPU is not known: charged on each of the container's GPUs (its processes
+	# reach no other), on GPU 0 alone while that is its only one (since "No budget on
+	# GPU 1" above), on both once it has two.
+	# uvmsys_charged G MIB WHAT: 4 mappings with no GPU VA space, charged 168 KiB each
+	# on GPU G of a MIB MiB budget.
+	uvmsys_charged() {
+		start s2 cg uvmsys 4 0 "$P/$1/$SID/meminfo"
+		grep -qx "uvmsys: 4 mapped at 4 KiB pages, then status 0, the driver holds $((4 * 139264 + 2 * 4096)) more" "$W/s2" &&
+			[ "$(grep -A1 "^uvmsys: 4 mapped" "$W/s2" | tail -1)" = "uvmhold: FILE: Free: $(($2 * MiB - 4 * 172032))" ] &&
+			[ "$(grep -A1 -x "uvmsys: range freed, the driver holds 0 more" "$W/s2" | tail -1)" = "uvmhold: FILE: Free: $(($2 * MiB))" ] ||
+			fail "$3 uvmsys with no GPU VA space, GPU $1: $(cat "$W/s2")"
+		kill_it s2
+	}
 	kill_it s1
-	start s2 cg uvmsys 4 0 "$P/0/$SID/meminfo"
-	grep -qx "uvmsys: 4 mapped at 4 KiB pages, then status 0, the driver holds $((4 * 139264 + 2 * 4096)) more" "$W/s2" &&
-		[ "$(grep -A1 "^uvmsys: 4 mapped" "$W/s2" | tail -1)" = "uvmhold: FILE: Free: $((256 * MiB - 4 * 172032))" ] &&
-		[ "$(grep -A1 -x "uvmsys: range freed, the driver holds 0 more" "$W/s2" | tail -1)" = "uvmhold: FILE: Free: $((256 * MiB))" ] ||
-		fail "container of one GPU uvmsys with no GPU VA space: $(cat "$W/s2")"
-	kill_it s2
+	uvmsys_charged 0 256 "container of one GPU"
 	echo "add 1 $ID memsize=$((128 * MiB))" >$P/inst_ctl
 	echo "bind 1 $ID $INIT" >$P/inst_ctl
-	start s2 cg uvmsys 4 0
-	grep -qx "uvmsys: 0 mapped at 4 KiB pages, then status 0x1b, the driver holds 0 more" "$W/s2" ||
-		fail "container of two GPUs uvmsys with no GPU VA space: $(cat "$W/s2")"
-	grep -q "pid $(cat "$W/s2.pid"): a mapping by nvidia-uvm of system memory 0x2000 refused: the GPU it maps on is not known to be its container's" <<<"$(dmesg)" ||
-		fail "uvmsys with no GPU VA space: no refusal logged"
-	kill_it s2
+	uvmsys_charged 0 256 "container of two GPUs"
+	uvmsys_charged 1 128 "container of two GPUs"
 	echo "del 1 $ID" >$P/inst_ctl
 	start s3 host uvmsys 1500 1
 	grep -qx "uvmsys: 1500 mapped at 4 KiB pages, then status 0, the driver holds $((1500 * 139264 + 7 * 4096)) more" "$W/s3" &&
@@ -888,7 +889,7 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "host uvmsys charged: $(meminfo)"
 	kill_it s3
 	[ "$(used)" = 0 ] || fail "after uvmsys, the driver holds $(used)"
-	ok "$ver: page tables of nvidia-uvm's mappings of system memory charged on the GPU of the container's GPU VA space: 64 MiB mapped 1560 times fills the 256 MiB budget, then 0x51; with no GPU VA space, charged on a container's one GPU, refused (0x1b) on a container of two; the host's 1500 pass"
+	ok "$ver: page tables of nvidia-uvm's mappings of system memory charged on the GPU of the container's GPU VA space: 64 MiB mapped 1560 times fills the 256 MiB budget, then 0x51; with no GPU VA space, charged on each of the container's GPUs; the host's 1500 pass"
 
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32

@@ -377,6 +377,11 @@ static void check_spaces(const struct sd_va_space sp[NSPACES])
 		for (r = sp[i].ranges; r; r = r->next)
 			for (m = r->maps; m; m = m->next) {
 				REQUIRE(r->start <= m->start && m->start <= m->end && m->end <= r->end);
+				/* A sparse mapping has no duplicate, and its tables at 64 KiB pages. */
+				if (!m->dup) {
+					REQUIRE(m->page == SD_PAGE_BIG);
+					continue;
+				}
 				for (k = 0, q = r->maps; q; q = q->next)
 					k += q->dup == m->dup;
 				REQUIRE(k == m->dup->refs);
@@ -440,6 +445,17 @@ static void va_call(struct sd_va_space *s, const struct sd_va_env *e, struct inp
 	case 3:
 		(void)sd_va_free(s, e, h.base, h.length);
 		break;
+	case 5:
+		if (byte(in) % 2) {
+			struct sd_uvm_map_external_sparse sp = { .base = h.base, .length = h.length };
+
+			memcpy(sp.gpuUuid, uuid, SD_UUID_LEN);
+			fail_alloc_after = byte(in) % 4 ? -1 : byte(in) % 3;
+			(void)sd_va_map_sparse(s, e, &sp);
+			fail_alloc_after = -1;
+			break;
+		}
+		/* fall through */
 	default:
 		memset(a, 0, sizeof(a));
 		for (k = 0; k < 3; k++) {

@@ -1296,7 +1296,8 @@ static void test_vaspace(void)
  * nvidia-uvm's page tables: a mapping at 4 KiB pages (its base 4 KiB past a 2 MiB
  * boundary) takes a table per 2 MiB it touches and a directory of each level; a second
  * 1 GiB away shares the two upper directories; a map the GPU has no room for is
- * NV_ERR_NO_MEMORY with no table and no duplicate left.
+ * NV_ERR_NO_MEMORY with no table and no duplicate left. System memory's and sparse
+ * mappings' tables too.
  */
 static void test_uvm_tables(void)
 {
@@ -1308,6 +1309,7 @@ static void test_uvm_tables(void)
 	struct sd_uvm_map_tail t = { .gpuAttributesCount = 1, .hClient = 0xc1e00091, .hMemory = 0x2000 };
 	struct sd_memory_alloc sys = { .owner = 0xcafe, .size = MiB,
 		.attr = SD_ATTR_LOCATION_PCI << SD_ATTR_LOCATION_SHIFT };
+	struct sd_uvm_map_external_sparse sp = { .base = 0x200000000ULL };
 	struct sd_file ctl;
 	sd_u8 owner[SD_UUID_LEN];
 	sd_u64 total = node.total[1];
@@ -1352,6 +1354,30 @@ static void test_uvm_tables(void)
 	REQUIRE(node.uvm_tables[0] == 4 * 4096 && node.used[0] == 4 * 4096 && node.used[1] == 64 * MiB);
 	sd_va_destroy(&s, &e);
 	REQUIRE(node.uvm_tables[0] == 0 && node.used[0] == 0);
+	/*
+	 * A sparse mapping of 1 GiB on GPU 1: tables of 64 KiB pages over all of it (512
+	 * of 256 bytes) and a directory of each level, two of the last; the 64 MiB mapped
+	 * over its start at 2 MiB pages unmaps that part (32 tables less); the range's
+	 * free takes the rest.
+	 */
+	REQUIRE(sd_va_register_gpu(&s, &e, owner) == SD_NV_OK);
+	REQUIRE(sd_va_create_range(&s, 0x200000000ULL, 2ULL << 30) == SD_NV_OK);
+	memcpy(sp.gpuUuid, owner, SD_UUID_LEN);
+	sp.length = 4096;
+	REQUIRE(sd_va_map_sparse(&s, &e, &sp) == SD_NV_ERR_INVALID_ADDRESS);
+	sp.length = 4ULL << 30;
+	REQUIRE(sd_va_map_sparse(&s, &e, &sp) == SD_NV_ERR_INVALID_ADDRESS);
+	sp.length = 1ULL << 30;
+	REQUIRE(sd_va_map_sparse(&s, &e, &sp) == SD_NV_OK);
+	REQUIRE(node.uvm_tables[1] == 512 * 256 + 4 * 4096 && session_objs(1) == 2);
+	h = (struct sd_uvm_map_head){ .base = 0x200000000ULL, .length = 64 * MiB };
+	t.hMemory = 0x2000;
+	memcpy(a[0].gpuUuid, owner, SD_UUID_LEN);
+	REQUIRE(sd_va_map(&s, &e, &h, a, 1, &t) == SD_NV_OK);
+	REQUIRE(node.uvm_tables[1] == (512 - 32) * 256 + 4 * 4096);
+	REQUIRE(sd_va_free(&s, &e, 0x200000000ULL, 2ULL << 30) == SD_NV_OK);
+	REQUIRE(node.uvm_tables[1] == 0 && node.used[1] == 64 * MiB);
+	sd_va_destroy(&s, &e);
 	sd_file_release(&ctl);
 	REQUIRE(node.used[1] == 0);
 	sd_uvm_sessions_free(&node);
