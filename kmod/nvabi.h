@@ -125,6 +125,15 @@ struct nva_nv_state_head {
 #define NVA_UVM_MEMINFO_SIZE_OFF	32
 #define NVA_UVM_MEMINFO_SIZE		56
 
+/*
+ * UVM_MAP_EXTERNAL_SPARSE_PARAMS and UVM_FREE_PARAMS (uvm_ioctl.h), as nvidia-uvm's
+ * handlers get them (their kernel copy): the span of VA, base then length, first; the
+ * sparse mapping's GPU UUID after them. The same in 535 and 550.
+ */
+#define NVA_UVM_SPAN_BASE_OFF		0
+#define NVA_UVM_SPAN_LENGTH_OFF		8
+#define NVA_UVM_SPARSE_UUID_OFF		16
+
 /* NVOS21_PARAMETERS (32 bytes) and NVOS64_PARAMETERS (48): the same first 24 bytes. */
 struct nva_nvos21 {
 	u32 hRoot;

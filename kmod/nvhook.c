@@ -5,7 +5,8 @@
  * driver's ioctl calls with its own kernel copy of the escape's block, on the file's
  * open and release, on the export to a dma-buf (which does not pass rm_ioctl), on
  * the duplicates nvidia-uvm makes and frees for its mappings of RM memory and on what
- * it keeps of registered channels and GPU VA spaces, all found by name, so that a limited
+ * it keeps of registered channels and GPU VA spaces, and on nvidia-uvm's own sparse
+ * mapping, range free and file release, all found by name, so that a limited
  * container's video-memory
  * allocations are charged to its ledger whether or not the process cooperates
  * (libcgpu, static binaries, raw ioctls alike). The charge is what the driver says it
@@ -30,7 +31,9 @@
  * Lifetime: the hooks are registered when both cgpu_km and a driver of a version in
  * the table are there: at cgpu_km's load if `nvidia` is loaded, else when it goes live
  * (module notifier); they go at the driver's MODULE_STATE_GOING (its files are all
- * closed by then: each pins it) and at cgpu_km's unload. Every wrapper runs inside an
+ * closed by then: each pins it) and at cgpu_km's unload. nvidia-uvm's own functions
+ * (nvidia_uvm:) the same way, on with the driver's or when it goes live, off at its
+ * GOING or before the driver's. Every wrapper runs inside an
  * SRCU read section; unload unregisters the ftrace_ops (no new redirection), then
  * waits for the SRCU readers (calls inside the driver) and for an RCU-tasks grace
  * period (a task redirected but not yet inside the read section, or just past its
@@ -111,6 +114,14 @@ static const struct nvh_layout {
 /* and of its GPU VA spaces' (uvm_va_space.c) */
 #define NVH_UVM_DUP_VASPACE_SYM	"nvUvmInterfaceDupAddressSpace"
 #define NVH_UVM_DESTROY_VASPACE_SYM "nvUvmInterfaceAddressSpaceDestroy"
+/*
+ * nvidia-uvm's own handlers of a sparse mapping and of a range's free, and its file's
+ * release (uvm_api.h, uvm.c), in its module: one name each in 535 and 550.
+ */
+#define NVH_UVM_MOD		"nvidia_uvm"
+#define NVH_UVM_SPARSE_SYM	"uvm_api_map_external_sparse"
+#define NVH_UVM_RANGE_FREE_SYM	"uvm_api_free"
+#define NVH_UVM_CLOSE_SYM	"uvm_release_entry"
 #define NVH_UVM_TRIES		5	/* looks at what a mapping or a keep names before it is refused */
 
 #define NVH_PAGE	(2ULL << 20)	/* the charge is checked in 2 MiB pages */
@@ -157,6 +168,7 @@ typedef u32 (*nvh_uvm_retain_fn)(void *vaSpace, u32 hClient, u32 hChannel, void 
 typedef u32 (*nvh_uvm_dup_vaspace_fn)(void *device, u32 hUserClient, u32 hUserVASpace, void **vaSpace,
 				      void *info);
 typedef void (*nvh_uvm_let_go_fn)(void *kept);
+typedef u32 (*nvh_uvm_api_fn)(void *params, struct file *filp);
 
 struct nvh_hook {
 	unsigned long addr;		/* the driver's function, its start: callable */
@@ -263,6 +275,22 @@ struct nvh_kept {
 	unsigned int n;			/* counts taken there */
 };
 
+/*
+ * A sparse mapping nvidia-uvm made for a caller in a container (nvh_uvm_sparse_wrap):
+ * the page tables of its span, charged as lines of holder's record on the GPU its UUID
+ * names or, if none of the container's does, on each of the container's, until the
+ * range's free or the file's release (nvh_sparse_forget). nvh.holds_lock.
+ */
+struct nvh_sparse {
+	struct hlist_node node;		/* nvh.sparse, by file */
+	const struct file *file;	/* nvidia-uvm's, its va_space */
+	u64 start, end;			/* inclusive */
+	u8 uuid[CGPU_UUID_BYTES];	/* the GPU it was asked on */
+	struct nvh_holder *holder;	/* one of its users */
+	unsigned int n;
+	struct nvh_obj *tables[CGPU_MAX_GPUS];	/* in holder->rec */
+};
+
 /* One duplicate nvidia-uvm holds for a mapping: its handle in nvidia-uvm's client on device. */
 struct nvh_hold {
 	struct hlist_node node;		/* nvh.holds, by handle */
@@ -284,6 +312,9 @@ static struct {
 	char state[160];		/* /proc/cgpu_km/enforcement */
 	struct nvh_hook rm_ioctl, open, close, dmabuf, uvm_dup, uvm_free, uvm_retain, uvm_release,
 			  uvm_dup_vaspace, uvm_destroy_vaspace;
+	/* nvidia-uvm's own functions, on while it is loaded and the driver's hooks are */
+	struct nvh_hook uvm_sparse, uvm_range_free, uvm_close;
+	bool uvm_on;
 	struct nva_rm_ops rm;		/* the driver's kernel client API, fixed while attached */
 	atomic64_t taken_back;		/* objects freed after the fact (over the budget) */
 	atomic64_t channels_refused;	/* at max_channels */
@@ -302,6 +333,8 @@ static struct {
 	atomic64_t mapped;		/* nvidia-uvm's mappings followed */
 	DECLARE_HASHTABLE(kept, NVH_FILE_BITS);
 	DECLARE_HASHTABLE(kept_devs, NVH_FILE_BITS);
+	DECLARE_HASHTABLE(sparse, NVH_FILE_BITS);
+	atomic_t nsparse;		/* read by nvh_ftrace: a free or release is redirected only if any */
 	atomic_t nkept;			/* read by nvh_ftrace: the releases are redirected only if any */
 	struct proc_dir_entry *proc;
 } nvh = {
@@ -2351,33 +2384,72 @@ static int nvh_uvm_dev_gpu(const void *device)
 }
 
 /*
- * The page tables nvidia-uvm makes for a mapping of the memory a followed duplicate
- * names, charged before it makes them (it duplicates first: uvm_map_external.c) at the
- * most the memory's size can take (cgpu_map_tables), the size the driver gave in info,
- * to rec's slot on gpu, the mapping's, as line t of the duplicate's handle (client 0): it
- * goes with the mapping's free, and a hot update carries it as a mapping's line. 0, or
- * -ENOMEM past the budget (-EAGAIN while a hot update is frozen) with nothing charged
- * and t->bytes the charge.
+ * Line t of bytes charged to rec's slot on gpu under handle (client 0: nvidia-uvm's,
+ * never a caller's): the page tables nvidia-uvm makes for a mapping, charged before it
+ * makes them. 0, or -ENOMEM past the budget (-EAGAIN while a hot update is frozen) with
+ * nothing charged.
  */
-static int nvh_tables_charge(struct nvh_file *rec, u32 gpu, u32 hdup, const void *info,
-			     struct nvh_obj *t)
+static int nvh_line_charge(struct nvh_file *rec, u32 gpu, u32 handle, u64 bytes, struct nvh_obj *t)
 {
 	struct cgpu_slot *slot = cgpu_slot_of(rec->att, gpu);
 	u64 used, memsize;
 	int err;
 
-	t->bytes = cgpu_map_tables(nvh_meminfo_size(info));
+	t->bytes = bytes;
 	if (WARN_ON_ONCE(!slot))
 		return -ENOMEM;
-	err = cgpu_ledger_charge(slot, t->bytes, &used, &memsize);
+	err = cgpu_ledger_charge(slot, bytes, &used, &memsize);
 	if (err)
 		return err;
 	t->kind = NVH_MEMORY;
 	t->rec = rec;
 	t->gpu = gpu;
-	t->handle = hdup;
+	t->handle = handle;
 	t->slot = slot;
 	return 0;
+}
+
+/* Lines t[0..n) charged and not recorded: given back and freed. */
+static void nvh_lines_uncharge(struct nvh_obj **t, unsigned int n)
+{
+	u64 used, memsize;
+
+	while (n--) {
+		cgpu_ledger_uncharge(t[n]->slot, t[n]->bytes, &used, &memsize);
+		cgpu_free(t[n]);
+	}
+}
+
+/*
+ * Lines t[0..n) of bytes each charged to rec's slots on gpus[0..n) under handle
+ * (nvh_line_charge): all, or none and the error.
+ */
+static int nvh_lines_charge(struct nvh_file *rec, const u32 *gpus, unsigned int n, u32 handle,
+			    u64 bytes, struct nvh_obj **t)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		t[i] = cgpu_zalloc(sizeof(*t[i]));
+		err = t[i] ? nvh_line_charge(rec, gpus[i], handle, bytes, t[i]) : -ENOMEM;
+		if (err) {
+			cgpu_free(t[i]);
+			nvh_lines_uncharge(t, i);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* The GPUs of every slot of att in gpus: how many. */
+static unsigned int nvh_att_gpus(const struct cgpu_attachment *att, u32 *gpus)
+{
+	unsigned int i;
+
+	for (i = 0; i < att->n; i++)
+		gpus[i] = att->slots[i].inst->gpu->index;
+	return att->n;
 }
 
 /*
@@ -2488,7 +2560,8 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 		gpu = nvh_uvm_dev_gpu(device);
 		if (gpu < 0)
 			gpu = o->mem->gpu;
-		err = cgpu_slot_of(rec->att, gpu) ? nvh_tables_charge(rec, gpu, *hDup, info, t) : -EPERM;
+		err = cgpu_slot_of(rec->att, gpu) ?
+		      nvh_line_charge(rec, gpu, *hDup, cgpu_map_tables(nvh_meminfo_size(info)), t) : -EPERM;
 		if (err) {
 			nvh_uvm_taken_back(device, *hDup, hMem, info, err);
 			st = err == -EPERM ? NVA_ERR_INSUFFICIENT_PERMISSIONS : NVA_ERR_NO_MEMORY;
@@ -2518,7 +2591,7 @@ out:
  * A mapping's duplicate hdup of system memory hMem, made on device for a caller in a
  * container: the memory is no container's charge, but the page tables nvidia-uvm makes
  * for the mapping are the mapping GPU's, device's, and charged there as a mapping's of
- * video memory are (nvh_tables_charge), to holder's record, until the duplicate's free.
+ * video memory are (nvh_line_charge), to holder's record, until the duplicate's free.
  * A device of no GPU known is charged on each of the container's GPUs (too much, never
  * too little: its processes reach no other GPU); one of a GPU not the container's, or
  * past the budget, is refused, the duplicate freed.
@@ -2528,41 +2601,28 @@ static u32 nvh_uvm_sysmem_hold(struct nvh_holder *holder, void *device, u32 hMem
 {
 	struct nvh_file *rec = holder->rec;
 	int gpu = nvh_uvm_dev_gpu(device), err = -ENOMEM;
-	unsigned int i, n = gpu < 0 ? rec->att->n : 1;
+	u32 gpus[CGPU_MAX_GPUS] = { gpu };
+	unsigned int n = gpu < 0 ? nvh_att_gpus(rec->att, gpus) : 1;
 	struct nvh_hold *hold;
-	struct nvh_obj *t;
-	u64 used, memsize;
 
 	if (gpu >= 0 && !cgpu_slot_of(rec->att, gpu)) {
 		nvh_uvm_taken_back(device, hdup, hMem, info, -EPERM);
 		return NVA_ERR_INSUFFICIENT_PERMISSIONS;
 	}
 	hold = cgpu_zalloc(sizeof(*hold));
-	if (!hold || !nvh_take_places(rec, n)) {
-		cgpu_free(hold);
-		nvh_uvm_taken_back(device, hdup, hMem, info, err);
-		return NVA_ERR_NO_MEMORY;
-	}
-	for (i = 0; i < n; i++) {
-		t = cgpu_zalloc(sizeof(*t));
-		err = t ? nvh_tables_charge(rec, gpu < 0 ? rec->att->slots[i].inst->gpu->index : gpu,
-					    hdup, info, t) : -ENOMEM;
-		if (err) {
-			nvh_uvm_taken_back(device, hdup, hMem, info, err);
-			cgpu_free(t);
-			while (i--) {
-				cgpu_ledger_uncharge(hold->tables[i]->slot, hold->tables[i]->bytes,
-						     &used, &memsize);
-				cgpu_free(hold->tables[i]);
-			}
-			nvh_give_places(rec, n);
-			cgpu_free(hold);
-			return NVA_ERR_NO_MEMORY;
+	if (hold && nvh_take_places(rec, n)) {
+		err = nvh_lines_charge(rec, gpus, n, hdup, cgpu_map_tables(nvh_meminfo_size(info)),
+				       hold->tables);
+		if (!err) {
+			hold->ntables = n;
+			nvh_hold_add(hold, holder, device, hdup, NULL);
+			return NVA_NV_OK;
 		}
-		hold->tables[hold->ntables++] = t;
+		nvh_give_places(rec, n);
 	}
-	nvh_hold_add(hold, holder, device, hdup, NULL);
-	return NVA_NV_OK;
+	nvh_uvm_taken_back(device, hdup, hMem, info, err);
+	cgpu_free(hold);
+	return NVA_ERR_NO_MEMORY;
 }
 
 /*
@@ -2681,6 +2741,188 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 	return st;
 }
 
+
+/* ---- nvidia-uvm's sparse mappings ---- */
+
+/*
+ * The GPUs a sparse mapping asked on the GPU of uuid is charged on, in gpus: the
+ * container's instance of that UUID (the runtime gives it at `add`), else each of the
+ * container's (too much, never too little: its processes reach no other GPU).
+ */
+static unsigned int nvh_uuid_gpus(const struct cgpu_attachment *att, const u8 *uuid, u32 *gpus)
+{
+	unsigned int i;
+
+	for (i = 0; i < att->n; i++)
+		if (!memcmp(att->slots[i].inst->uuid, uuid, CGPU_UUID_BYTES)) {
+			gpus[0] = att->slots[i].inst->gpu->index;
+			return 1;
+		}
+	return nvh_att_gpus(att, gpus);
+}
+
+/* Entry sp, out of the table: its lines dropped (its charge back), its holder's use put. */
+static void nvh_sparse_free(struct nvh_sparse *sp)
+{
+	struct nvh_file *rec = sp->holder->rec;
+	unsigned int i;
+
+	mutex_lock(&rec->lock);
+	for (i = 0; i < sp->n; i++)
+		nvh_obj_drop(rec, sp->tables[i]);
+	mutex_unlock(&rec->lock);
+	nvh_holder_put(sp->holder);
+	cgpu_free(sp);
+}
+
+/*
+ * The sparse mappings of file within [start, end] (of uuid's GPU, if uuid) are gone:
+ * their charges back. One only partly within stays charged whole (too much, never too
+ * little) until a free or the release takes all of it.
+ */
+static void nvh_sparse_forget(const struct file *file, u64 start, u64 end, const u8 *uuid)
+{
+	struct nvh_sparse *sp, *gone[16];
+	struct hlist_node *tmp;
+	unsigned int n, i;
+
+	do {
+		n = 0;
+		mutex_lock(&nvh.holds_lock);
+		hash_for_each_possible_safe(nvh.sparse, sp, tmp, node, (unsigned long)file) {
+			if (sp->file != file || sp->start < start || sp->end > end ||
+			    (uuid && memcmp(sp->uuid, uuid, CGPU_UUID_BYTES)))
+				continue;
+			hash_del(&sp->node);
+			atomic_dec(&nvh.nsparse);
+			gone[n++] = sp;
+			if (n == ARRAY_SIZE(gone))
+				break;
+		}
+		mutex_unlock(&nvh.holds_lock);
+		/* Outside the table's lock: a holder's last put takes it. */
+		for (i = 0; i < n; i++)
+			nvh_sparse_free(gone[i]);
+	} while (n == ARRAY_SIZE(gone));
+}
+
+/*
+ * uvm_api_map_external_sparse(params, filp), nvidia-uvm's UVM_MAP_EXTERNAL_SPARSE with
+ * its kernel copy of the parameters: it makes page tables of 64 KiB pages over the whole
+ * span at once, on the GPU, from no RM call (uvm_map_external_sparse_on_gpu). For a
+ * caller in a container their most (cgpu_sparse_tables of the length) is charged first
+ * (nvh_uuid_gpus), past the budget refused with NV_ERR_NO_MEMORY before nvidia-uvm
+ * runs, given back if it fails, else kept until the range's free or the file's
+ * release; what it unmapped on that GPU within the span (an earlier sparse mapping of
+ * it) gives its charge back.
+ */
+static u32 nvh_uvm_sparse_wrap(void *params, struct file *filp)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_uvm_api_fn orig = (nvh_uvm_api_fn)READ_ONCE(nvh.uvm_sparse.addr);
+	u32 gpus[CGPU_MAX_GPUS], st = NVA_ERR_NO_MEMORY;
+	struct nvh_holder *holder = NULL;
+	struct nvh_sparse *sp;
+	struct nvh_file *rec;
+	u64 base, length;
+	int err = -ENOMEM;
+	unsigned int i;
+
+	if (!nvh_caller_contained()) {
+		st = orig(params, filp);
+		goto out;
+	}
+	memcpy(&base, (u8 *)params + NVA_UVM_SPAN_BASE_OFF, sizeof(base));
+	memcpy(&length, (u8 *)params + NVA_UVM_SPAN_LENGTH_OFF, sizeof(length));
+	sp = cgpu_zalloc(sizeof(*sp));
+	if (sp)
+		holder = nvh_holder_get();
+	if (!holder) {
+		cgpu_free(sp);
+		err = -ENOENT;
+		goto refused;
+	}
+	rec = holder->rec;
+	memcpy(sp->uuid, (u8 *)params + NVA_UVM_SPARSE_UUID_OFF, CGPU_UUID_BYTES);
+	sp->n = nvh_uuid_gpus(rec->att, sp->uuid, gpus);
+	if (nvh_take_places(rec, sp->n)) {
+		err = nvh_lines_charge(rec, gpus, sp->n, 0, cgpu_sparse_tables(length), sp->tables);
+		if (err)
+			nvh_give_places(rec, sp->n);
+	}
+	if (err) {
+		nvh_holder_put(holder);
+		cgpu_free(sp);
+		goto refused;
+	}
+	st = orig(params, filp);
+	if (st != NVA_NV_OK) {
+		nvh_lines_uncharge(sp->tables, sp->n);
+		nvh_give_places(rec, sp->n);
+		nvh_holder_put(holder);
+		cgpu_free(sp);
+		goto out;
+	}
+	nvh_sparse_forget(filp, base, base + length - 1, sp->uuid);
+	sp->file = filp;
+	sp->start = base;
+	sp->end = base + length - 1;
+	sp->holder = holder;
+	mutex_lock(&nvh.holds_lock);
+	hash_add(nvh.sparse, &sp->node, (unsigned long)filp);
+	atomic_inc(&nvh.nsparse);
+	mutex_lock(&rec->lock);
+	for (i = 0; i < sp->n; i++)
+		nvh_record(rec, sp->tables[i]);
+	mutex_unlock(&rec->lock);
+	mutex_unlock(&nvh.holds_lock);
+	goto out;
+refused:
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: a sparse mapping by nvidia-uvm of %llu bytes refused: its page tables (up to %llu bytes) %s\n",
+			    task_tgid_nr(current), length, cgpu_sparse_tables(length),
+			    err == -EAGAIN ? "cannot be charged while a hot update is under way" :
+			    err == -ENOENT ? "cannot be charged (no record for the process)" :
+			    "would pass the budget");
+out:
+	srcu_read_unlock(&nvh_srcu, idx);
+	return st;
+}
+
+/*
+ * uvm_api_free(params, filp), nvidia-uvm's UVM_FREE of a whole range: its sparse
+ * mappings go with it, their charges back once it is freed.
+ */
+static u32 nvh_uvm_range_free_wrap(void *params, struct file *filp)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_uvm_api_fn orig = (nvh_uvm_api_fn)READ_ONCE(nvh.uvm_range_free.addr);
+	u64 base, length;
+	u32 st;
+
+	memcpy(&base, (u8 *)params + NVA_UVM_SPAN_BASE_OFF, sizeof(base));
+	memcpy(&length, (u8 *)params + NVA_UVM_SPAN_LENGTH_OFF, sizeof(length));
+	st = orig(params, filp);
+	if (st == NVA_NV_OK && length)
+		nvh_sparse_forget(filp, base, base + length - 1, NULL);
+	srcu_read_unlock(&nvh_srcu, idx);
+	return st;
+}
+
+/*
+ * uvm_release_entry(inode, filp), the release of nvidia-uvm's file, which destroys its
+ * va_space and every mapping in it: the file's sparse mappings' charges back after.
+ * (Under a suspend nvidia-uvm defers the destroy: the charge goes a little early.)
+ */
+static int nvh_uvm_close_wrap(struct inode *inode, struct file *filp)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_file_fn orig = (nvh_file_fn)READ_ONCE(nvh.uvm_close.addr);
+	int ret = orig(inode, filp);
+
+	nvh_sparse_forget(filp, 0, ~0ULL, NULL);
+	srcu_read_unlock(&nvh_srcu, idx);
+	return ret;
+}
 
 /* ---- channels and VA spaces nvidia-uvm keeps ---- */
 
@@ -3148,7 +3390,9 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 	if (((h == &nvh.uvm_dup || h == &nvh.uvm_retain || h == &nvh.uvm_dup_vaspace) &&
 	     !cgpu_maybe_contained()) ||
 	    (h == &nvh.uvm_free && !atomic_read(&nvh.nholds) && !atomic_read(&cgpu.resobjs)) ||
-	    ((h == &nvh.uvm_release || h == &nvh.uvm_destroy_vaspace) && !atomic_read(&nvh.nkept)))
+	    ((h == &nvh.uvm_release || h == &nvh.uvm_destroy_vaspace) && !atomic_read(&nvh.nkept)) ||
+	    (h == &nvh.uvm_sparse && !cgpu_maybe_contained()) ||
+	    ((h == &nvh.uvm_range_free || h == &nvh.uvm_close) && !atomic_read(&nvh.nsparse)))
 		return;
 	regs->ip = (unsigned long)h->wrapper;
 }
@@ -3186,31 +3430,33 @@ static int nvh_find_lookup(void)
 }
 
 /* The start of function name in module `nvidia` ("nvidia:name": that module only), 0 if none. */
-static unsigned long nvh_resolve(const char *name)
+/* Function name of module mod (nvidia, or nvidia_uvm): its address, 0 if not there. */
+static unsigned long nvh_resolve(const char *mod, const char *name)
 {
-	char sym[KSYM_SYMBOL_LEN], want[KSYM_NAME_LEN + 16];
+	char sym[KSYM_SYMBOL_LEN], want[KSYM_NAME_LEN + 32], tag[MODULE_NAME_LEN + 4];
 	unsigned long addr;
 
-	snprintf(want, sizeof(want), "nvidia:%s", name);
+	snprintf(tag, sizeof(tag), " [%s]", mod);
+	snprintf(want, sizeof(want), "%s:%s", mod, name);
 	addr = nvh_lookup(want);
 	if (!addr)
 		return 0;
-	/* Exactly that symbol, at its start, in the driver's module. */
+	/* Exactly that symbol, at its start, in that module. */
 	sprint_symbol(sym, addr);
 	snprintf(want, sizeof(want), "%s+0x0/", name);
-	if (strncmp(sym, want, strlen(want)) || !strstr(sym, " [nvidia]")) {
-		pr_err("cgpu_km: enforce: %s resolved to %s, not the nvidia module's entry\n",
-		       name, sym);
+	if (strncmp(sym, want, strlen(want)) || !strstr(sym, tag)) {
+		pr_err("cgpu_km: enforce: %s resolved to %s, not the %s module's entry\n",
+		       name, sym, mod);
 		return 0;
 	}
 	return addr;
 }
 
-static int nvh_hook_on(struct nvh_hook *h, const char *name, void *wrapper)
+static int nvh_hook_on(struct nvh_hook *h, const char *mod, const char *name, void *wrapper)
 {
 	int err;
 
-	h->addr = nvh_resolve(name);
+	h->addr = nvh_resolve(mod, name);
 	if (!h->addr)
 		return -ENOENT;
 	h->wrapper = wrapper;
@@ -3319,7 +3565,7 @@ static int nvh_hooks_on(const struct nvh_layout *l)
 	int err;
 
 	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
-		err = nvh_hook_on(hooks[i].h, hooks[i].name, hooks[i].wrapper);
+		err = nvh_hook_on(hooks[i].h, "nvidia", hooks[i].name, hooks[i].wrapper);
 		if (err) {
 			while (i--)
 				nvh_hook_off(hooks[i].h);
@@ -3342,6 +3588,73 @@ static void nvh_hooks_off(void)
 	nvh_hook_off(&nvh.uvm_release);
 	nvh_hook_off(&nvh.uvm_dup);
 	nvh_hook_off(&nvh.uvm_free);
+}
+
+/*
+ * nvidia-uvm's own functions, which charge sparse mappings: on once both the driver's
+ * hooks are and nvidia-uvm is loaded (it loads after the driver, and may go and come
+ * back on its own), the release first (every file with a sparse mapping charged is seen
+ * closing), then the range's free, then the map. Not there, or not attachable: sparse
+ * mappings go uncharged, said in the log and in /proc/cgpu_km/enforcement. nvh.lock held.
+ */
+static void nvh_uvm_hooks_on(void)
+{
+	int err;
+
+	lockdep_assert_held(&nvh.lock);
+	if (!nvh.attached || nvh.uvm_on || !nvh_lookup(NVH_UVM_MOD ":" NVH_UVM_CLOSE_SYM))
+		return;
+	err = nvh_hook_on(&nvh.uvm_close, NVH_UVM_MOD, NVH_UVM_CLOSE_SYM, nvh_uvm_close_wrap);
+	if (!err) {
+		err = nvh_hook_on(&nvh.uvm_range_free, NVH_UVM_MOD, NVH_UVM_RANGE_FREE_SYM,
+				  nvh_uvm_range_free_wrap);
+		if (!err) {
+			err = nvh_hook_on(&nvh.uvm_sparse, NVH_UVM_MOD, NVH_UVM_SPARSE_SYM,
+					  nvh_uvm_sparse_wrap);
+			if (err)
+				nvh_hook_off(&nvh.uvm_range_free);
+		}
+		if (err)
+			nvh_hook_off(&nvh.uvm_close);
+	}
+	if (err) {
+		pr_warn("cgpu_km: enforce: sparse mappings go uncharged: cannot attach to %s's %s, %s and %s: %d\n",
+			NVH_UVM_MOD, NVH_UVM_SPARSE_SYM, NVH_UVM_RANGE_FREE_SYM, NVH_UVM_CLOSE_SYM, err);
+		return;
+	}
+	nvh.uvm_on = true;
+	pr_info("cgpu_km: enforcement: attached to %s's %s, %s and %s\n", NVH_UVM_MOD,
+		NVH_UVM_SPARSE_SYM, NVH_UVM_RANGE_FREE_SYM, NVH_UVM_CLOSE_SYM);
+}
+
+/*
+ * Off in the reverse order, the calls inside a wrapper done; the charges of sparse
+ * mappings still recorded (none when nvidia-uvm goes: each file pins it) given back.
+ * nvh.lock held.
+ */
+static void nvh_uvm_hooks_off(void)
+{
+	struct nvh_sparse *sp;
+	struct hlist_node *tmp;
+	int bkt;
+
+	lockdep_assert_held(&nvh.lock);
+	if (!nvh.uvm_on)
+		return;
+	nvh_hook_off(&nvh.uvm_sparse);
+	nvh_hook_off(&nvh.uvm_range_free);
+	nvh_hook_off(&nvh.uvm_close);
+	synchronize_srcu(&nvh_srcu);
+	mutex_lock(&nvh.holds_lock);
+	hash_for_each_safe(nvh.sparse, bkt, tmp, sp, node) {
+		hash_del(&sp->node);
+		atomic_dec(&nvh.nsparse);
+		mutex_unlock(&nvh.holds_lock);
+		nvh_sparse_free(sp);
+		mutex_lock(&nvh.holds_lock);
+	}
+	mutex_unlock(&nvh.holds_lock);
+	nvh.uvm_on = false;
 }
 
 /* The driver's version: nv_version, else the module's own. "" if not known. */
@@ -3394,7 +3707,7 @@ static void nvh_attach(void)
 	 * one chosen, it answers NV_OK only if that is the running driver's (strcmp), so a
 	 * wrong nv_version or a stale version file cannot pick a layout.
 	 */
-	get = nvh_resolve(NVH_GET_RM_OPS_SYM);
+	get = nvh_resolve("nvidia", NVH_GET_RM_OPS_SYM);
 	if (!get) {
 		snprintf(nvh.state, sizeof(nvh.state), "off (driver %s: no %s)", ver,
 			 NVH_GET_RM_OPS_SYM);
@@ -3429,6 +3742,7 @@ static void nvh_attach(void)
 		return;
 	}
 	nvh.attached = true;
+	nvh_uvm_hooks_on();
 	WRITE_ONCE(cgpu.driver_files, cgpu_carry_start(nvh.close.addr));
 	WRITE_ONCE(cgpu.maps_named, l->one_uvm_client);
 	snprintf(nvh.state, sizeof(nvh.state), "on (driver %s)", ver);
@@ -3450,6 +3764,7 @@ static void nvh_detach(const char *why)
 		return;
 	WRITE_ONCE(cgpu.driver_files, NULL);
 	WRITE_ONCE(cgpu.maps_named, false);
+	nvh_uvm_hooks_off();
 	nvh_hooks_off();
 	nvh_forget_files();
 	nvh.attached = false;
@@ -3461,12 +3776,17 @@ static void nvh_detach(const char *why)
 static int nvh_module_event(struct notifier_block *nb, unsigned long action, void *data)
 {
 	struct module *mod = data;
+	bool uvm = !strcmp(mod->name, NVH_UVM_MOD);
 
-	if (strcmp(mod->name, "nvidia"))
+	if (strcmp(mod->name, "nvidia") && !uvm)
 		return NOTIFY_DONE;
 	mutex_lock(&nvh.lock);
-	if (action == MODULE_STATE_LIVE)
+	if (action == MODULE_STATE_LIVE && uvm)
+		nvh_uvm_hooks_on();
+	else if (action == MODULE_STATE_LIVE)
 		nvh_attach();
+	else if (action == MODULE_STATE_GOING && uvm)
+		nvh_uvm_hooks_off();
 	else if (action == MODULE_STATE_GOING)
 		nvh_detach("driver unloaded");
 	mutex_unlock(&nvh.lock);
@@ -3483,6 +3803,10 @@ static int nvh_show(struct seq_file *m, void *v)
 	seq_printf(m, "channel cap: %u\n", READ_ONCE(max_channels));
 	seq_printf(m, "channels refused: %lld\n", (long long)atomic64_read(&nvh.channels_refused));
 	seq_printf(m, "channels and VA spaces nvidia-uvm keeps: %d\n", atomic_read(&nvh.nkept));
+	if (nvh.uvm_on)
+		seq_printf(m, "sparse mappings charged: %d\n", atomic_read(&nvh.nsparse));
+	else
+		seq_puts(m, "sparse mappings charged: off (nvidia-uvm not attached)\n");
 	cgpu_carry_show(m);
 	seq_printf(m, "objects kept for reservations: %d\n", atomic_read(&cgpu.resobjs));
 	mutex_unlock(&nvh.lock);
@@ -3533,7 +3857,7 @@ int cgpu_nvhook_init(void)
 	 */
 	WRITE_ONCE(cgpu.driver_objs_dump, nvh_dump_objs);
 	mutex_lock(&nvh.lock);
-	if (nvh_resolve(NVH_RM_IOCTL_SYM))
+	if (nvh_resolve("nvidia", NVH_RM_IOCTL_SYM))
 		nvh_attach();
 	mutex_unlock(&nvh.lock);
 	return 0;

@@ -119,7 +119,8 @@ static int uvm_open(struct inode *inode, struct file *filp)
 	return 0;
 }
 
-static int uvm_release(struct inode *inode, struct file *filp)
+/* NVIDIA's name for the file's release (uvm.c's uvm_release_entry), found by it. */
+static noinline int uvm_release_entry(struct inode *inode, struct file *filp)
 {
 	struct uvm_file *u = filp->private_data;
 
@@ -148,14 +149,30 @@ static long uvm_initialize(struct uvm_file *u, void __user *arg)
 	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
 }
 
+/* nvidia-uvm's handlers by its names (uvm.h); the file's lock held (the stand-in's). */
+noinline u32 uvm_api_map_external_sparse(struct sd_uvm_map_external_sparse *params, struct file *filp)
+{
+	struct uvm_file *u = filp->private_data;
+
+	return sd_va_map_sparse(&u->va, &va_env, params);
+}
+
+noinline u32 uvm_api_free(struct sd_uvm_free *params, struct file *filp)
+{
+	struct uvm_file *u = filp->private_data;
+
+	return sd_va_free(&u->va, &va_env, params->base, params->length);
+}
+
 /*
  * A command of the va_space: its block (size bytes, rmStatus at status_off) copied in,
  * NV_ERR_ILLEGAL_ACTION before UVM_INITIALIZE (uvm_api.h's INIT_CHECK routes), the
  * answer copied back.
  */
-static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, size_t size,
+static long uvm_va_cmd(struct file *filp, unsigned int cmd, void __user *arg, size_t size,
 		       size_t status_off)
 {
+	struct uvm_file *u = filp->private_data;
 	u32 st = SD_NV_ERR_ILLEGAL_ACTION;
 	void *p = kmalloc(size, GFP_KERNEL_ACCOUNT);
 	long rc = 0;
@@ -188,12 +205,9 @@ static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, s
 			st = sd_va_create_range(&u->va, r->base, r->length);
 			break;
 		}
-		case SD_UVM_FREE: {
-			struct sd_uvm_free *r = p;
-
-			st = sd_va_free(&u->va, &va_env, r->base, r->length);
+		case SD_UVM_FREE:
+			st = uvm_api_free(p, filp);
 			break;
-		}
 		case SD_UVM_REGISTER_GPU_VASPACE:
 			st = sd_va_register_gpu_vaspace(&u->va, &va_env, p);
 			break;
@@ -207,7 +221,7 @@ static long uvm_va_cmd(struct uvm_file *u, unsigned int cmd, void __user *arg, s
 			st = sd_va_unregister_channel(&u->va, &va_env, p);
 			break;
 		case SD_UVM_MAP_EXTERNAL_SPARSE:
-			st = sd_va_map_sparse(&u->va, &va_env, p);
+			st = uvm_api_map_external_sparse(p, filp);
 			break;
 		case SD_UVM_MAP_EXTERNAL_ALLOCATION:
 			st = sd_va_map(&u->va, &va_env, p, p + sizeof(struct sd_uvm_map_head), uvm_node.max_gpus,
@@ -233,34 +247,34 @@ static long uvm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case SD_UVM_INITIALIZE:
 		return uvm_initialize(filp->private_data, p);
 	case SD_UVM_REGISTER_GPU:
-		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_register_gpu),
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_register_gpu),
 				  offsetof(struct sd_uvm_register_gpu, rmStatus));
 	case SD_UVM_UNREGISTER_GPU:
-		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_unregister_gpu),
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_unregister_gpu),
 				  offsetof(struct sd_uvm_unregister_gpu, rmStatus));
 	case SD_UVM_CREATE_EXTERNAL_RANGE:
-		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_create_external_range),
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_create_external_range),
 				  offsetof(struct sd_uvm_create_external_range, rmStatus));
 	case SD_UVM_FREE:
-		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_free),
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_free),
 				  offsetof(struct sd_uvm_free, rmStatus));
 	case SD_UVM_REGISTER_GPU_VASPACE:
-		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_register_gpu_vaspace),
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_register_gpu_vaspace),
 				  offsetof(struct sd_uvm_register_gpu_vaspace, rmStatus));
 	case SD_UVM_UNREGISTER_GPU_VASPACE:
-		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_unregister_gpu_vaspace),
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_unregister_gpu_vaspace),
 				  offsetof(struct sd_uvm_unregister_gpu_vaspace, rmStatus));
 	case SD_UVM_REGISTER_CHANNEL:
-		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_register_channel),
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_register_channel),
 				  offsetof(struct sd_uvm_register_channel, rmStatus));
 	case SD_UVM_UNREGISTER_CHANNEL:
-		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_unregister_channel),
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_unregister_channel),
 				  offsetof(struct sd_uvm_unregister_channel, rmStatus));
 	case SD_UVM_MAP_EXTERNAL_SPARSE:
-		return uvm_va_cmd(filp->private_data, cmd, p, sizeof(struct sd_uvm_map_external_sparse),
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_map_external_sparse),
 				  offsetof(struct sd_uvm_map_external_sparse, rmStatus));
 	case SD_UVM_MAP_EXTERNAL_ALLOCATION:
-		return uvm_va_cmd(filp->private_data, cmd, p, SD_UVM_MAP_SIZE(uvm_node.max_gpus),
+		return uvm_va_cmd(filp, cmd, p, SD_UVM_MAP_SIZE(uvm_node.max_gpus),
 				  SD_UVM_MAP_SIZE(uvm_node.max_gpus) - sizeof(struct sd_uvm_map_tail) +
 				  offsetof(struct sd_uvm_map_tail, rmStatus));
 	default:
@@ -271,7 +285,7 @@ static long uvm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 static const struct file_operations uvm_fops = {
 	.owner = THIS_MODULE,
 	.open = uvm_open,
-	.release = uvm_release,
+	.release = uvm_release_entry,
 	.unlocked_ioctl = uvm_ioctl,
 	.compat_ioctl = uvm_ioctl,
 	.llseek = noop_llseek,

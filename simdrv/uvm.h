@@ -32,6 +32,17 @@ void simdrv_uvm_node(struct simdrv_uvm_node *n);
  */
 u32 simdrv_uvm_tables(u32 gpu, u64 bytes, bool take);
 
+/*
+ * nvidia-uvm's own handlers, by NVIDIA's names and arguments (uvm_api.h: the kernel copy
+ * of the parameters and the file), not exported: found by kallsyms, as cgpu_km finds
+ * NVIDIA's.
+ */
+struct file;
+struct sd_uvm_map_external_sparse;
+struct sd_uvm_free;
+u32 uvm_api_map_external_sparse(struct sd_uvm_map_external_sparse *params, struct file *filp);
+u32 uvm_api_free(struct sd_uvm_free *params, struct file *filp);
+
 /* nvidia.ko's half, by NVIDIA's names (nv_uvm_interface.h). */
 void *simdrv_uvm_device(u32 gpu);
 u32 nvUvmInterfaceDupMemory(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *pGpuMemoryInfo);

@@ -117,3 +117,12 @@ cgpu_u64 cgpu_map_tables(cgpu_u64 size)
 
 	return cgpu_tables(size, level, sizeof(level) / sizeof(level[0]));
 }
+
+cgpu_u64 cgpu_sparse_tables(cgpu_u64 length)
+{
+	static const struct cgpu_level level[] = {
+		{ 21, 256 }, { 29, 4096 }, { 38, 4096 }, { 47, 4096 }, { 56, 4096 },
+	};
+
+	return cgpu_tables(length, level, sizeof(level) / sizeof(level[0]));
+}

@@ -57,4 +57,13 @@ cgpu_u64 cgpu_range_tables(cgpu_u64 size);
  */
 cgpu_u64 cgpu_map_tables(cgpu_u64 size);
 
+/*
+ * What a container is charged for a sparse mapping nvidia-uvm makes of length bytes of
+ * an external range (UVM_MAP_EXTERNAL_SPARSE): the page tables of 64 KiB pages over all
+ * of it, which nvidia-uvm makes at once (535's uvm_map_external_sparse_on_gpu), counted
+ * as cgpu_map_tables counts: 256 bytes for each table of 64 KiB pages (2 MiB each),
+ * 4 KiB for each directory, one more of each at each edge.
+ */
+cgpu_u64 cgpu_sparse_tables(cgpu_u64 length);
+
 #endif

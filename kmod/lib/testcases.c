@@ -357,6 +357,10 @@ static void test_rules(struct st *st)
 	CHECK(st, cgpu_map_tables(64ULL << 20) == 172032);
 	CHECK(st, cgpu_map_tables(1ULL << 30) == 2146304);
 	CHECK(st, cgpu_map_tables(~0ULL) > (~0ULL >> 9));
+	/* A sparse mapping: 256 bytes a 2 MiB table of 64 KiB pages; 1 TiB about 136 MiB. */
+	CHECK(st, cgpu_sparse_tables(1ULL << 30) == 514 * 256 + (4 + 2 + 2 + 2) * 4096);
+	CHECK(st, cgpu_sparse_tables(1ULL << 40) == 524290ULL * 256 + (2050 + 6 + 2 + 2) * 4096);
+	CHECK(st, cgpu_sparse_tables(~0ULL) > (~0ULL >> 14));
 	CHECK(st, cgpu_check_charge(0, 6, 6) == CGPU_OK);
 	CHECK(st, cgpu_check_charge(0, 6, 7) == CGPU_RC_NOMEM);
 	CHECK(st, cgpu_check_charge(5, 6, 1) == CGPU_OK);

@@ -131,6 +131,17 @@ kill_it() {
 	wait "$(cat "$W/$1.pid")" 2>/dev/null || true
 	rm -f "$W/$1.fifo"
 }
+# host_passes NAME LINE ARGS...: rawalloc ARGS run by the host says LINE, charges the
+# container nothing, and leaves the driver nothing once killed.
+host_passes() {
+	local name=$1 line=$2
+	shift 2
+	start "$name" host "$@"
+	grep -qx "$line" "$W/$name" || fail "host $1: $(cat "$W/$name")"
+	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "host $1 charged: $(meminfo)"
+	kill_it "$name"
+	[ "$(used)" = 0 ] || fail "after the host's $1, the driver holds $(used)"
+}
 # kept_till_instance HOLDER HELD WHAT: after WHAT, a reservation kept until its instance
 # goes: 3 reclaim_s on, meminfo (sorted) is HELD with the driver holding 32 MiB, and
 # still HELD once HOLDER, the last process holding the memory, is killed and the
@@ -882,14 +893,37 @@ for ver in 535.261.03 550.163.01; do
 	uvmsys_charged 0 256 "container of two GPUs"
 	uvmsys_charged 1 128 "container of two GPUs"
 	echo "del 1 $ID" >$P/inst_ctl
-	start s3 host uvmsys 1500 1
-	grep -qx "uvmsys: 1500 mapped at 4 KiB pages, then status 0, the driver holds $((1500 * 139264 + 7 * 4096)) more" "$W/s3" &&
-		grep -qx "uvmsys: memory freed, the driver holds 0 more" "$W/s3" ||
-		fail "host uvmsys: $(cat "$W/s3")"
-	[ "$(meminfo)" = "Free: $((256 * MiB))" ] || fail "host uvmsys charged: $(meminfo)"
-	kill_it s3
-	[ "$(used)" = 0 ] || fail "after uvmsys, the driver holds $(used)"
+	host_passes s3 "uvmsys: 1500 mapped at 4 KiB pages, then status 0, the driver holds $((1500 * 139264 + 7 * 4096)) more" uvmsys 1500 1
 	ok "$ver: page tables of nvidia-uvm's mappings of system memory charged on the GPU of the container's GPU VA space: 64 MiB mapped 1560 times fills the 256 MiB budget, then 0x51; with no GPU VA space, charged on each of the container's GPUs; the host's 1500 pass"
+
+	# A sparse mapping (UVM_MAP_EXTERNAL_SPARSE) makes page tables of 64 KiB pages over
+	# its whole span at once, from no RM call: 272 KiB for 2 GiB, 136 MiB a TiB, so
+	# reserving VA would fill the GPU. nvidia-uvm's own map is hooked: the most it can
+	# take (cgpu_sparse_tables: 311808 bytes for 2 GiB) is charged first, the same span
+	# mapped again is charged once, 26 spans fill an 8 MiB budget (small: the stand-in's
+	# tables are many), then 0x51 with nothing made; the range's free and the file's
+	# release give it back. The host's 40 pass.
+	sp=311808 held=$((1024 * 256 + 4 * 4096))
+	echo $((8 * MiB)) >$P/0/$SID/memsize
+	[ "$(sed -n 's/^sparse mappings charged: //p' $P/enforcement)" = 0 ] || fail "sparse mappings not attached: $(cat $P/enforcement)"
+	start sp1 cg uvmsparse 40 "$P/0/$SID/meminfo"
+	grep -qx "uvmsparse: again: status 0, the driver holds $((held + 2 * 4096)) more" "$W/sp1" &&
+		[ "$(grep -A1 "^uvmsparse: again" "$W/sp1" | tail -1)" = "uvmhold: FILE: Free: $((8 * MiB - sp))" ] &&
+		grep -qx "uvmsparse: 26 spans, then status 0x51, the driver holds $((26 * held + 2 * 4096)) more" "$W/sp1" &&
+		[ "$(grep -A1 "^uvmsparse: 26 spans" "$W/sp1" | tail -1)" = "uvmhold: FILE: Free: $((8 * MiB - 26 * sp))" ] &&
+		[ "$(grep -A1 -x "uvmsparse: range freed, the driver holds 0 more" "$W/sp1" | tail -1)" = "uvmhold: FILE: Free: $((8 * MiB))" ] &&
+		[ "$(meminfo | head -1)" = "Free: $((8 * MiB - 2 * sp))" ] &&
+		[ "$(sed -n 's/^sparse mappings charged: //p' $P/enforcement)" = 2 ] ||
+		fail "container uvmsparse: $(cat "$W/sp1"; meminfo; cat $P/enforcement)"
+	grep -q "pid $(cat "$W/sp1.pid"): a sparse mapping by nvidia-uvm of $((2 << 30)) bytes refused: its page tables (up to $sp bytes) would pass the budget\$" <<<"$(dmesg)" ||
+		fail "uvmsparse: no refusal logged"
+	kill_it sp1
+	[ "$(meminfo)" = "Free: $((8 * MiB))" ] && [ "$(used)" = 0 ] &&
+		[ "$(sed -n 's/^sparse mappings charged: //p' $P/enforcement)" = 0 ] ||
+		fail "after uvmsparse's release: $(meminfo), the driver holds $(used)"
+	echo $((256 * MiB)) >$P/0/$SID/memsize
+	host_passes sp2 "uvmsparse: 40 spans, then status 0, the driver holds $((40 * held + 2 * 4096)) more" uvmsparse 40
+	ok "$ver: sparse mappings charged the page tables they can take (304 KiB for 2 GiB): the same span again charged once, 26 spans fill an 8 MiB budget, then 0x51; the range's free and the file's release give it back; the host's 40 pass"
 
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32
