@@ -2567,8 +2567,6 @@ static u32 nvh_uvm_dup_once(struct nvh_holder *holder, void *device, u32 hClient
 			st = err == -EPERM ? NVA_ERR_INSUFFICIENT_PERMISSIONS : NVA_ERR_NO_MEMORY;
 			goto out;
 		}
-	}
-	if (certain) {
 		o->handle = *hDup;
 		hold->tables[hold->ntables++] = t;
 		nvh_hold_add(hold, holder, device, *hDup, o);
@@ -2745,34 +2743,47 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 /* ---- nvidia-uvm's sparse mappings ---- */
 
 /*
- * The GPUs a sparse mapping asked on the GPU of uuid is charged on, in gpus: the
- * container's instance of that UUID (the runtime gives it at `add`), else each of the
- * container's (too much, never too little: its processes reach no other GPU).
+ * The GPUs a sparse mapping asked on the GPU of uuid (the caller's) is charged on, in
+ * gpus: the container's instance of that UUID (the runtime gives it at `add`; one given
+ * none matches nothing), else each of the container's (too much, never too little: its
+ * processes reach no other GPU).
  */
 static unsigned int nvh_uuid_gpus(const struct cgpu_attachment *att, const u8 *uuid, u32 *gpus)
 {
+	const struct cgpu_inst *inst;
 	unsigned int i;
 
-	for (i = 0; i < att->n; i++)
-		if (!memcmp(att->slots[i].inst->uuid, uuid, CGPU_UUID_BYTES)) {
-			gpus[0] = att->slots[i].inst->gpu->index;
+	for (i = 0; i < att->n; i++) {
+		inst = att->slots[i].inst;
+		if (memchr_inv(inst->uuid, 0, CGPU_UUID_BYTES) &&
+		    !memcmp(inst->uuid, uuid, CGPU_UUID_BYTES)) {
+			gpus[0] = inst->gpu->index;
 			return 1;
 		}
+	}
 	return nvh_att_gpus(att, gpus);
 }
 
-/* Entry sp, out of the table: its lines dropped (its charge back), its holder's use put. */
-static void nvh_sparse_free(struct nvh_sparse *sp)
+/*
+ * The entries on gone, out of the table: their lines dropped (their charges back), their
+ * holders' uses put. Outside nvh.holds_lock: a holder's last put takes it.
+ */
+static void nvh_sparse_free_all(struct hlist_head *gone)
 {
-	struct nvh_file *rec = sp->holder->rec;
+	struct nvh_sparse *sp;
+	struct hlist_node *tmp;
+	struct nvh_file *rec;
 	unsigned int i;
 
-	mutex_lock(&rec->lock);
-	for (i = 0; i < sp->n; i++)
-		nvh_obj_drop(rec, sp->tables[i]);
-	mutex_unlock(&rec->lock);
-	nvh_holder_put(sp->holder);
-	cgpu_free(sp);
+	hlist_for_each_entry_safe(sp, tmp, gone, node) {
+		rec = sp->holder->rec;
+		mutex_lock(&rec->lock);
+		for (i = 0; i < sp->n; i++)
+			nvh_obj_drop(rec, sp->tables[i]);
+		mutex_unlock(&rec->lock);
+		nvh_holder_put(sp->holder);
+		cgpu_free(sp);
+	}
 }
 
 /*
@@ -2782,28 +2793,21 @@ static void nvh_sparse_free(struct nvh_sparse *sp)
  */
 static void nvh_sparse_forget(const struct file *file, u64 start, u64 end, const u8 *uuid)
 {
-	struct nvh_sparse *sp, *gone[16];
+	struct nvh_sparse *sp;
 	struct hlist_node *tmp;
-	unsigned int n, i;
+	HLIST_HEAD(gone);
 
-	do {
-		n = 0;
-		mutex_lock(&nvh.holds_lock);
-		hash_for_each_possible_safe(nvh.sparse, sp, tmp, node, (unsigned long)file) {
-			if (sp->file != file || sp->start < start || sp->end > end ||
-			    (uuid && memcmp(sp->uuid, uuid, CGPU_UUID_BYTES)))
-				continue;
-			hash_del(&sp->node);
-			atomic_dec(&nvh.nsparse);
-			gone[n++] = sp;
-			if (n == ARRAY_SIZE(gone))
-				break;
-		}
-		mutex_unlock(&nvh.holds_lock);
-		/* Outside the table's lock: a holder's last put takes it. */
-		for (i = 0; i < n; i++)
-			nvh_sparse_free(gone[i]);
-	} while (n == ARRAY_SIZE(gone));
+	mutex_lock(&nvh.holds_lock);
+	hash_for_each_possible_safe(nvh.sparse, sp, tmp, node, (unsigned long)file) {
+		if (sp->file != file || sp->start < start || sp->end > end ||
+		    (uuid && memcmp(sp->uuid, uuid, CGPU_UUID_BYTES)))
+			continue;
+		hash_del(&sp->node);
+		atomic_dec(&nvh.nsparse);
+		hlist_add_head(&sp->node, &gone);
+	}
+	mutex_unlock(&nvh.holds_lock);
+	nvh_sparse_free_all(&gone);
 }
 
 /*
@@ -3636,6 +3640,7 @@ static void nvh_uvm_hooks_off(void)
 {
 	struct nvh_sparse *sp;
 	struct hlist_node *tmp;
+	HLIST_HEAD(gone);
 	int bkt;
 
 	lockdep_assert_held(&nvh.lock);
@@ -3648,12 +3653,11 @@ static void nvh_uvm_hooks_off(void)
 	mutex_lock(&nvh.holds_lock);
 	hash_for_each_safe(nvh.sparse, bkt, tmp, sp, node) {
 		hash_del(&sp->node);
-		atomic_dec(&nvh.nsparse);
-		mutex_unlock(&nvh.holds_lock);
-		nvh_sparse_free(sp);
-		mutex_lock(&nvh.holds_lock);
+		hlist_add_head(&sp->node, &gone);
 	}
+	atomic_set(&nvh.nsparse, 0);
 	mutex_unlock(&nvh.holds_lock);
+	nvh_sparse_free_all(&gone);
 	nvh.uvm_on = false;
 }
 

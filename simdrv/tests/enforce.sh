@@ -921,9 +921,22 @@ for ver in 535.261.03 550.163.01; do
 	[ "$(meminfo)" = "Free: $((8 * MiB))" ] && [ "$(used)" = 0 ] &&
 		[ "$(sed -n 's/^sparse mappings charged: //p' $P/enforcement)" = 0 ] ||
 		fail "after uvmsparse's release: $(meminfo), the driver holds $(used)"
+	# The charge is on the GPU whose instance has the UUID asked (the runtime gives it at
+	# add), GPU 1's here, GPU 0's budget untouched; a UUID no instance has is charged on
+	# each of the container's GPUs (above: GPU 0 alone).
+	echo "add 1 $ID memsize=$((8 * MiB)) uuid=GPU-c6a1d000-0000-4000-8000-000000000001" >$P/inst_ctl
+	echo "bind 1 $ID $INIT" >$P/inst_ctl
+	start sp3 cg uvmsparse 2 "$P/1/$SID/meminfo" 1
+	grep -qx "uvmsparse: again: status 0, the driver holds $((held + 2 * 4096)) more" "$W/sp3" &&
+		[ "$(grep -A1 "^uvmsparse: again" "$W/sp3" | tail -1)" = "uvmhold: FILE: Free: $((8 * MiB - sp))" ] &&
+		[ "$(meminfo 1 | head -1)" = "Free: $((8 * MiB - 2 * sp))" ] &&
+		[ "$(meminfo 0 | head -1)" = "Free: $((8 * MiB))" ] ||
+		fail "container uvmsparse on GPU 1: $(cat "$W/sp3"; meminfo 0; meminfo 1)"
+	kill_it sp3
+	echo "del 1 $ID" >$P/inst_ctl
 	echo $((256 * MiB)) >$P/0/$SID/memsize
 	host_passes sp2 "uvmsparse: 40 spans, then status 0, the driver holds $((40 * held + 2 * 4096)) more" uvmsparse 40
-	ok "$ver: sparse mappings charged the page tables they can take (304 KiB for 2 GiB): the same span again charged once, 26 spans fill an 8 MiB budget, then 0x51; the range's free and the file's release give it back; the host's 40 pass"
+	ok "$ver: sparse mappings charged the page tables they can take (304 KiB for 2 GiB): the same span again charged once, 26 spans fill an 8 MiB budget, then 0x51; the range's free and the file's release give it back; charged on the GPU of the instance with the UUID asked; the host's 40 pass"
 
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32

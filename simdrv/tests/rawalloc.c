@@ -116,8 +116,8 @@
  *   rawalloc uvmsys MAX VAS [FILE]  as uvmalias, of 64 MiB of system memory
  *                        (NV01_MEMORY_SYSTEM), a GPU VA space of GPU 0 registered first
  *                        if VAS is 1 (below)
- *   rawalloc uvmsparse MAX [FILE]  sparse mappings (UVM_MAP_EXTERNAL_SPARSE) of 2 GiB
- *                        spans on GPU 0, up to MAX (below)
+ *   rawalloc uvmsparse MAX [FILE [GPU]]  sparse mappings (UVM_MAP_EXTERNAL_SPARSE) of
+ *                        2 GiB spans on GPU GPU (0 unless given), up to MAX (below)
  *   rawalloc uvmchan N   (cgpu_km enforce=1) up to N rounds of a channel group and a
  *                        channel in it under a device of GPU 0, the channel registered
  *                        with nvidia-uvm and the group freed; then an unregister, the
@@ -2012,52 +2012,58 @@ static void uvmalias(const char *tag, bool sys, bool vas, int max, const char *p
 	held_until_killed();
 }
 
-/* UVM_MAP_EXTERNAL_SPARSE of [base, base + len) on GPU 0: its status. */
-static unsigned int uvm_sparse(int fd, unsigned long long base, unsigned long long len)
+/* UVM_MAP_EXTERNAL_SPARSE of [base, base + len) on GPU gpu: its status. */
+static unsigned int uvm_sparse(int fd, unsigned long long base, unsigned long long len, int gpu)
 {
 	struct sd_uvm_map_external_sparse p = { .base = base, .length = len };
 
-	sd_gpu_uuid(0, p.gpuUuid);
+	sd_gpu_uuid(gpu, p.gpuUuid);
 	CHECK(ioctl(fd, SD_UVM_MAP_EXTERNAL_SPARSE, &p) == 0);
 	return p.rmStatus;
 }
 
 /*
- * uvmsparse: sparse mappings of 2 GiB spans of one external range on GPU 0, each
+ * uvmsparse: sparse mappings of 2 GiB spans of one external range on GPU gpu, each
  * making 272 KiB of page tables: the first, then the first again ("uvmsparse: again:
  * status 0xS, the driver holds B more"), then the next ones up to max or a refusal
  * ("uvmsparse: N spans, then status 0xS, the driver holds B more"), the range freed
  * ("uvmsparse: range freed, the driver holds B more"), each followed by path's first
- * line; then two spans of a new range, "held", waits.
+ * line (the driver's figures are gpu's); then two spans of a new range, "held", waits.
  */
-static void uvmsparse(int max, const char *path)
+static void uvmsparse(int max, const char *path, int gpu)
 {
+	struct sd_uvm_register_gpu reg = { .rmCtrlFd = ctl };
 	const unsigned long long va = 0x100000000000ULL, span = 2ULL << 30;
 	unsigned long long base;
 	unsigned int st;
 	int fd, n;
 
-	CHECK(max > 1 && max <= 1024);
+	CHECK(max > 1 && max <= 1024 && gpu >= 0 && gpu <= 1);
 	(void)uvm_start(NULL, &fd);
-	base = used(0);
+	if (gpu) {
+		sd_gpu_uuid(gpu, reg.gpu_uuid);
+		CHECK(ioctl(fd, SD_UVM_REGISTER_GPU, &reg) == 0 && reg.rmStatus == SD_NV_OK);
+	}
+	base = used(gpu);
 	uvm_range(fd, va, max * span);
-	CHECK(uvm_sparse(fd, va, span) == SD_NV_OK);
-	st = uvm_sparse(fd, va, span);
-	printf("uvmsparse: again: status %#x, the driver holds %llu more\n", st, used(0) - base);
+	CHECK(uvm_sparse(fd, va, span, gpu) == SD_NV_OK);
+	st = uvm_sparse(fd, va, span, gpu);
+	printf("uvmsparse: again: status %#x, the driver holds %llu more\n", st, used(gpu) - base);
 	say_first_line(path);
 	for (n = 1; n < max; n++) {
-		st = uvm_sparse(fd, va + n * span, span);
+		st = uvm_sparse(fd, va + n * span, span, gpu);
 		if (st != SD_NV_OK)
 			break;
 	}
 	printf("uvmsparse: %d spans, then status %#x, the driver holds %llu more\n", n, st,
-	       used(0) - base);
+	       used(gpu) - base);
 	say_first_line(path);
 	uvm_free_range(fd, va, max * span);
-	printf("uvmsparse: range freed, the driver holds %llu more\n", used(0) - base);
+	printf("uvmsparse: range freed, the driver holds %llu more\n", used(gpu) - base);
 	say_first_line(path);
 	uvm_range(fd, va, 2 * span);
-	CHECK(uvm_sparse(fd, va, span) == SD_NV_OK && uvm_sparse(fd, va + span, span) == SD_NV_OK);
+	CHECK(uvm_sparse(fd, va, span, gpu) == SD_NV_OK &&
+	      uvm_sparse(fd, va + span, span, gpu) == SD_NV_OK);
 	held_until_killed();
 }
 
@@ -2748,8 +2754,8 @@ int main(int argc, char **argv)
 		uvmlater(strtoull(argv[2], NULL, 10), argv[3], argv[4]);
 	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "uvmalias"))
 		uvmalias("uvmalias", false, false, atoi(argv[2]), argc == 4 ? argv[3] : NULL);
-	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "uvmsparse"))
-		uvmsparse(atoi(argv[2]), argc == 4 ? argv[3] : NULL);
+	else if (argc >= 3 && argc <= 5 && !strcmp(argv[1], "uvmsparse"))
+		uvmsparse(atoi(argv[2]), argc >= 4 ? argv[3] : NULL, argc == 5 ? atoi(argv[4]) : 0);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmsys"))
 		uvmalias("uvmsys", true, atoi(argv[3]), atoi(argv[2]), argc == 5 ? argv[4] : NULL);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmhold"))
