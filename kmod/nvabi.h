@@ -134,6 +134,15 @@ struct nva_nv_state_head {
 #define NVA_UVM_SPAN_LENGTH_OFF		8
 #define NVA_UVM_SPARSE_UUID_OFF		16
 
+/*
+ * Managed memory's ways in (uvm.c): uvm_va_space_create's flags, where DISABLE_HMM keeps
+ * a va_space from the process's pageable memory, and uvm_va_range_create_mmap's answer
+ * to a mmap over a range that exists, with which uvm_mmap still maps a semaphore pool's
+ * (uvm_types.h, nvstatuscodes.h; the same in 535 and 550).
+ */
+#define NVA_UVM_INIT_FLAGS_DISABLE_HMM	0x1ULL
+#define NVA_ERR_UVM_ADDRESS_IN_USE	0x68
+
 /* NVOS21_PARAMETERS (32 bytes) and NVOS64_PARAMETERS (48): the same first 24 bytes. */
 struct nva_nvos21 {
 	u32 hRoot;

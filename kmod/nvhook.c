@@ -122,6 +122,9 @@ static const struct nvh_layout {
 #define NVH_UVM_SPARSE_SYM	"uvm_api_map_external_sparse"
 #define NVH_UVM_RANGE_FREE_SYM	"uvm_api_free"
 #define NVH_UVM_CLOSE_SYM	"uvm_release_entry"
+/* and its makers of a managed range (uvm_mmap's) and of a va_space (UVM_INITIALIZE's) */
+#define NVH_UVM_MMAP_SYM	"uvm_va_range_create_mmap"
+#define NVH_UVM_VA_SPACE_SYM	"uvm_va_space_create"
 #define NVH_UVM_TRIES		5	/* looks at what a mapping or a keep names before it is refused */
 
 #define NVH_PAGE	(2ULL << 20)	/* the charge is checked in 2 MiB pages */
@@ -169,6 +172,8 @@ typedef u32 (*nvh_uvm_dup_vaspace_fn)(void *device, u32 hUserClient, u32 hUserVA
 				      void *info);
 typedef void (*nvh_uvm_let_go_fn)(void *kept);
 typedef u32 (*nvh_uvm_api_fn)(void *params, struct file *filp);
+typedef u32 (*nvh_uvm_mmap_fn)(void *va_space, void *mm, void *vma_wrapper, void **out);
+typedef u32 (*nvh_uvm_va_space_fn)(void *mapping, void **va_space_ptr, u64 flags);
 
 struct nvh_hook {
 	unsigned long addr;		/* the driver's function, its start: callable */
@@ -313,8 +318,10 @@ static struct {
 	struct nvh_hook rm_ioctl, open, close, dmabuf, uvm_dup, uvm_free, uvm_retain, uvm_release,
 			  uvm_dup_vaspace, uvm_destroy_vaspace;
 	/* nvidia-uvm's own functions, on while it is loaded and the driver's hooks are */
-	struct nvh_hook uvm_sparse, uvm_range_free, uvm_close;
+	struct nvh_hook uvm_sparse, uvm_range_free, uvm_close, uvm_mmap, uvm_va_space;
 	bool uvm_on;
+	atomic64_t managed_refused;	/* containers' mmaps of nvidia-uvm refused */
+	atomic64_t hmm_off;		/* containers' va_spaces made with HMM off */
 	struct nva_rm_ops rm;		/* the driver's kernel client API, fixed while attached */
 	atomic64_t taken_back;		/* objects freed after the fact (over the budget) */
 	atomic64_t channels_refused;	/* at max_channels */
@@ -2928,6 +2935,55 @@ static int nvh_uvm_close_wrap(struct inode *inode, struct file *filp)
 	return ret;
 }
 
+/*
+ * uvm_va_range_create_mmap(va_space, mm, vma_wrapper, out), which nvidia-uvm's mmap
+ * calls to make a managed range, under the caller's mmap_lock and va_space lock. A
+ * container's is refused: nvidia-uvm moves managed memory to a GPU in pages it takes
+ * from RM's allocator itself, in its fault workers, for no process RM could charge
+ * (docs/kmod.md, "Managed memory"), so none is made. Refused as a collision
+ * (NV_ERR_UVM_ADDRESS_IN_USE, -EADDRINUSE to the caller): so the one mmap that makes no
+ * range, a semaphore pool's CPU mapping (of system memory), still works.
+ */
+static u32 nvh_uvm_mmap_wrap(void *va_space, void *mm, void *vma_wrapper, void **out)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_uvm_mmap_fn orig = (nvh_uvm_mmap_fn)READ_ONCE(nvh.uvm_mmap.addr);
+	u32 st = NVA_ERR_UVM_ADDRESS_IN_USE;
+
+	if (nvh_caller_contained()) {
+		atomic64_inc(&nvh.managed_refused);
+		pr_warn_ratelimited("cgpu_km: enforce: pid %d: managed memory (a mmap of nvidia-uvm) refused: nvidia-uvm would move it to the GPU outside the container's budget\n",
+				    task_tgid_nr(current));
+	} else {
+		st = orig(va_space, mm, vma_wrapper, out);
+	}
+	srcu_read_unlock(&nvh_srcu, idx);
+	return st;
+}
+
+/*
+ * uvm_va_space_create(mapping, va_space_ptr, flags), which UVM_INITIALIZE calls with its
+ * kernel copy of the flags: a container's va_space is made with HMM off
+ * (UVM_INIT_FLAGS_DISABLE_HMM), so that nvidia-uvm never moves the process's pageable
+ * memory to a GPU, which would be managed memory by another way in; libcuda learns it
+ * from UVM_PAGEABLE_MEM_ACCESS, as on a node without HMM. (The same file initialized
+ * again must bring the flags the va_space kept: with HMM off.)
+ */
+static u32 nvh_uvm_va_space_wrap(void *mapping, void **va_space_ptr, u64 flags)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_uvm_va_space_fn orig = (nvh_uvm_va_space_fn)READ_ONCE(nvh.uvm_va_space.addr);
+	u32 st;
+
+	if (!(flags & NVA_UVM_INIT_FLAGS_DISABLE_HMM) && nvh_caller_contained()) {
+		flags |= NVA_UVM_INIT_FLAGS_DISABLE_HMM;
+		atomic64_inc(&nvh.hmm_off);
+	}
+	st = orig(mapping, va_space_ptr, flags);
+	srcu_read_unlock(&nvh_srcu, idx);
+	return st;
+}
+
 /* ---- channels and VA spaces nvidia-uvm keeps ---- */
 
 /* What the look before the driver keeps a counted object found (nvh_counted_look). */
@@ -3395,7 +3451,8 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 	     !cgpu_maybe_contained()) ||
 	    (h == &nvh.uvm_free && !atomic_read(&nvh.nholds) && !atomic_read(&cgpu.resobjs)) ||
 	    ((h == &nvh.uvm_release || h == &nvh.uvm_destroy_vaspace) && !atomic_read(&nvh.nkept)) ||
-	    (h == &nvh.uvm_sparse && !cgpu_maybe_contained()) ||
+	    ((h == &nvh.uvm_sparse || h == &nvh.uvm_mmap || h == &nvh.uvm_va_space) &&
+	     !cgpu_maybe_contained()) ||
 	    ((h == &nvh.uvm_range_free || h == &nvh.uvm_close) && !atomic_read(&nvh.nsparse)))
 		return;
 	regs->ip = (unsigned long)h->wrapper;
@@ -3595,40 +3652,48 @@ static void nvh_hooks_off(void)
 }
 
 /*
- * nvidia-uvm's own functions, which charge sparse mappings: on once both the driver's
- * hooks are and nvidia-uvm is loaded (it loads after the driver, and may go and come
- * back on its own), the release first (every file with a sparse mapping charged is seen
- * closing), then the range's free, then the map. Not there, or not attachable: sparse
- * mappings go uncharged, said in the log and in /proc/cgpu_km/enforcement. nvh.lock held.
+ * nvidia-uvm's own functions, which charge sparse mappings and keep managed memory out
+ * of containers: on once both the driver's hooks are and nvidia-uvm is loaded (it loads
+ * after the driver, and may go and come back on its own), the release first (every file
+ * with a sparse mapping charged is seen closing), then the range's free, then the
+ * makers. Not there, or not attachable: none is on, said in the log and in
+ * /proc/cgpu_km/enforcement. nvh.lock held.
  */
+static const struct {
+	struct nvh_hook *h;
+	const char *name;
+	void *wrapper;
+} nvh_uvm_own[] = {
+	{ &nvh.uvm_close, NVH_UVM_CLOSE_SYM, nvh_uvm_close_wrap },
+	{ &nvh.uvm_range_free, NVH_UVM_RANGE_FREE_SYM, nvh_uvm_range_free_wrap },
+	{ &nvh.uvm_sparse, NVH_UVM_SPARSE_SYM, nvh_uvm_sparse_wrap },
+	{ &nvh.uvm_mmap, NVH_UVM_MMAP_SYM, nvh_uvm_mmap_wrap },
+	{ &nvh.uvm_va_space, NVH_UVM_VA_SPACE_SYM, nvh_uvm_va_space_wrap },
+};
+
 static void nvh_uvm_hooks_on(void)
 {
+	unsigned int i;
 	int err;
 
 	lockdep_assert_held(&nvh.lock);
 	if (!nvh.attached || nvh.uvm_on || !nvh_lookup(NVH_UVM_MOD ":" NVH_UVM_CLOSE_SYM))
 		return;
-	err = nvh_hook_on(&nvh.uvm_close, NVH_UVM_MOD, NVH_UVM_CLOSE_SYM, nvh_uvm_close_wrap);
-	if (!err) {
-		err = nvh_hook_on(&nvh.uvm_range_free, NVH_UVM_MOD, NVH_UVM_RANGE_FREE_SYM,
-				  nvh_uvm_range_free_wrap);
-		if (!err) {
-			err = nvh_hook_on(&nvh.uvm_sparse, NVH_UVM_MOD, NVH_UVM_SPARSE_SYM,
-					  nvh_uvm_sparse_wrap);
-			if (err)
-				nvh_hook_off(&nvh.uvm_range_free);
+	for (i = 0; i < ARRAY_SIZE(nvh_uvm_own); i++) {
+		err = nvh_hook_on(nvh_uvm_own[i].h, NVH_UVM_MOD, nvh_uvm_own[i].name,
+				  nvh_uvm_own[i].wrapper);
+		if (err) {
+			pr_warn("cgpu_km: enforce: sparse mappings go uncharged and managed memory unrefused: cannot attach to %s's %s: %d\n",
+				NVH_UVM_MOD, nvh_uvm_own[i].name, err);
+			while (i--)
+				nvh_hook_off(nvh_uvm_own[i].h);
+			return;
 		}
-		if (err)
-			nvh_hook_off(&nvh.uvm_close);
-	}
-	if (err) {
-		pr_warn("cgpu_km: enforce: sparse mappings go uncharged: cannot attach to %s's %s, %s and %s: %d\n",
-			NVH_UVM_MOD, NVH_UVM_SPARSE_SYM, NVH_UVM_RANGE_FREE_SYM, NVH_UVM_CLOSE_SYM, err);
-		return;
 	}
 	nvh.uvm_on = true;
-	pr_info("cgpu_km: enforcement: attached to %s's %s, %s and %s\n", NVH_UVM_MOD,
-		NVH_UVM_SPARSE_SYM, NVH_UVM_RANGE_FREE_SYM, NVH_UVM_CLOSE_SYM);
+	pr_info("cgpu_km: enforcement: attached to %s's %s, %s, %s, %s and %s\n", NVH_UVM_MOD,
+		NVH_UVM_CLOSE_SYM, NVH_UVM_RANGE_FREE_SYM, NVH_UVM_SPARSE_SYM, NVH_UVM_MMAP_SYM,
+		NVH_UVM_VA_SPACE_SYM);
 }
 
 /*
@@ -3641,14 +3706,14 @@ static void nvh_uvm_hooks_off(void)
 	struct nvh_sparse *sp;
 	struct hlist_node *tmp;
 	HLIST_HEAD(gone);
+	unsigned int i;
 	int bkt;
 
 	lockdep_assert_held(&nvh.lock);
 	if (!nvh.uvm_on)
 		return;
-	nvh_hook_off(&nvh.uvm_sparse);
-	nvh_hook_off(&nvh.uvm_range_free);
-	nvh_hook_off(&nvh.uvm_close);
+	for (i = ARRAY_SIZE(nvh_uvm_own); i--;)
+		nvh_hook_off(nvh_uvm_own[i].h);
 	synchronize_srcu(&nvh_srcu);
 	mutex_lock(&nvh.holds_lock);
 	hash_for_each_safe(nvh.sparse, bkt, tmp, sp, node) {
@@ -3807,10 +3872,17 @@ static int nvh_show(struct seq_file *m, void *v)
 	seq_printf(m, "channel cap: %u\n", READ_ONCE(max_channels));
 	seq_printf(m, "channels refused: %lld\n", (long long)atomic64_read(&nvh.channels_refused));
 	seq_printf(m, "channels and VA spaces nvidia-uvm keeps: %d\n", atomic_read(&nvh.nkept));
-	if (nvh.uvm_on)
+	if (nvh.uvm_on) {
 		seq_printf(m, "sparse mappings charged: %d\n", atomic_read(&nvh.nsparse));
-	else
+		seq_printf(m, "managed memory refused: %lld\n",
+			   (long long)atomic64_read(&nvh.managed_refused));
+		seq_printf(m, "va_spaces made with HMM off: %lld\n",
+			   (long long)atomic64_read(&nvh.hmm_off));
+	} else {
 		seq_puts(m, "sparse mappings charged: off (nvidia-uvm not attached)\n");
+		seq_puts(m, "managed memory refused: off (nvidia-uvm not attached)\n");
+		seq_puts(m, "va_spaces made with HMM off: off (nvidia-uvm not attached)\n");
+	}
 	cgpu_carry_show(m);
 	seq_printf(m, "objects kept for reservations: %d\n", atomic_read(&cgpu.resobjs));
 	mutex_unlock(&nvh.lock);

@@ -290,6 +290,12 @@ u32 simdrv_uvm_tables(u32 gpu, u64 bytes, bool take)
 }
 EXPORT_SYMBOL(simdrv_uvm_tables);
 
+u32 simdrv_uvm_pages(u32 gpu, u64 bytes, bool take)
+{
+	return sd_uvm_pages(&node, &env, gpu, bytes, take);
+}
+EXPORT_SYMBOL(simdrv_uvm_pages);
+
 noinline u32 nvUvmInterfaceDupMemory(void *device, u32 hClient, u32 hPhysMemory, u32 *hDupMemory, void *pGpuMemoryInfo)
 {
 	struct simdrv_uvm_device *dev = device;

@@ -14,17 +14,21 @@
  * UVM_REGISTER_GPU_VASPACE and UVM_UNREGISTER_GPU_VASPACE (nvUvmInterfaceDupAddressSpace
  * and nvUvmInterfaceAddressSpaceDestroy), UVM_REGISTER_CHANNEL and
  * UVM_UNREGISTER_CHANNEL (nvUvmInterfaceRetainChannel and
- * nvUvmInterfaceReleaseChannel); every other
+ * nvUvmInterfaceReleaseChannel), UVM_PAGEABLE_MEM_ACCESS and UVM_MIGRATE, and its mmap,
+ * which makes managed memory (lib/vaspace.c; the CPU's access to it is SIGBUS, and a
+ * mapping a fork or mremap copies is left dead, as nvidia-uvm leaves a forked one); every other
  * command is -EINVAL, nvidia-uvm's answer to a command it does not know (its test
  * commands off); the tools node opens and serves nothing.
  */
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
 #include "lib/abi.h"
 #include "lib/vaspace.h"
 #include "uvm.h"
@@ -35,11 +39,14 @@ static struct cdev uvm_cdev, tools_cdev;
 /* From nvidia.ko at load (simdrv_uvm_node); nvidia.ko cannot go before this module. */
 static struct simdrv_uvm_node uvm_node;
 
-/* One open /dev/nvidia-uvm: its va_space is made by UVM_INITIALIZE with its flags. */
+/*
+ * One open /dev/nvidia-uvm: its va_space is made by UVM_INITIALIZE with its flags, for
+ * the caller's mm (nvidia-uvm's va_space_mm: the only one that may map it).
+ */
 struct uvm_file {
-	struct mutex lock;		/* all below; taken before the node's */
+	struct mutex lock;		/* all below; taken before the node's, after mmap_lock */
 	bool initialized;
-	u64 flags;
+	struct mm_struct *mm;		/* compared, never followed */
 	struct sd_va_space va;
 };
 
@@ -97,9 +104,15 @@ static u32 va_tables(void *ctx, u32 gpu, u64 bytes, int take)
 	return simdrv_uvm_tables(gpu, bytes, take);
 }
 
+static u32 va_pages(void *ctx, u32 gpu, u64 bytes, int take)
+{
+	return simdrv_uvm_pages(gpu, bytes, take);
+}
+
 /* The va_spaces' way to nvidia.ko; ngpus is set once at init, before any node exists. */
 static struct sd_va_env va_env = {
 	.tables = va_tables,
+	.pages = va_pages,
 	.dup = va_dup,
 	.free_dup = va_free_dup,
 	.retain = va_retain,
@@ -130,20 +143,36 @@ static noinline int uvm_release_entry(struct inode *inode, struct file *filp)
 	return 0;
 }
 
-/* uvm_api_initialize: the first call makes the va_space; a later one must bring the same flags. */
-static long uvm_initialize(struct uvm_file *u, void __user *arg)
+/*
+ * uvm_va_space_create by NVIDIA's name and flags (uvm_va_space.c; the stand-in's
+ * va_space is the file's, so va_space_ptr points at it): flags past the mask are
+ * NV_ERR_INVALID_ARGUMENT, else the va_space keeps them.
+ */
+noinline u32 uvm_va_space_create(struct address_space *mapping, struct sd_va_space **va_space_ptr,
+				 u64 flags)
 {
+	if (flags & ~SD_UVM_INIT_FLAGS_MASK)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	(*va_space_ptr)->flags = flags;
+	return SD_NV_OK;
+}
+
+/* uvm_api_initialize: the first call makes the va_space; a later one must bring the same flags. */
+static long uvm_initialize(struct file *filp, void __user *arg)
+{
+	struct uvm_file *u = filp->private_data;
+	struct sd_va_space *va = &u->va;
 	struct sd_uvm_initialize p;
 
 	if (copy_from_user(&p, arg, sizeof(p)))
 		return -EFAULT;
 	mutex_lock(&u->lock);
 	if (!u->initialized) {
-		u->initialized = true;
-		u->flags = p.flags;
-		p.rmStatus = SD_NV_OK;
+		p.rmStatus = uvm_va_space_create(filp->f_mapping, &va, p.flags);
+		u->initialized = p.rmStatus == SD_NV_OK;
+		u->mm = current->mm;
 	} else {
-		p.rmStatus = p.flags == u->flags ? SD_NV_OK : SD_NV_ERR_INVALID_ARGUMENT;
+		p.rmStatus = p.flags == u->va.flags ? SD_NV_OK : SD_NV_ERR_INVALID_ARGUMENT;
 	}
 	mutex_unlock(&u->lock);
 	return copy_to_user(arg, &p, sizeof(p)) ? -EFAULT : 0;
@@ -162,6 +191,88 @@ noinline u32 uvm_api_free(struct sd_uvm_free *params, struct file *filp)
 	struct uvm_file *u = filp->private_data;
 
 	return sd_va_free(&u->va, &va_env, params->base, params->length);
+}
+
+/*
+ * uvm_va_range_create_mmap by NVIDIA's name (uvm_va_range.c), called by the mmap alone:
+ * the managed range of the mapping (the stand-in passes the vma where nvidia-uvm passes
+ * its wrapper of it).
+ */
+noinline u32 uvm_va_range_create_mmap(struct sd_va_space *va_space, struct mm_struct *mm,
+				      struct vm_area_struct *vma, void **out)
+{
+	return sd_va_create_managed(va_space, &va_env, vma->vm_start, vma->vm_end - vma->vm_start);
+}
+
+static vm_fault_t uvm_vm_fault(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
+static const struct vm_operations_struct uvm_vm_ops_disabled = {
+	.fault = uvm_vm_fault,
+};
+
+/* A copy of the mapping: a split's stays, a fork's (another mm) is left dead. */
+static void uvm_vm_open(struct vm_area_struct *vma)
+{
+	struct uvm_file *u = vma->vm_file->private_data;
+
+	if (vma->vm_mm != u->mm)
+		vma->vm_ops = &uvm_vm_ops_disabled;
+}
+
+/* The mapping, or a part of it, goes: its managed memory with it. */
+static void uvm_vm_close(struct vm_area_struct *vma)
+{
+	struct uvm_file *u = vma->vm_file->private_data;
+
+	mutex_lock(&u->lock);
+	sd_va_unmap_managed(&u->va, &va_env, vma->vm_start, vma->vm_end - vma->vm_start);
+	mutex_unlock(&u->lock);
+}
+
+static const struct vm_operations_struct uvm_vm_ops_managed = {
+	.open = uvm_vm_open,
+	.close = uvm_vm_close,
+	.fault = uvm_vm_fault,
+};
+
+/*
+ * uvm_mmap's checks in its order: an initialized file (else -EBADFD), its va_space's mm
+ * (-EOPNOTSUPP), the offset equal to the address and a shared read-write mapping
+ * (-EINVAL); then the managed range, its status as an errno (nv_status_to_errno:
+ * NV_ERR_UVM_ADDRESS_IN_USE is -EADDRINUSE). No semaphore pool is modelled.
+ */
+static int uvm_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	const unsigned long rw = VM_SHARED | VM_READ | VM_WRITE;
+	struct uvm_file *u = filp->private_data;
+	int ret = 0;
+	u32 st;
+
+	mutex_lock(&u->lock);
+	if (!u->initialized)
+		ret = -EBADFD;
+	else if (u->mm != current->mm)
+		ret = -EOPNOTSUPP;
+	else if (vma->vm_start != vma->vm_pgoff << PAGE_SHIFT || (vma->vm_flags & rw) != rw)
+		ret = -EINVAL;
+	if (!ret) {
+		st = uvm_va_range_create_mmap(&u->va, current->mm, vma, NULL);
+		ret = st == SD_NV_OK ? 0 : st == SD_NV_ERR_UVM_ADDRESS_IN_USE ? -EADDRINUSE :
+		      st == SD_NV_ERR_NO_MEMORY ? -ENOMEM : st == SD_NV_ERR_INSUFFICIENT_PERMISSIONS ? -EPERM : -EINVAL;
+	}
+	mutex_unlock(&u->lock);
+	if (ret)
+		return ret;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTCOPY);
+#else
+	vma->vm_flags |= VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTCOPY;
+#endif
+	vma->vm_ops = &uvm_vm_ops_managed;
+	return 0;
 }
 
 /*
@@ -223,6 +334,13 @@ static long uvm_va_cmd(struct file *filp, unsigned int cmd, void __user *arg, si
 		case SD_UVM_MAP_EXTERNAL_SPARSE:
 			st = uvm_api_map_external_sparse(p, filp);
 			break;
+		case SD_UVM_PAGEABLE_MEM_ACCESS:
+			((struct sd_uvm_pageable_mem_access *)p)->pageableMemAccess = sd_va_pageable(&u->va);
+			st = SD_NV_OK;
+			break;
+		case SD_UVM_MIGRATE:
+			st = sd_va_migrate(&u->va, &va_env, p);
+			break;
 		case SD_UVM_MAP_EXTERNAL_ALLOCATION:
 			st = sd_va_map(&u->va, &va_env, p, p + sizeof(struct sd_uvm_map_head), uvm_node.max_gpus,
 				       p + size - sizeof(struct sd_uvm_map_tail));
@@ -245,7 +363,7 @@ static long uvm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case SD_UVM_DEINITIALIZE:
 		return 0;
 	case SD_UVM_INITIALIZE:
-		return uvm_initialize(filp->private_data, p);
+		return uvm_initialize(filp, p);
 	case SD_UVM_REGISTER_GPU:
 		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_register_gpu),
 				  offsetof(struct sd_uvm_register_gpu, rmStatus));
@@ -273,6 +391,12 @@ static long uvm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case SD_UVM_MAP_EXTERNAL_SPARSE:
 		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_map_external_sparse),
 				  offsetof(struct sd_uvm_map_external_sparse, rmStatus));
+	case SD_UVM_PAGEABLE_MEM_ACCESS:
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_pageable_mem_access),
+				  offsetof(struct sd_uvm_pageable_mem_access, rmStatus));
+	case SD_UVM_MIGRATE:
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_migrate),
+				  offsetof(struct sd_uvm_migrate, rmStatus));
 	case SD_UVM_MAP_EXTERNAL_ALLOCATION:
 		return uvm_va_cmd(filp, cmd, p, SD_UVM_MAP_SIZE(uvm_node.max_gpus),
 				  SD_UVM_MAP_SIZE(uvm_node.max_gpus) - sizeof(struct sd_uvm_map_tail) +
@@ -288,6 +412,7 @@ static const struct file_operations uvm_fops = {
 	.release = uvm_release_entry,
 	.unlocked_ioctl = uvm_ioctl,
 	.compat_ioctl = uvm_ioctl,
+	.mmap = uvm_mmap,
 	.llseek = noop_llseek,
 };
 

@@ -31,6 +31,8 @@ void simdrv_uvm_node(struct simdrv_uvm_node *n);
  * through nvUvmInterfacePmaAllocPages and packs its tables in them.
  */
 u32 simdrv_uvm_tables(u32 gpu, u64 bytes, bool take);
+/* and for managed or pageable memory nvidia-uvm moves to the GPU */
+u32 simdrv_uvm_pages(u32 gpu, u64 bytes, bool take);
 
 /*
  * nvidia-uvm's own handlers, by NVIDIA's names and arguments (uvm_api.h: the kernel copy
@@ -42,6 +44,13 @@ struct sd_uvm_map_external_sparse;
 struct sd_uvm_free;
 u32 uvm_api_map_external_sparse(struct sd_uvm_map_external_sparse *params, struct file *filp);
 u32 uvm_api_free(struct sd_uvm_free *params, struct file *filp);
+struct address_space;
+struct mm_struct;
+struct vm_area_struct;
+struct sd_va_space;
+u32 uvm_va_space_create(struct address_space *mapping, struct sd_va_space **va_space_ptr, u64 flags);
+u32 uvm_va_range_create_mmap(struct sd_va_space *va_space, struct mm_struct *mm,
+			     struct vm_area_struct *vma, void **out);
 
 /* nvidia.ko's half, by NVIDIA's names (nv_uvm_interface.h). */
 void *simdrv_uvm_device(u32 gpu);

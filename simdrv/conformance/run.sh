@@ -177,6 +177,23 @@ for ver in 535.261.03 550.163.01; do
 		fail=1
 	fi
 
+	# Managed memory's two ways in, which cgpu_km hooks by name (NVH_UVM_MMAP_SYM,
+	# NVH_UVM_VA_SPACE_SYM): uvm_mmap makes every managed range through
+	# uvm_va_range_create_mmap, defined outside uvm.c (uvm_va_range.c), so never inlined
+	# into it; uvm_api_initialize hands UVM_INITIALIZE's flags to uvm_va_space_create,
+	# defined in uvm_va_space.c with the flags last.
+	if ! grep -q 'uvm_va_range_create_mmap(' <(grep -v 'status = uvm_va_range_create_mmap(va_space, current->mm, vma->vm_private_data, NULL);' "$u/uvm.c" | grep -v '^ *//') &&
+		grep -q 'status = uvm_va_range_create_mmap(va_space, current->mm, vma->vm_private_data, NULL);' "$u/uvm.c" &&
+		grep -q 'status = uvm_va_space_create(filp->f_mapping, &va_space, params->flags);' "$u/uvm.c" &&
+		grep -Eq '^NV_STATUS uvm_va_space_create\(struct address_space \*mapping, uvm_va_space_t \*\*va_space_ptr, NvU64 flags\)$' "$u/uvm_va_space.c" &&
+		grep -q '#define NVH_UVM_MMAP_SYM	"uvm_va_range_create_mmap"' ../kmod/nvhook.c &&
+		grep -q '#define NVH_UVM_VA_SPACE_SYM	"uvm_va_space_create"' ../kmod/nvhook.c; then
+		echo "conformance $ver: nvidia-uvm makes managed ranges in uvm_va_range_create_mmap, called by its mmap and defined elsewhere, and a va_space with UVM_INITIALIZE's flags in uvm_va_space_create, the names cgpu_km hooks"
+	else
+		echo "conformance $ver: nvidia-uvm's managed ranges or va_spaces are not made by the functions cgpu_km hooks by name" >&2
+		fail=1
+	fi
+
 	# nvidia-uvm's external mappings hold the caller's memory through RM's interface to
 	# UVM: nvUvmInterfaceDupMemory on map (filling UvmGpuMemoryInfo, whose layout check.c
 	# checks), nvUvmInterfaceFreeDupedHandle on free. main.c serves both by these names.

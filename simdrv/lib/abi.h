@@ -429,6 +429,14 @@ struct sd_uvm_initialize {
 	sd_u32 rmStatus;
 	sd_u32 pad;
 };
+/*
+ * UVM_INITIALIZE's flags (uvm_types.h): DISABLE_HMM keeps the va_space from reaching
+ * the process's pageable memory through HMM; any bit outside the mask is
+ * NV_ERR_INVALID_ARGUMENT (uvm_va_space_create).
+ */
+#define SD_UVM_INIT_FLAGS_DISABLE_HMM	0x1ULL
+#define SD_UVM_INIT_FLAGS_MASK		0x3ULL
+
 
 /*
  * nvidia-uvm's external allocations (uvm_ioctl.h), the path libcuda maps RM video
@@ -486,6 +494,36 @@ struct sd_uvm_free {
 	sd_u64 length;
 	sd_u32 rmStatus;
 	sd_u32 pad;
+};
+/*
+ * Managed memory (uvm.c, uvm_migrate.c): a mmap of /dev/nvidia-uvm, shared and
+ * read-write, at the offset equal to its address, makes a managed range
+ * (uvm_va_range_create_mmap), memory nvidia-uvm owns and moves between the CPU and the
+ * GPUs, taking the GPUs' pages from RM's allocator itself. UVM_MIGRATE moves [base,
+ * base + length) of managed ranges, or of the process's pageable memory where HMM is
+ * on, to the processor of destinationUuid (a registered GPU, or the CPU: all zeros).
+ * UVM_PAGEABLE_MEM_ACCESS says whether HMM (or ATS) is on for the va_space.
+ */
+#define SD_UVM_PAGEABLE_MEM_ACCESS	39
+#define SD_UVM_MIGRATE			51
+struct sd_uvm_pageable_mem_access {
+	sd_u8 pageableMemAccess;
+	sd_u8 pad[3];
+	sd_u32 rmStatus;
+};
+struct sd_uvm_migrate {
+	sd_u64 base;
+	sd_u64 length;
+	sd_u8 destinationUuid[SD_UUID_LEN];
+	sd_u32 flags;
+	sd_u32 pad;
+	sd_u64 semaphoreAddress;
+	sd_u32 semaphorePayload;
+	sd_s32 cpuNumaNode;
+	sd_u64 userSpaceStart;
+	sd_u64 userSpaceLength;
+	sd_u32 rmStatus;
+	sd_u32 pad2;
 };
 /* UvmGpuMappingAttributes (uvm_types.h) */
 struct sd_uvm_gpu_mapping {

@@ -1067,24 +1067,38 @@ sd_u32 sd_uvm_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u3
 	return st;
 }
 
-sd_u32 sd_uvm_tables(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u64 bytes, int take)
+/* GPU memory nvidia-uvm takes from RM's allocator for itself, into the figure fig. */
+static sd_u32 uvm_pma(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u64 bytes,
+		      int take, sd_u64 *fig)
 {
 	sd_u32 st = SD_NV_OK;
 
-	if (gpu >= n->ngpus)
-		return SD_NV_ERR_INVALID_ARGUMENT;
 	env->lock(env->ctx);
 	if (!take) {
 		n->used[gpu] -= bytes;
-		n->uvm_tables[gpu] -= bytes;
+		fig[gpu] -= bytes;
 	} else if (bytes > n->total[gpu] - n->used[gpu]) {
 		st = SD_NV_ERR_NO_MEMORY;
 	} else {
 		n->used[gpu] += bytes;
-		n->uvm_tables[gpu] += bytes;
+		fig[gpu] += bytes;
 	}
 	env->unlock(env->ctx);
 	return st;
+}
+
+sd_u32 sd_uvm_tables(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u64 bytes, int take)
+{
+	if (gpu >= n->ngpus)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	return uvm_pma(n, env, gpu, bytes, take, n->uvm_tables);
+}
+
+sd_u32 sd_uvm_pages(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u64 bytes, int take)
+{
+	if (gpu >= n->ngpus)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	return uvm_pma(n, env, gpu, bytes, take, n->uvm_pages);
 }
 
 sd_u32 sd_uvm_free_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hdup)

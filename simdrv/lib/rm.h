@@ -173,6 +173,7 @@ struct sd_node {
 	sd_u32 obj_seq;
 	sd_u32 uvm_session;	/* nvidia-uvm's one client, for every GPU; 0: none yet */
 	sd_u64 uvm_tables[SD_MAX_GPUS];	/* nvidia-uvm's page tables (sd_uvm_tables), in used */
+	sd_u64 uvm_pages[SD_MAX_GPUS];	/* managed and pageable memory on the GPU (sd_uvm_pages), in used */
 };
 
 struct sd_file {
@@ -232,12 +233,14 @@ sd_u32 sd_uvm_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u3
 		  sd_u32 hMemory, sd_u32 *hdup, struct sd_dup_info *info);
 sd_u32 sd_uvm_free_dup(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u32 hdup);
 /*
- * Memory nvidia-uvm takes on GPU gpu for page tables of its own (take) or gives back:
+ * Memory nvidia-uvm takes on GPU gpu for page tables of its own (take) or gives back
+ * (sd_uvm_tables), and for managed or pageable memory it moves there (sd_uvm_pages):
  * in the GPU's used figure and in no process's, as the real one's root chunks from
  * RM's physical allocator are (nvUvmInterfacePmaAllocPages). Taking more than the GPU
  * has left is NV_ERR_NO_MEMORY.
  */
 sd_u32 sd_uvm_tables(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u64 bytes, int take);
+sd_u32 sd_uvm_pages(struct sd_node *n, const struct sd_env *env, sd_u32 gpu, sd_u64 bytes, int take);
 /*
  * nvidia-uvm's retain of channel hChannel of client hClient on gpu
  * (nvUvmInterfaceRetainChannel), *hold the handle in its client that keeps the channel

@@ -4,7 +4,12 @@
  * uvm_api.h: their checks in their order, with their statuses. Not modelled: GPU VA
  * spaces (UVM_REGISTER_GPU_VASPACE; a registered GPU maps), peers (a mapping on another
  * GPU than the memory's is NV_ERR_INVALID_DEVICE), MIG partitions, and every range that
- * is not external. The mappings' page tables are (uvm_mmu.c, uvm_pascal_mmu.c): per GPU
+ * is neither external nor managed. Managed ranges (uvm.c's mmap) and, with HMM, the
+ * process's pageable memory move to a GPU by UVM_MIGRATE alone (no fault is modelled),
+ * each 4 KiB page taking 4 KiB of the GPU's memory (not nvidia-uvm's 2 MiB root chunks),
+ * back when the range or the part of it goes, the GPU is unregistered, the memory moves
+ * to the CPU, or the va_space ends (pageable memory's own unmap is not seen). The
+ * mappings' page tables are (uvm_mmu.c, uvm_pascal_mmu.c): per GPU
  * a tree of 4 KiB directories, of 4 KiB tables for 4 KiB pages and 256-byte ones for
  * 64 KiB pages (2 MiB pages are entries of the last directory), each made by the first
  * mapping that needs it and freed with the last; not modelled: the root, the chunks
@@ -207,6 +212,65 @@ static sd_u32 unmap_in(struct sd_va_space *s, struct sd_va_range *r, const struc
 	return SD_NV_OK;
 }
 
+/* Bytes of [start, end] the spans of list cover (they do not overlap each other). */
+static sd_u64 span_overlap(const struct sd_va_span *list, sd_u64 start, sd_u64 end)
+{
+	sd_u64 bytes = 0;
+
+	for (; list; list = list->next)
+		if (!(list->end < start || list->start > end))
+			bytes += (list->end < end ? list->end : end) -
+				 (list->start > start ? list->start : start) + 1;
+	return bytes;
+}
+
+/*
+ * What spans of *list hold of [start, end] (gpu ~0: every GPU's) goes, given back to
+ * its GPU where pages (resident memory). At most one span is split (spans do not
+ * overlap); where the piece for it cannot be had, the whole span goes.
+ */
+static void span_cut(struct sd_va_span **list, const struct sd_va_env *env, sd_u64 start,
+		     sd_u64 end, sd_u32 gpu, int pages)
+{
+	struct sd_va_span *sp, **pp = list, *piece = sd_zalloc(sizeof(*piece));
+	sd_u64 gone;
+	sd_u32 held;
+
+	while ((sp = *pp)) {
+		if (sp->end < start || sp->start > end || (gpu != ~0u && sp->gpu != gpu)) {
+			pp = &sp->next;
+			continue;
+		}
+		held = sp->gpu;
+		if (sp->start < start && sp->end > end && piece) {
+			gone = end - start + 1;
+			piece->start = end + 1;
+			piece->end = sp->end;
+			piece->gpu = sp->gpu;
+			piece->next = sp->next;
+			sp->next = piece;
+			sp->end = start - 1;
+			pp = &piece->next;
+			piece = 0;
+		} else if (sp->start < start && sp->end <= end) {
+			gone = sp->end - start + 1;
+			sp->end = start - 1;
+			pp = &sp->next;
+		} else if (sp->start >= start && sp->end > end) {
+			gone = end - sp->start + 1;
+			sp->start = end + 1;
+			pp = &sp->next;
+		} else {
+			gone = sp->end - sp->start + 1;
+			*pp = sp->next;
+			sd_free(sp);
+		}
+		if (pages)
+			env->pages(env->ctx, held, gone, 0);
+	}
+	sd_free(piece);
+}
+
 static struct sd_va_range *find_range(const struct sd_va_space *s, sd_u64 addr)
 {
 	struct sd_va_range *r;
@@ -214,6 +278,17 @@ static struct sd_va_range *find_range(const struct sd_va_space *s, sd_u64 addr)
 	for (r = s->ranges; r; r = r->next)
 		if (r->start <= addr && addr <= r->end)
 			return r;
+	return 0;
+}
+
+/* Whether an external range holds any of [start, end]. */
+static int find_range_in(const struct sd_va_space *s, sd_u64 start, sd_u64 end)
+{
+	const struct sd_va_range *r;
+
+	for (r = s->ranges; r; r = r->next)
+		if (!(r->end < start || r->start > end))
+			return 1;
 	return 0;
 }
 
@@ -274,6 +349,7 @@ sd_u32 sd_va_unregister_gpu(struct sd_va_space *s, const struct sd_va_env *env, 
 	/* Whole mappings only: nothing is split, so nothing can fail. */
 	for (r = s->ranges; r; r = r->next)
 		unmap_in(s, r, env, (sd_u32)g, 0, ~0ULL);
+	span_cut(&s->resident, env, 0, ~0ULL, (sd_u32)g, 1);
 	destroy_gpu_va_space(s, env, (sd_u32)g);
 	s->registered &= ~(1u << g);
 	return SD_NV_OK;
@@ -375,9 +451,8 @@ sd_u32 sd_va_create_range(struct sd_va_space *s, sd_u64 base, sd_u64 length)
 
 	if (range_invalid_4k(base, length))
 		return SD_NV_ERR_INVALID_ADDRESS;
-	for (r = s->ranges; r; r = r->next)
-		if (!(r->end < base || r->start > end))
-			return SD_NV_ERR_UVM_ADDRESS_IN_USE;
+	if (find_range_in(s, base, end) || span_overlap(s->managed, base, end))
+		return SD_NV_ERR_UVM_ADDRESS_IN_USE;
 	r = sd_zalloc(sizeof(*r));
 	if (!r)
 		return SD_NV_ERR_NO_MEMORY;
@@ -578,10 +653,91 @@ sd_u32 sd_va_free(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 bas
 	return SD_NV_OK;
 }
 
+sd_u32 sd_va_create_managed(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 base,
+			    sd_u64 length)
+{
+	sd_u64 end = base + length - 1;
+	struct sd_va_span *m;
+
+	if (range_invalid_4k(base, length))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	if (find_range_in(s, base, end) || span_overlap(s->managed, base, end))
+		return SD_NV_ERR_UVM_ADDRESS_IN_USE;
+	m = sd_zalloc(sizeof(*m));
+	if (!m)
+		return SD_NV_ERR_NO_MEMORY;
+	/* A mmap over pageable memory replaces it: what a GPU held of it goes. */
+	span_cut(&s->resident, env, base, end, ~0u, 1);
+	m->start = base;
+	m->end = end;
+	m->next = s->managed;
+	s->managed = m;
+	return SD_NV_OK;
+}
+
+void sd_va_unmap_managed(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 base,
+			 sd_u64 length)
+{
+	sd_u64 end = base + length - 1;
+
+	if (!length || end < base)
+		return;
+	span_cut(&s->managed, env, base, end, ~0u, 0);
+	span_cut(&s->resident, env, base, end, ~0u, 1);
+}
+
+/*
+ * uvm_api_migrate: page-aligned, to the CPU (the zero UUID) or a registered GPU (else
+ * NV_ERR_INVALID_DEVICE), of managed ranges only unless HMM is on (else
+ * NV_ERR_INVALID_ADDRESS); what GPUs held of the span goes, then the destination GPU
+ * takes it all (NV_ERR_NO_MEMORY: it stays on the CPU). The stand-in serves no flag.
+ */
+sd_u32 sd_va_migrate(struct sd_va_space *s, const struct sd_va_env *env,
+		     const struct sd_uvm_migrate *p)
+{
+	static const sd_u8 cpu[SD_UUID_LEN];
+	sd_u64 end = p->base + p->length - 1;
+	struct sd_va_span *r;
+	int g = -1;
+
+	if (p->flags)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	if (range_invalid_4k(p->base, p->length))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	if (__builtin_memcmp(p->destinationUuid, cpu, SD_UUID_LEN)) {
+		g = sd_gpu_of_uuid(p->destinationUuid, env->ngpus);
+		if (g < 0 || !registered(s, (sd_u32)g))
+			return SD_NV_ERR_INVALID_DEVICE;
+	}
+	if (span_overlap(s->managed, p->base, end) != p->length && !sd_va_pageable(s))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	if (find_range_in(s, p->base, end))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	span_cut(&s->resident, env, p->base, end, ~0u, 1);
+	if (g < 0)
+		return SD_NV_OK;
+	r = sd_zalloc(sizeof(*r));
+	if (!r)
+		return SD_NV_ERR_NO_MEMORY;
+	if (env->pages(env->ctx, (sd_u32)g, p->length, 1) != SD_NV_OK) {
+		sd_free(r);
+		return SD_NV_ERR_NO_MEMORY;
+	}
+	r->start = p->base;
+	r->end = end;
+	r->gpu = (sd_u32)g;
+	r->next = s->resident;
+	s->resident = r;
+	return SD_NV_OK;
+}
+
 void sd_va_destroy(struct sd_va_space *s, const struct sd_va_env *env)
 {
 	struct sd_va_range *r;
 	sd_u32 g;
+
+	span_cut(&s->resident, env, 0, ~0ULL, ~0u, 1);
+	span_cut(&s->managed, env, 0, ~0ULL, ~0u, 0);
 
 	while ((r = s->ranges)) {
 		s->ranges = r->next;

@@ -43,6 +43,18 @@ struct sd_va_env {
 	void (*destroy_vaspace)(void *ctx, void *token);
 	/* GPU memory for page tables taken (take: RM's status) or given back (sd_uvm_tables). */
 	sd_u32 (*tables)(void *ctx, sd_u32 gpu, sd_u64 bytes, int take);
+	/* and for managed or pageable memory moved to the GPU (sd_uvm_pages) */
+	sd_u32 (*pages)(void *ctx, sd_u32 gpu, sd_u64 bytes, int take);
+};
+
+/*
+ * A span of addresses [start, end] nvidia-uvm owns: a managed range, or memory resident
+ * on GPU gpu (managed or, with HMM, the process's pageable memory).
+ */
+struct sd_va_span {
+	struct sd_va_span *next;
+	sd_u64 start, end;
+	sd_u32 gpu;
 };
 
 /*
@@ -90,7 +102,10 @@ struct sd_va_range {
 };
 
 struct sd_va_space {
+	sd_u64 flags;		/* UVM_INITIALIZE's, as uvm_va_space_create kept them */
 	sd_u32 registered;	/* a bit per GPU index */
+	struct sd_va_span *managed;	/* managed ranges, apart from each other and from ranges */
+	struct sd_va_span *resident;	/* what of them (or of pageable memory) a GPU holds */
 	struct sd_va_range *ranges;
 	struct sd_va_channel *channels;
 	void *gpu_va_space[32];	/* by GPU index, as registered: a duplicate, or NULL */
@@ -129,6 +144,24 @@ sd_u32 sd_va_map_sparse(struct sd_va_space *s, const struct sd_va_env *env,
 			const struct sd_uvm_map_external_sparse *p);
 /* UVM_FREE of an external range: its mappings go. */
 sd_u32 sd_va_free(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 base, sd_u64 length);
+/*
+ * uvm_va_range_create_mmap: a managed range of [base, base + length) (a mmap of the
+ * file; NV_ERR_UVM_ADDRESS_IN_USE over any range); sd_va_unmap_managed: what of managed
+ * ranges [base, base + length) covers goes, with what a GPU held of it (the mapping's
+ * end, or a part of it unmapped).
+ */
+sd_u32 sd_va_create_managed(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 base,
+			    sd_u64 length);
+void sd_va_unmap_managed(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 base,
+			 sd_u64 length);
+/* UVM_MIGRATE, served at once (no flags): NV status. */
+sd_u32 sd_va_migrate(struct sd_va_space *s, const struct sd_va_env *env,
+		     const struct sd_uvm_migrate *p);
+/* UVM_PAGEABLE_MEM_ACCESS: HMM is on unless UVM_INITIALIZE's flags turned it off. */
+static inline int sd_va_pageable(const struct sd_va_space *s)
+{
+	return !(s->flags & SD_UVM_INIT_FLAGS_DISABLE_HMM);
+}
 /* The va_space's end (its file released): every range and mapping goes. */
 void sd_va_destroy(struct sd_va_space *s, const struct sd_va_env *env);
 /*

@@ -938,6 +938,40 @@ for ver in 535.261.03 550.163.01; do
 	host_passes sp2 "uvmsparse: 40 spans, then status 0, the driver holds $((40 * held + 2 * 4096)) more" uvmsparse 40
 	ok "$ver: sparse mappings charged the page tables they can take (304 KiB for 2 GiB): the same span again charged once, 26 spans fill an 8 MiB budget, then 0x51; the range's free and the file's release give it back; charged on the GPU of the instance with the UUID asked; the host's 40 pass"
 
+	# Managed memory: nvidia-uvm moves it to a GPU in pages it takes from RM's allocator
+	# itself, for no process, so a container may make none. nvidia-uvm's maker of a
+	# managed range (uvm_va_range_create_mmap, its mmap's) refuses a container's as a
+	# collision: the mmap fails with EADDRINUSE and nothing is left to move. A
+	# container's va_space is made with HMM off (uvm_va_space_create's flags), so its
+	# pageable memory cannot be moved to the GPU either. The host's pass: 512 MiB of
+	# managed memory moved to GPU 0, half of it unmapped gives its half back; 64 MiB of
+	# pageable memory moved.
+	refused=$(sed -n 's/^managed memory refused: //p' $P/enforcement)
+	hmm=$(sed -n 's/^va_spaces made with HMM off: //p' $P/enforcement)
+	start mg1 cg uvmmanaged 512
+	grep -qx "uvmmanaged: mmap: errno 98" "$W/mg1" &&
+		grep -qx "uvmmanaged: migrate: status 0x1e, the driver holds 0 more" "$W/mg1" &&
+		[ "$(sed -n 's/^managed memory refused: //p' $P/enforcement)" = $((refused + 1)) ] ||
+		fail "container uvmmanaged: $(cat "$W/mg1"; cat $P/enforcement)"
+	grep -q "pid $(cat "$W/mg1.pid"): managed memory (a mmap of nvidia-uvm) refused: nvidia-uvm would move it to the GPU outside the container's budget\$" <<<"$(dmesg)" ||
+		fail "uvmmanaged: no refusal logged"
+	kill_it mg1
+	start hm1 cg uvmhmm 64
+	grep -qx "uvmhmm: pageable memory access 0, migrate status 0x1e, the driver holds 0 more" "$W/hm1" &&
+		[ "$(sed -n 's/^va_spaces made with HMM off: //p' $P/enforcement)" = $((hmm + 2)) ] ||
+		fail "container uvmhmm: $(cat "$W/hm1"; cat $P/enforcement)"
+	kill_it hm1
+	[ "$(used)" = 0 ] && [ "$(meminfo)" = "Free: $((256 * MiB))" ] ||
+		fail "after the container's managed memory: $(meminfo), the driver holds $(used)"
+	host_passes mg2 "uvmmanaged: half unmapped, the driver holds $((256 * MiB)) more" uvmmanaged 512
+	grep -qx "uvmmanaged: migrate: status 0, the driver holds $((512 * MiB)) more" "$W/mg2" ||
+		fail "host uvmmanaged: $(cat "$W/mg2")"
+	host_passes hm2 "uvmhmm: pageable memory access 1, migrate status 0, the driver holds $((64 * MiB)) more" uvmhmm 64
+	[ "$(sed -n 's/^managed memory refused: //p' $P/enforcement)" = $((refused + 1)) ] &&
+		[ "$(sed -n 's/^va_spaces made with HMM off: //p' $P/enforcement)" = $((hmm + 2)) ] ||
+		fail "the host's managed memory counted: $(cat $P/enforcement)"
+	ok "$ver: managed memory refused to a container at nvidia-uvm's maker of managed ranges (its mmap EADDRINUSE, nothing to move), its va_spaces made with HMM off (pageable memory not moved); the host's 512 MiB managed and 64 MiB pageable moved to the GPU, given back at unmap and exit"
+
 	# The host is not limited: the driver's own NV_ERR_NO_MEMORY at 1024 MiB.
 	start h1 host loop 32
 	grep -qx "loop: 32 x 32 MiB, then status 0x51" "$W/h1" || fail "host loop: $(cat "$W/h1")"

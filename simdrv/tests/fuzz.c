@@ -356,6 +356,36 @@ static void check_tables(const struct sd_va_space sp[NSPACES])
 	REQUIRE(bytes == fuzz_node->uvm_tables[0] + fuzz_node->uvm_tables[1]);
 }
 
+/*
+ * Managed ranges meet neither each other nor an external range; what GPUs hold of
+ * managed or pageable memory does not overlap, is on registered GPUs, and is all the
+ * GPUs' figure of it.
+ */
+static void check_managed(const struct sd_va_space sp[NSPACES])
+{
+	const struct sd_va_span *a, *b;
+	const struct sd_va_range *r;
+	sd_u64 bytes = 0;
+	int i;
+
+	for (i = 0; i < NSPACES; i++) {
+		for (a = sp[i].managed; a; a = a->next) {
+			REQUIRE(a->start <= a->end);
+			for (b = a->next; b; b = b->next)
+				REQUIRE(b->end < a->start || b->start > a->end);
+			for (r = sp[i].ranges; r; r = r->next)
+				REQUIRE(r->end < a->start || r->start > a->end);
+		}
+		for (a = sp[i].resident; a; a = a->next) {
+			REQUIRE(a->start <= a->end && ((sp[i].registered >> a->gpu) & 1));
+			for (b = a->next; b; b = b->next)
+				REQUIRE(b->end < a->start || b->start > a->end);
+			bytes += a->end - a->start + 1;
+		}
+	}
+	REQUIRE(bytes == fuzz_node->uvm_pages[0] + fuzz_node->uvm_pages[1]);
+}
+
 static void check_spaces(const struct sd_va_space sp[NSPACES])
 {
 	const struct sd_va_channel *c, *d;
@@ -387,6 +417,7 @@ static void check_spaces(const struct sd_va_space sp[NSPACES])
 				REQUIRE(k == m->dup->refs);
 			}
 	check_tables(sp);
+	check_managed(sp);
 }
 
 /* One nvidia-uvm command on a va_space, on few addresses so that ranges meet. */
@@ -440,11 +471,29 @@ static void va_call(struct sd_va_space *s, const struct sd_va_env *e, struct inp
 		(void)sd_va_unregister_gpu(s, e, uuid);
 		break;
 	case 2:
-		(void)sd_va_create_range(s, h.base, h.length);
+		if (byte(in) % 3)
+			(void)sd_va_create_range(s, h.base, h.length);
+		else
+			(void)sd_va_create_managed(s, e, h.base, h.length);
 		break;
 	case 3:
-		(void)sd_va_free(s, e, h.base, h.length);
+		if (byte(in) % 3)
+			(void)sd_va_free(s, e, h.base, h.length);
+		else
+			sd_va_unmap_managed(s, e, h.base, h.length);
 		break;
+	case 4: {
+		struct sd_uvm_migrate m = { .base = h.base, .length = h.length,
+					    .flags = byte(in) % 8 ? 0 : byte(in) };
+
+		if (byte(in) % 4)
+			memcpy(m.destinationUuid, uuid, SD_UUID_LEN);
+		s->flags = byte(in) % 2 ? SD_UVM_INIT_FLAGS_DISABLE_HMM : 0;
+		fail_alloc_after = byte(in) % 4 ? -1 : byte(in) % 3;
+		(void)sd_va_migrate(s, e, &m);
+		fail_alloc_after = -1;
+		break;
+	}
 	case 5:
 		if (byte(in) % 2) {
 			struct sd_uvm_map_external_sparse sp = { .base = h.base, .length = h.length };

@@ -227,12 +227,18 @@ static sd_u32 h_va_tables(void *ctx, sd_u32 gpu, sd_u64 bytes, int take)
 	return sd_uvm_tables(ctx, &henv, gpu, bytes, take);
 }
 
+static sd_u32 h_va_pages(void *ctx, sd_u32 gpu, sd_u64 bytes, int take)
+{
+	REQUIRE(!locked);
+	return sd_uvm_pages(ctx, &henv, gpu, bytes, take);
+}
+
 static struct sd_va_env h_va_env(struct sd_node *n)
 {
 	struct sd_va_env e = { .ctx = n, .ngpus = n->ngpus, .dup = h_va_dup, .free_dup = h_va_free_dup,
 			       .retain = h_va_retain, .release = h_va_release,
 			       .dup_vaspace = h_va_dup_vaspace, .destroy_vaspace = h_va_release,
-			       .tables = h_va_tables };
+			       .tables = h_va_tables, .pages = h_va_pages };
 
 	return e;
 }
@@ -310,8 +316,8 @@ static void check_ledger(const struct sd_node *n)
 
 		sd_gpu_clients(n, i, add_bytes, &listed);
 		REQUIRE(listed + held[i] == reported[i]);
-		/* nvidia-uvm's page tables: in the GPU's figure, in no process's. */
-		REQUIRE(sum[i] + n->uvm_tables[i] == n->used[i]);
+		/* nvidia-uvm's page tables and pages: in the GPU's figure, in no process's. */
+		REQUIRE(sum[i] + n->uvm_tables[i] + n->uvm_pages[i] == n->used[i]);
 		REQUIRE(n->used[i] <= n->total[i]);
 	}
 }

@@ -118,6 +118,9 @@
  *                        if VAS is 1 (below)
  *   rawalloc uvmsparse MAX [FILE [GPU]]  sparse mappings (UVM_MAP_EXTERNAL_SPARSE) of
  *                        2 GiB spans on GPU GPU (0 unless given), up to MAX (below)
+ *   rawalloc uvmmanaged MIB  a managed range of MIB MiB (a mmap of /dev/nvidia-uvm)
+ *                        moved to GPU 0 (UVM_MIGRATE), then half of it unmapped (below)
+ *   rawalloc uvmhmm MIB  MIB MiB of pageable memory moved to GPU 0, as HMM does (below)
  *   rawalloc uvmchan N   (cgpu_km enforce=1) up to N rounds of a channel group and a
  *                        channel in it under a device of GPU 0, the channel registered
  *                        with nvidia-uvm and the group freed; then an unregister, the
@@ -2022,6 +2025,76 @@ static unsigned int uvm_sparse(int fd, unsigned long long base, unsigned long lo
 	return p.rmStatus;
 }
 
+/* UVM_MIGRATE of [base, base + len) to GPU 0: its status. */
+static unsigned int uvm_migrate(int fd, unsigned long long base, unsigned long long len)
+{
+	struct sd_uvm_migrate m = { .base = base, .length = len };
+
+	sd_gpu_uuid(0, m.destinationUuid);
+	CHECK(ioctl(fd, SD_UVM_MIGRATE, &m) == 0);
+	return m.rmStatus;
+}
+
+/*
+ * uvmmanaged: a managed range of mib MiB, a mmap of the va_space's file at the offset of
+ * its address, as libcuda's cuMemAllocManaged makes one ("uvmmanaged: mmap: errno E", 0
+ * if made), moved to GPU 0 ("uvmmanaged: migrate: status 0xS, the driver holds B
+ * more"), then its first half unmapped ("uvmmanaged: half unmapped, the driver holds B
+ * more"); then "held", waits.
+ */
+static void uvmmanaged(int mib)
+{
+	const unsigned long long va = 0x200000000000ULL, len = (unsigned long long)mib * MiB;
+	unsigned long long base;
+	unsigned int st;
+	void *p;
+	int fd, err = 0;
+
+	CHECK(mib > 0 && mib <= 4096 && mib % 2 == 0);
+	(void)uvm_start(NULL, &fd);
+	base = used(0);
+	p = mmap((void *)va, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, (off_t)va);
+	if (p == MAP_FAILED)
+		err = errno;
+	else
+		CHECK(p == (void *)va);
+	printf("uvmmanaged: mmap: errno %d\n", err);
+	st = uvm_migrate(fd, va, len);
+	printf("uvmmanaged: migrate: status %#x, the driver holds %llu more\n", st, used(0) - base);
+	if (!err) {
+		CHECK(munmap((void *)va, len / 2) == 0);
+		printf("uvmmanaged: half unmapped, the driver holds %llu more\n", used(0) - base);
+	}
+	held_until_killed();
+}
+
+/*
+ * uvmhmm: whether the va_space reaches pageable memory (UVM_PAGEABLE_MEM_ACCESS: HMM),
+ * then mib MiB of an anonymous mapping moved to GPU 0: "uvmhmm: pageable memory access
+ * N, migrate status 0xS, the driver holds B more"; then "held", waits.
+ */
+static void uvmhmm(int mib)
+{
+	const unsigned long long len = (unsigned long long)mib * MiB;
+	struct sd_uvm_pageable_mem_access pa = { .pageableMemAccess = 2 };
+	unsigned long long base;
+	unsigned int st;
+	void *p;
+	int fd;
+
+	CHECK(mib > 0 && mib <= 4096);
+	(void)uvm_start(NULL, &fd);
+	CHECK(ioctl(fd, SD_UVM_PAGEABLE_MEM_ACCESS, &pa) == 0 && pa.rmStatus == SD_NV_OK);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED);
+	memset(p, 1, len);
+	base = used(0);
+	st = uvm_migrate(fd, (unsigned long long)(unsigned long)p, len);
+	printf("uvmhmm: pageable memory access %u, migrate status %#x, the driver holds %llu more\n",
+	       pa.pageableMemAccess, st, used(0) - base);
+	held_until_killed();
+}
+
 /*
  * uvmsparse: sparse mappings of 2 GiB spans of one external range on GPU gpu, each
  * making 272 KiB of page tables: the first, then the first again ("uvmsparse: again:
@@ -2756,6 +2829,10 @@ int main(int argc, char **argv)
 		uvmalias("uvmalias", false, false, atoi(argv[2]), argc == 4 ? argv[3] : NULL);
 	else if (argc >= 3 && argc <= 5 && !strcmp(argv[1], "uvmsparse"))
 		uvmsparse(atoi(argv[2]), argc >= 4 ? argv[3] : NULL, argc == 5 ? atoi(argv[4]) : 0);
+	else if (argc == 3 && !strcmp(argv[1], "uvmmanaged"))
+		uvmmanaged(atoi(argv[2]));
+	else if (argc == 3 && !strcmp(argv[1], "uvmhmm"))
+		uvmhmm(atoi(argv[2]));
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmsys"))
 		uvmalias("uvmsys", true, atoi(argv[3]), atoi(argv[2]), argc == 5 ? argv[4] : NULL);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "uvmhold"))

@@ -1386,6 +1386,74 @@ static void test_uvm_tables(void)
 }
 
 /*
+ * Managed memory: a managed range (the mmap's) apart from external ranges; moved to a
+ * registered GPU (its bytes in the GPU's used figure, none in any process's), partly
+ * back to the CPU, over what it held; a part unmapped, the GPU unregistered and the
+ * va_space's end give it back. Pageable memory moves only with HMM on.
+ */
+static void test_uvm_managed(void)
+{
+	struct sd_va_env e = h_va_env(&node);
+	struct sd_va_space s = { 0 };
+	struct sd_uvm_migrate m = { .base = 0x300000000ULL, .length = 64 * MiB };
+	const sd_u64 va = 0x300000000ULL;
+	sd_u64 total = node.total[1];
+	sd_u8 gpu1[SD_UUID_LEN];
+
+	sd_gpu_uuid(1, gpu1);
+	REQUIRE(sd_va_create_managed(&s, &e, va, 4096 + 1) == SD_NV_ERR_INVALID_ADDRESS);
+	REQUIRE(sd_va_create_managed(&s, &e, va, 128 * MiB) == SD_NV_OK);
+	REQUIRE(sd_va_create_managed(&s, &e, va + 64 * MiB, 128 * MiB) == SD_NV_ERR_UVM_ADDRESS_IN_USE);
+	REQUIRE(sd_va_create_range(&s, va + 127 * MiB, 2 * MiB) == SD_NV_ERR_UVM_ADDRESS_IN_USE);
+	REQUIRE(sd_va_create_range(&s, va + 128 * MiB, 2 * MiB) == SD_NV_OK);
+	REQUIRE(sd_va_create_managed(&s, &e, va + 129 * MiB, 2 * MiB) == SD_NV_ERR_UVM_ADDRESS_IN_USE);
+	/* Not registered, then a flag the stand-in does not serve, then past the range. */
+	memcpy(m.destinationUuid, gpu1, SD_UUID_LEN);
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_ERR_INVALID_DEVICE);
+	REQUIRE(sd_va_register_gpu(&s, &e, gpu1) == SD_NV_OK);
+	m.flags = 1;
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_ERR_INVALID_ARGUMENT);
+	m.flags = 0;
+	s.flags = SD_UVM_INIT_FLAGS_DISABLE_HMM;
+	m.length = 129 * MiB;
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_ERR_INVALID_ADDRESS && node.used[1] == 0);
+	/* 64 MiB moved, then all 128 (the first 64 again once), then no room: on the CPU. */
+	m.length = 64 * MiB;
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_OK && node.used[1] == 64 * MiB);
+	m.length = 128 * MiB;
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_OK && node.used[1] == 128 * MiB);
+	REQUIRE(node.uvm_pages[1] == 128 * MiB && node.uvm_tables[1] == 0);
+	node.total[1] = 100 * MiB;
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_ERR_NO_MEMORY && node.used[1] == 0);
+	node.total[1] = total;
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_OK && node.used[1] == 128 * MiB);
+	/* 16 MiB inside back to the CPU (a split), then 32 unmapped across its edge. */
+	memset(m.destinationUuid, 0, SD_UUID_LEN);
+	m.base = va + 32 * MiB;
+	m.length = 16 * MiB;
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_OK && node.used[1] == 112 * MiB);
+	sd_va_unmap_managed(&s, &e, va + 40 * MiB, 32 * MiB);
+	REQUIRE(node.used[1] == (112 - 24) * MiB);
+	/* The unmapped part is no longer managed: moving it is refused without HMM. */
+	memcpy(m.destinationUuid, gpu1, SD_UUID_LEN);
+	m.base = va + 48 * MiB;
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_ERR_INVALID_ADDRESS);
+	/* With HMM on, it is pageable memory and moves; an external range never does. */
+	s.flags = 0;
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_OK && node.used[1] == (112 - 8) * MiB);
+	m.base = va + 128 * MiB;
+	m.length = 2 * MiB;
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_ERR_INVALID_ADDRESS);
+	REQUIRE(sd_va_unregister_gpu(&s, &e, gpu1) == SD_NV_OK && node.used[1] == 0);
+	REQUIRE(sd_va_register_gpu(&s, &e, gpu1) == SD_NV_OK);
+	m.base = va;
+	m.length = 32 * MiB;
+	REQUIRE(sd_va_migrate(&s, &e, &m) == SD_NV_OK && node.used[1] == 32 * MiB);
+	sd_va_destroy(&s, &e);
+	REQUIRE(node.used[1] == 0 && node.uvm_pages[1] == 0 && s.managed == NULL && s.resident == NULL);
+}
+
+/*
  * Channels registered with nvidia-uvm: retained (a duplicate of the group and a
  * retainer in nvidia-uvm's client), so their memory stays past the process's free and
  * its file, until unregistered or the va_space ends; each refusal in RM's order.
@@ -1612,6 +1680,7 @@ int main(void)
 	test_dmabuf();
 	test_vaspace();
 	test_uvm_tables();
+	test_uvm_managed();
 	test_uvm_channels();
 	test_channels();
 	test_gpu_of();

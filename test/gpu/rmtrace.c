@@ -29,6 +29,11 @@
  *   rm esc nr=0x.. rc=N [errno=E] xfer=0|1  (any other, or any that failed: an XFER's
  *                                            inner one)
  *   uvm cmd=N [name=NAME] rc=N       (NAME: the commands the stand-in serves)
+ *   uvm cmd=mmap name=MMAP addr=0x.. length=N rc=0|-1 [errno=E]  (a mmap of
+ *                                    /dev/nvidia-uvm: a managed range, or a semaphore
+ *                                    pool's CPU mapping; cgpu_km refuses the first kind
+ *                                    to containers, so one at cuInit or a context's
+ *                                    creation would fail every container's CUDA)
  *   mark NAME                        (rmtrace_mark, called by the probe between steps)
  */
 #define _GNU_SOURCE
@@ -41,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "abi.h"
@@ -242,6 +248,12 @@ static const char *uvm_name(unsigned long cmd)
 		return " name=MAP_EXTERNAL_ALLOCATION";
 	case SD_UVM_FREE:
 		return " name=FREE";
+	case SD_UVM_MAP_EXTERNAL_SPARSE:
+		return " name=MAP_EXTERNAL_SPARSE";
+	case SD_UVM_PAGEABLE_MEM_ACCESS:
+		return " name=PAGEABLE_MEM_ACCESS";
+	case SD_UVM_MIGRATE:
+		return " name=MIGRATE";
 	}
 	return "";
 }
@@ -267,4 +279,38 @@ __attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, 
 		say("uvm cmd=%lu%s rc=%d\n", request, uvm_name(request), rc);
 	errno = err;
 	return rc;
+}
+
+/* libcuda's mmaps (libc's mmap, or mmap64, the same function on 64-bit glibc). */
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+
+static void *traced_mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
+{
+	void *p;
+	int err;
+
+	if (!real_mmap)
+		real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
+	p = real_mmap(addr, length, prot, flags, fd, offset);
+	err = errno;
+	if (fd >= 0 && node_of(fd) == UVM) {
+		if (p == MAP_FAILED)
+			say("uvm cmd=mmap name=MMAP addr=%p length=%zu rc=-1 errno=%d\n", addr, length, err);
+		else
+			say("uvm cmd=mmap name=MMAP addr=%p length=%zu rc=0\n", p, length);
+	}
+	errno = err;
+	return p;
+}
+
+__attribute__((visibility("default"))) void *mmap(void *addr, size_t length, int prot, int flags,
+						  int fd, off_t offset)
+{
+	return traced_mmap(addr, length, prot, flags, fd, offset);
+}
+
+__attribute__((visibility("default"))) void *mmap64(void *addr, size_t length, int prot, int flags,
+						    int fd, off_t offset)
+{
+	return traced_mmap(addr, length, prot, flags, fd, offset);
 }

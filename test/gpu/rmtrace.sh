@@ -28,7 +28,9 @@
 #               the classes of the ranges they went into, unmapped, failed, and the
 #               bytes held mapped
 #   uvm         nvidia-uvm commands, by name where the stand-in serves them
-#               (REGISTER_CHANNEL, REGISTER_GPU_VASPACE...), else by number
+#               (REGISTER_CHANNEL, REGISTER_GPU_VASPACE...), else by number, and MMAP,
+#               mmaps of /dev/nvidia-uvm (managed ranges, which cgpu_km refuses to
+#               containers: one in the ctx step would fail every container's CUDA)
 #   calls       the RM_ALLOC forms, controls, RM's older heap calls (vidheap, by
 #               function), duplicates, refusals and other escapes
 # and at the end the objects made under a device before its first subdevice (cgpu_km
