@@ -48,7 +48,9 @@
  * update's reservations) under nvh.lock, inst->lock (upgrade.c's looks) or alone.
  * cgpu.reg_lock (attach to a container) is taken with none of them held. No
  * lock is held across a call into the driver (rm_ioctl, or the kernel client's
- * operations, which take the driver's own locks).
+ * operations, which take the driver's own locks). The wrappers of nvidia-uvm's makers
+ * run under its locks (the caller's mmap_lock, its va_space's) and take cgpu.reg_lock
+ * alone, which is never held across a user copy or a call into either driver.
  */
 #include <linux/delay.h>
 #include <linux/fdtable.h>
