@@ -3852,7 +3852,11 @@ static int nvh_module_event(struct notifier_block *nb, unsigned long action, voi
 	if (strcmp(mod->name, "nvidia") && !uvm)
 		return NOTIFY_DONE;
 	mutex_lock(&nvh.lock);
-	if (action == MODULE_STATE_LIVE && uvm)
+	/*
+	 * nvidia-uvm's functions are hooked as it comes, before its init makes its device:
+	 * none of its files is ever opened unhooked (ftrace serves a coming module's text).
+	 */
+	if ((action == MODULE_STATE_COMING || action == MODULE_STATE_LIVE) && uvm)
 		nvh_uvm_hooks_on();
 	else if (action == MODULE_STATE_LIVE)
 		nvh_attach();
