@@ -6,7 +6,8 @@
  * open and release, on the export to a dma-buf (which does not pass rm_ioctl), on
  * the duplicates nvidia-uvm makes and frees for its mappings of RM memory and on what
  * it keeps of registered channels and GPU VA spaces, and on nvidia-uvm's own sparse
- * mapping, range free and file release, all found by name, so that a limited
+ * mapping, range free, file release and makers of managed ranges and va_spaces (so
+ * that a container gets no managed memory), all found by name, so that a limited
  * container's video-memory
  * allocations are charged to its ledger whether or not the process cooperates
  * (libcgpu, static binaries, raw ioctls alike). The charge is what the driver says it
@@ -32,8 +33,8 @@
  * the table are there: at cgpu_km's load if `nvidia` is loaded, else when it goes live
  * (module notifier); they go at the driver's MODULE_STATE_GOING (its files are all
  * closed by then: each pins it) and at cgpu_km's unload. nvidia-uvm's own functions
- * (nvidia_uvm:) the same way, on with the driver's or when it goes live, off at its
- * GOING or before the driver's. Every wrapper runs inside an
+ * (nvidia_uvm:) the same way, on with the driver's or as it comes (before its init
+ * makes its device), off at its GOING or before the driver's. Every wrapper runs inside an
  * SRCU read section; unload unregisters the ftrace_ops (no new redirection), then
  * waits for the SRCU readers (calls inside the driver) and for an RCU-tasks grace
  * period (a task redirected but not yet inside the read section, or just past its
@@ -3492,7 +3493,6 @@ static int nvh_find_lookup(void)
 	return 0;
 }
 
-/* The start of function name in module `nvidia` ("nvidia:name": that module only), 0 if none. */
 /* Function name of module mod (nvidia, or nvidia_uvm): its address, 0 if not there. */
 static unsigned long nvh_resolve(const char *mod, const char *name)
 {
@@ -3599,6 +3599,35 @@ static void nvh_forget_files(void)
 	mutex_unlock(&nvh.holds_lock);
 }
 
+/* A hook of a table: what it is, the function's name, its wrapper. */
+struct nvh_hook_spec {
+	struct nvh_hook *h;
+	const char *name;
+	void *wrapper;
+};
+
+/*
+ * The n hooks of module mod on, in their order: 0, or the first one's error (*failed,
+ * its index) with those before it off again.
+ */
+static int nvh_hooks_on_all(const struct nvh_hook_spec *hooks, unsigned int n, const char *mod,
+			    unsigned int *failed)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		err = nvh_hook_on(hooks[i].h, mod, hooks[i].name, hooks[i].wrapper);
+		if (err) {
+			*failed = i;
+			while (i--)
+				nvh_hook_off(hooks[i].h);
+			return err;
+		}
+	}
+	return 0;
+}
+
 /*
  * Every hook, in the order they go on: nvidia-uvm's free of a duplicate (every hold
  * recorded is seen going), its duplicate, its releases and keeps of a channel and of a
@@ -3608,11 +3637,7 @@ static void nvh_forget_files(void)
  */
 static int nvh_hooks_on(const struct nvh_layout *l)
 {
-	const struct {
-		struct nvh_hook *h;
-		const char *name;
-		void *wrapper;
-	} hooks[] = {
+	const struct nvh_hook_spec hooks[] = {
 		{ &nvh.uvm_free, NVH_UVM_FREE_SYM, nvh_uvm_free_wrap },
 		{ &nvh.uvm_dup, NVH_UVM_DUP_SYM, nvh_uvm_dup_wrap },
 		{ &nvh.uvm_release, NVH_UVM_RELEASE_SYM, nvh_uvm_release_wrap },
@@ -3624,18 +3649,9 @@ static int nvh_hooks_on(const struct nvh_layout *l)
 		{ &nvh.open, l->open_sym, nvh_open_wrap },
 		{ &nvh.rm_ioctl, NVH_RM_IOCTL_SYM, nvh_rm_ioctl_wrap },
 	};
-	unsigned int i;
-	int err;
+	unsigned int failed;
 
-	for (i = 0; i < ARRAY_SIZE(hooks); i++) {
-		err = nvh_hook_on(hooks[i].h, "nvidia", hooks[i].name, hooks[i].wrapper);
-		if (err) {
-			while (i--)
-				nvh_hook_off(hooks[i].h);
-			return err;
-		}
-	}
-	return 0;
+	return nvh_hooks_on_all(hooks, ARRAY_SIZE(hooks), "nvidia", &failed);
 }
 
 /* Off in the reverse order; a hook that is not on is skipped. */
@@ -3661,11 +3677,7 @@ static void nvh_hooks_off(void)
  * makers. Not there, or not attachable: none is on, said in the log and in
  * /proc/cgpu_km/enforcement. nvh.lock held.
  */
-static const struct {
-	struct nvh_hook *h;
-	const char *name;
-	void *wrapper;
-} nvh_uvm_own[] = {
+static const struct nvh_hook_spec nvh_uvm_own[] = {
 	{ &nvh.uvm_close, NVH_UVM_CLOSE_SYM, nvh_uvm_close_wrap },
 	{ &nvh.uvm_range_free, NVH_UVM_RANGE_FREE_SYM, nvh_uvm_range_free_wrap },
 	{ &nvh.uvm_sparse, NVH_UVM_SPARSE_SYM, nvh_uvm_sparse_wrap },
@@ -3675,22 +3687,17 @@ static const struct {
 
 static void nvh_uvm_hooks_on(void)
 {
-	unsigned int i;
+	unsigned int failed;
 	int err;
 
 	lockdep_assert_held(&nvh.lock);
 	if (!nvh.attached || nvh.uvm_on || !nvh_lookup(NVH_UVM_MOD ":" NVH_UVM_CLOSE_SYM))
 		return;
-	for (i = 0; i < ARRAY_SIZE(nvh_uvm_own); i++) {
-		err = nvh_hook_on(nvh_uvm_own[i].h, NVH_UVM_MOD, nvh_uvm_own[i].name,
-				  nvh_uvm_own[i].wrapper);
-		if (err) {
-			pr_warn("cgpu_km: enforce: sparse mappings go uncharged and managed memory unrefused: cannot attach to %s's %s: %d\n",
-				NVH_UVM_MOD, nvh_uvm_own[i].name, err);
-			while (i--)
-				nvh_hook_off(nvh_uvm_own[i].h);
-			return;
-		}
+	err = nvh_hooks_on_all(nvh_uvm_own, ARRAY_SIZE(nvh_uvm_own), NVH_UVM_MOD, &failed);
+	if (err) {
+		pr_warn("cgpu_km: enforce: sparse mappings go uncharged and managed memory unrefused: cannot attach to %s's %s: %d\n",
+			NVH_UVM_MOD, nvh_uvm_own[failed].name, err);
+		return;
 	}
 	nvh.uvm_on = true;
 	pr_info("cgpu_km: enforcement: attached to %s's %s, %s, %s, %s and %s\n", NVH_UVM_MOD,

@@ -261,7 +261,7 @@ static int uvm_mmap(struct file *filp, struct vm_area_struct *vma)
 	if (!ret) {
 		st = uvm_va_range_create_mmap(&u->va, current->mm, vma, NULL);
 		ret = st == SD_NV_OK ? 0 : st == SD_NV_ERR_UVM_ADDRESS_IN_USE ? -EADDRINUSE :
-		      st == SD_NV_ERR_NO_MEMORY ? -ENOMEM : st == SD_NV_ERR_INSUFFICIENT_PERMISSIONS ? -EPERM : -EINVAL;
+		      st == SD_NV_ERR_NO_MEMORY ? -ENOMEM : -EINVAL;
 	}
 	mutex_unlock(&u->lock);
 	if (ret)

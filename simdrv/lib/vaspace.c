@@ -292,6 +292,12 @@ static int find_range_in(const struct sd_va_space *s, sd_u64 start, sd_u64 end)
 	return 0;
 }
 
+/* Whether any range, external or managed, holds any of [start, end]: a new one may not. */
+static int range_in_use(const struct sd_va_space *s, sd_u64 start, sd_u64 end)
+{
+	return find_range_in(s, start, end) || span_overlap(s->managed, start, end);
+}
+
 /* gpu's channels go (all with ~0): released. */
 static void release_channels(struct sd_va_space *s, const struct sd_va_env *env, sd_u32 gpu)
 {
@@ -451,7 +457,7 @@ sd_u32 sd_va_create_range(struct sd_va_space *s, sd_u64 base, sd_u64 length)
 
 	if (range_invalid_4k(base, length))
 		return SD_NV_ERR_INVALID_ADDRESS;
-	if (find_range_in(s, base, end) || span_overlap(s->managed, base, end))
+	if (range_in_use(s, base, end))
 		return SD_NV_ERR_UVM_ADDRESS_IN_USE;
 	r = sd_zalloc(sizeof(*r));
 	if (!r)
@@ -661,7 +667,7 @@ sd_u32 sd_va_create_managed(struct sd_va_space *s, const struct sd_va_env *env, 
 
 	if (range_invalid_4k(base, length))
 		return SD_NV_ERR_INVALID_ADDRESS;
-	if (find_range_in(s, base, end) || span_overlap(s->managed, base, end))
+	if (range_in_use(s, base, end))
 		return SD_NV_ERR_UVM_ADDRESS_IN_USE;
 	m = sd_zalloc(sizeof(*m));
 	if (!m)
