@@ -126,13 +126,15 @@ struct nva_nv_state_head {
 #define NVA_UVM_MEMINFO_SIZE		56
 
 /*
- * UVM_MAP_EXTERNAL_SPARSE_PARAMS and UVM_FREE_PARAMS (uvm_ioctl.h), as nvidia-uvm's
+ * UVM_MAP_EXTERNAL_SPARSE_PARAMS, UVM_MAP_DYNAMIC_PARALLELISM_REGION_PARAMS,
+ * UVM_ALLOC_SEMAPHORE_POOL_PARAMS and UVM_FREE_PARAMS (uvm_ioctl.h), as nvidia-uvm's
  * handlers get them (their kernel copy): the span of VA, base then length, first; the
- * sparse mapping's GPU UUID after them. The same in 535 and 550.
+ * GPU UUID of a sparse mapping or a dynamic parallelism region after them. The same in
+ * 535 and 550.
  */
 #define NVA_UVM_SPAN_BASE_OFF		0
 #define NVA_UVM_SPAN_LENGTH_OFF		8
-#define NVA_UVM_SPARSE_UUID_OFF		16
+#define NVA_UVM_SPAN_UUID_OFF		16
 
 /*
  * Managed memory's ways in (uvm.c): uvm_va_space_create's flags, where DISABLE_HMM keeps

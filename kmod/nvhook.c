@@ -5,8 +5,9 @@
  * driver's ioctl calls with its own kernel copy of the escape's block, on the file's
  * open and release, on the export to a dma-buf (which does not pass rm_ioctl), on
  * the duplicates nvidia-uvm makes and frees for its mappings of RM memory and on what
- * it keeps of registered channels and GPU VA spaces, and on nvidia-uvm's own sparse
- * mapping, range free, file release and makers of managed ranges and va_spaces (so
+ * it keeps of registered channels and GPU VA spaces, and on nvidia-uvm's own makers of
+ * page tables (sparse mappings, dynamic parallelism regions, semaphore pools), range
+ * free, file release and makers of managed ranges and va_spaces (so
  * that a container gets no managed memory), all found by name, so that a limited
  * container's video-memory
  * allocations are charged to its ledger whether or not the process cooperates
@@ -118,11 +119,14 @@ static const struct nvh_layout {
 #define NVH_UVM_DUP_VASPACE_SYM	"nvUvmInterfaceDupAddressSpace"
 #define NVH_UVM_DESTROY_VASPACE_SYM "nvUvmInterfaceAddressSpaceDestroy"
 /*
- * nvidia-uvm's own handlers of a sparse mapping and of a range's free, and its file's
- * release (uvm_api.h, uvm.c), in its module: one name each in 535 and 550.
+ * nvidia-uvm's own handlers of the commands that make page tables from no RM call (a
+ * sparse mapping, a dynamic parallelism region, a semaphore pool) and of a range's free,
+ * and its file's release (uvm_api.h, uvm.c), in its module: one name each in 535 and 550.
  */
 #define NVH_UVM_MOD		"nvidia_uvm"
 #define NVH_UVM_SPARSE_SYM	"uvm_api_map_external_sparse"
+#define NVH_UVM_DP_REGION_SYM	"uvm_api_map_dynamic_parallelism_region"
+#define NVH_UVM_POOL_SYM	"uvm_api_alloc_semaphore_pool"
 #define NVH_UVM_RANGE_FREE_SYM	"uvm_api_free"
 #define NVH_UVM_CLOSE_SYM	"uvm_release_entry"
 /* and its makers of a managed range (uvm_mmap's) and of a va_space (UVM_INITIALIZE's) */
@@ -284,16 +288,18 @@ struct nvh_kept {
 };
 
 /*
- * A sparse mapping nvidia-uvm made for a caller in a container (nvh_uvm_sparse_wrap):
- * the page tables of its span, charged as lines of holder's record on the GPU its UUID
- * names or, if none of the container's does, on each of the container's, until the
- * range's free or the file's release (nvh_sparse_forget). nvh.holds_lock.
+ * A span of VA nvidia-uvm made page tables for on the GPU itself, from no RM call, for a
+ * caller in a container (nvh_uvm_span_charge): a sparse mapping, a dynamic parallelism
+ * region or a semaphore pool. Its tables' most charged as lines of holder's record on
+ * the GPU its UUID names or, if none of the container's does (or it names none), on
+ * each of the container's, until the range's free or the file's release
+ * (nvh_spans_forget). nvh.holds_lock.
  */
-struct nvh_sparse {
-	struct hlist_node node;		/* nvh.sparse, by file */
+struct nvh_span {
+	struct hlist_node node;		/* nvh.spans, by file */
 	const struct file *file;	/* nvidia-uvm's, its va_space */
 	u64 start, end;			/* inclusive */
-	u8 uuid[CGPU_UUID_BYTES];	/* the GPU it was asked on */
+	u8 uuid[CGPU_UUID_BYTES];	/* the GPU it was asked on; zero: none named */
 	struct nvh_holder *holder;	/* one of its users */
 	unsigned int n;
 	struct nvh_obj *tables[CGPU_MAX_GPUS];	/* in holder->rec */
@@ -321,7 +327,8 @@ static struct {
 	struct nvh_hook rm_ioctl, open, close, dmabuf, uvm_dup, uvm_free, uvm_retain, uvm_release,
 			  uvm_dup_vaspace, uvm_destroy_vaspace;
 	/* nvidia-uvm's own functions, on while it is loaded and the driver's hooks are */
-	struct nvh_hook uvm_sparse, uvm_range_free, uvm_close, uvm_mmap, uvm_va_space;
+	struct nvh_hook uvm_sparse, uvm_dp_region, uvm_pool, uvm_range_free, uvm_close, uvm_mmap,
+		uvm_va_space;
 	bool uvm_on;
 	atomic64_t managed_refused;	/* containers' mmaps of nvidia-uvm refused */
 	atomic64_t hmm_off;		/* containers' va_spaces made with HMM off */
@@ -336,15 +343,15 @@ static struct {
 	DECLARE_HASHTABLE(clients, NVH_FILE_BITS);
 	atomic64_t ids;			/* of files and memory lines */
 	atomic64_t followed;		/* duplicates followed */
-	struct mutex holds_lock;	/* holders, holds, kept; files_lock never inside */
+	struct mutex holds_lock;	/* holders, holds, kept, spans; files_lock never inside */
 	DECLARE_HASHTABLE(holders, NVH_FILE_BITS);
 	DECLARE_HASHTABLE(holds, NVH_HOLD_BITS);
 	atomic_t nholds;		/* read by nvh_ftrace: the free is redirected only if any */
 	atomic64_t mapped;		/* nvidia-uvm's mappings followed */
 	DECLARE_HASHTABLE(kept, NVH_FILE_BITS);
 	DECLARE_HASHTABLE(kept_devs, NVH_FILE_BITS);
-	DECLARE_HASHTABLE(sparse, NVH_FILE_BITS);
-	atomic_t nsparse;		/* read by nvh_ftrace: a free or release is redirected only if any */
+	DECLARE_HASHTABLE(spans, NVH_FILE_BITS);
+	atomic_t nspans;		/* read by nvh_ftrace: a free or release is redirected only if any */
 	atomic_t nkept;			/* read by nvh_ftrace: the releases are redirected only if any */
 	struct proc_dir_entry *proc;
 } nvh = {
@@ -2750,12 +2757,12 @@ static u32 nvh_uvm_free_wrap(void *device, u32 hPhysHandle)
 }
 
 
-/* ---- nvidia-uvm's sparse mappings ---- */
+/* ---- nvidia-uvm's page tables made from no RM call ---- */
 
 /*
- * The GPUs a sparse mapping asked on the GPU of uuid (the caller's) is charged on, in
- * gpus: the container's instance of that UUID (the runtime gives it at `add`; one given
- * none matches nothing), else each of the container's (too much, never too little: its
+ * The GPUs a span asked on the GPU of uuid (the caller's) is charged on, in gpus: the
+ * container's instance of that UUID (the runtime gives it at `add`; one given none
+ * matches nothing), else each of the container's (too much, never too little: its
  * processes reach no other GPU).
  */
 static unsigned int nvh_uuid_gpus(const struct cgpu_attachment *att, const u8 *uuid, u32 *gpus)
@@ -2778,9 +2785,9 @@ static unsigned int nvh_uuid_gpus(const struct cgpu_attachment *att, const u8 *u
  * The entries on gone, out of the table: their lines dropped (their charges back), their
  * holders' uses put. Outside nvh.holds_lock: a holder's last put takes it.
  */
-static void nvh_sparse_free_all(struct hlist_head *gone)
+static void nvh_spans_free_all(struct hlist_head *gone)
 {
-	struct nvh_sparse *sp;
+	struct nvh_span *sp;
 	struct hlist_node *tmp;
 	struct nvh_file *rec;
 	unsigned int i;
@@ -2797,55 +2804,50 @@ static void nvh_sparse_free_all(struct hlist_head *gone)
 }
 
 /*
- * The sparse mappings of file within [start, end] (of uuid's GPU, if uuid) are gone:
- * their charges back. One only partly within stays charged whole (too much, never too
- * little) until a free or the release takes all of it.
+ * The spans of file within [start, end] (asked on uuid's GPU, if uuid) are gone: their
+ * charges back. One only partly within stays charged whole (too much, never too little)
+ * until a free or the release takes all of it.
  */
-static void nvh_sparse_forget(const struct file *file, u64 start, u64 end, const u8 *uuid)
+static void nvh_spans_forget(const struct file *file, u64 start, u64 end, const u8 *uuid)
 {
-	struct nvh_sparse *sp;
+	struct nvh_span *sp;
 	struct hlist_node *tmp;
 	HLIST_HEAD(gone);
 
 	mutex_lock(&nvh.holds_lock);
-	hash_for_each_possible_safe(nvh.sparse, sp, tmp, node, (unsigned long)file) {
+	hash_for_each_possible_safe(nvh.spans, sp, tmp, node, (unsigned long)file) {
 		if (sp->file != file || sp->start < start || sp->end > end ||
 		    (uuid && memcmp(sp->uuid, uuid, CGPU_UUID_BYTES)))
 			continue;
 		hash_del(&sp->node);
-		atomic_dec(&nvh.nsparse);
+		atomic_dec(&nvh.nspans);
 		hlist_add_head(&sp->node, &gone);
 	}
 	mutex_unlock(&nvh.holds_lock);
-	nvh_sparse_free_all(&gone);
+	nvh_spans_free_all(&gone);
 }
 
 /*
- * uvm_api_map_external_sparse(params, filp), nvidia-uvm's UVM_MAP_EXTERNAL_SPARSE with
- * its kernel copy of the parameters: it makes page tables of 64 KiB pages over the whole
- * span at once, on the GPU, from no RM call (uvm_map_external_sparse_on_gpu). For a
- * caller in a container their most (cgpu_sparse_tables of the length) is charged first
- * (nvh_uuid_gpus), past the budget refused with NV_ERR_NO_MEMORY before nvidia-uvm
- * runs, given back if it fails, else kept until the range's free or the file's
- * release; what it unmapped on that GPU within the span (an earlier sparse mapping of
- * it) gives its charge back.
+ * orig(params, filp), a handler of nvidia-uvm's (with its kernel copy of the parameters:
+ * no second fetch) that makes page tables on the GPU from no RM call over the span at
+ * the head of params, called for a caller in a container: the most they can take,
+ * tables bytes, charged first on the GPU uuid names (nvh_uuid_gpus; NULL: on each of
+ * the container's), past the budget refused with NV_ERR_NO_MEMORY before nvidia-uvm
+ * runs and logged as what, given back if it fails, else kept until the range's free or
+ * the file's release. With remaps, what the handler unmapped on that GPU within the
+ * span (an earlier sparse mapping of it) gives its charge back.
  */
-static u32 nvh_uvm_sparse_wrap(void *params, struct file *filp)
+static u32 nvh_uvm_span_charge(nvh_uvm_api_fn orig, void *params, struct file *filp,
+			       const u8 *uuid, u64 tables, const char *what, bool remaps)
 {
-	int idx = srcu_read_lock(&nvh_srcu);
-	nvh_uvm_api_fn orig = (nvh_uvm_api_fn)READ_ONCE(nvh.uvm_sparse.addr);
 	u32 gpus[CGPU_MAX_GPUS], st = NVA_ERR_NO_MEMORY;
 	struct nvh_holder *holder = NULL;
-	struct nvh_sparse *sp;
+	struct nvh_span *sp;
 	struct nvh_file *rec;
 	u64 base, length;
 	int err = -ENOMEM;
 	unsigned int i;
 
-	if (!nvh_caller_contained()) {
-		st = orig(params, filp);
-		goto out;
-	}
 	memcpy(&base, (u8 *)params + NVA_UVM_SPAN_BASE_OFF, sizeof(base));
 	memcpy(&length, (u8 *)params + NVA_UVM_SPAN_LENGTH_OFF, sizeof(length));
 	sp = cgpu_zalloc(sizeof(*sp));
@@ -2857,10 +2859,14 @@ static u32 nvh_uvm_sparse_wrap(void *params, struct file *filp)
 		goto refused;
 	}
 	rec = holder->rec;
-	memcpy(sp->uuid, (u8 *)params + NVA_UVM_SPARSE_UUID_OFF, CGPU_UUID_BYTES);
-	sp->n = nvh_uuid_gpus(rec->att, sp->uuid, gpus);
+	if (uuid) {
+		memcpy(sp->uuid, uuid, CGPU_UUID_BYTES);
+		sp->n = nvh_uuid_gpus(rec->att, sp->uuid, gpus);
+	} else {
+		sp->n = nvh_att_gpus(rec->att, gpus);
+	}
 	if (nvh_take_places(rec, sp->n)) {
-		err = nvh_lines_charge(rec, gpus, sp->n, 0, cgpu_sparse_tables(length), sp->tables);
+		err = nvh_lines_charge(rec, gpus, sp->n, 0, tables, sp->tables);
 		if (err)
 			nvh_give_places(rec, sp->n);
 	}
@@ -2875,36 +2881,113 @@ static u32 nvh_uvm_sparse_wrap(void *params, struct file *filp)
 		nvh_give_places(rec, sp->n);
 		nvh_holder_put(holder);
 		cgpu_free(sp);
-		goto out;
+		return st;
 	}
-	nvh_sparse_forget(filp, base, base + length - 1, sp->uuid);
+	if (remaps)
+		nvh_spans_forget(filp, base, base + length - 1, sp->uuid);
 	sp->file = filp;
 	sp->start = base;
 	sp->end = base + length - 1;
 	sp->holder = holder;
 	mutex_lock(&nvh.holds_lock);
-	hash_add(nvh.sparse, &sp->node, (unsigned long)filp);
-	atomic_inc(&nvh.nsparse);
+	hash_add(nvh.spans, &sp->node, (unsigned long)filp);
+	atomic_inc(&nvh.nspans);
 	mutex_lock(&rec->lock);
 	for (i = 0; i < sp->n; i++)
 		nvh_record(rec, sp->tables[i]);
 	mutex_unlock(&rec->lock);
 	mutex_unlock(&nvh.holds_lock);
-	goto out;
+	return st;
 refused:
-	pr_warn_ratelimited("cgpu_km: enforce: pid %d: a sparse mapping by nvidia-uvm of %llu bytes refused: its page tables (up to %llu bytes) %s\n",
-			    task_tgid_nr(current), length, cgpu_sparse_tables(length),
+	pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s by nvidia-uvm of %llu bytes refused: its page tables (up to %llu bytes) %s\n",
+			    task_tgid_nr(current), what, length, tables,
 			    err == -EAGAIN ? "cannot be charged while a hot update is under way" :
 			    err == -ENOENT ? "cannot be charged (no record for the process)" :
 			    "would pass the budget");
-out:
-	srcu_read_unlock(&nvh_srcu, idx);
 	return st;
 }
 
 /*
- * uvm_api_free(params, filp), nvidia-uvm's UVM_FREE of a whole range: its sparse
- * mappings go with it, their charges back once it is freed.
+ * The commands whose page tables nvh_uvm_span_charge charges: the hook of nvidia-uvm's
+ * handler, whether its parameters name a GPU by UUID (at NVA_UVM_SPAN_UUID_OFF), the
+ * most its tables can take for a length, the log's name for it, and whether it
+ * unmaps what its GPU had in the span first.
+ */
+struct nvh_span_kind {
+	struct nvh_hook *h;
+	bool uuid;
+	u64 (*tables)(u64 length);
+	const char *what;
+	bool remaps;
+};
+
+/*
+ * A semaphore pool (UVM_ALLOC_SEMAPHORE_POOL): system memory of the caller's length,
+ * mapped at 4 KiB pages in nvidia-uvm's own kernel VA on every registered GPU and in
+ * every GPU VA space of the va_space, then and as GPUs and VA spaces are registered
+ * later (535's uvm_va_range.c), all tables on the GPUs: two mappings' most, on each
+ * of the container's GPUs (no UUID).
+ */
+static u64 nvh_pool_tables(u64 length)
+{
+	return 2 * cgpu_map_tables(length);
+}
+
+static const struct nvh_span_kind nvh_span_kinds[] = {
+	/*
+	 * UVM_MAP_EXTERNAL_SPARSE: tables of 64 KiB pages over the whole span at once, on
+	 * the GPU of its UUID (uvm_map_external_sparse_on_gpu), after unmapping what that
+	 * GPU had there.
+	 */
+	{ &nvh.uvm_sparse, true, cgpu_sparse_tables, "a sparse mapping", true },
+	/*
+	 * UVM_MAP_DYNAMIC_PARALLELISM_REGION: a range of one GPU page whose tables nvidia-uvm
+	 * makes on the GPU of its UUID (uvm_map_sked_reflected_range), at any page size,
+	 * placed anywhere.
+	 */
+	{ &nvh.uvm_dp_region, true, cgpu_map_tables, "a dynamic parallelism region", false },
+	{ &nvh.uvm_pool, false, nvh_pool_tables, "a semaphore pool", false },
+};
+
+/* A call of kind's handler: a container's charged (nvh_uvm_span_charge), others passed. */
+static u32 nvh_uvm_span_wrap(const struct nvh_span_kind *kind, void *params, struct file *filp)
+{
+	int idx = srcu_read_lock(&nvh_srcu);
+	nvh_uvm_api_fn orig = (nvh_uvm_api_fn)READ_ONCE(kind->h->addr);
+	u64 length;
+	u32 st;
+
+	memcpy(&length, (u8 *)params + NVA_UVM_SPAN_LENGTH_OFF, sizeof(length));
+	st = nvh_caller_contained() ?
+	     nvh_uvm_span_charge(orig, params, filp,
+				 kind->uuid ? (u8 *)params + NVA_UVM_SPAN_UUID_OFF : NULL,
+				 kind->tables(length), kind->what, kind->remaps) :
+	     orig(params, filp);
+	srcu_read_unlock(&nvh_srcu, idx);
+	return st;
+}
+
+/* uvm_api_map_external_sparse(params, filp) */
+static u32 nvh_uvm_sparse_wrap(void *params, struct file *filp)
+{
+	return nvh_uvm_span_wrap(&nvh_span_kinds[0], params, filp);
+}
+
+/* uvm_api_map_dynamic_parallelism_region(params, filp) */
+static u32 nvh_uvm_dp_region_wrap(void *params, struct file *filp)
+{
+	return nvh_uvm_span_wrap(&nvh_span_kinds[1], params, filp);
+}
+
+/* uvm_api_alloc_semaphore_pool(params, filp) */
+static u32 nvh_uvm_pool_wrap(void *params, struct file *filp)
+{
+	return nvh_uvm_span_wrap(&nvh_span_kinds[2], params, filp);
+}
+
+/*
+ * uvm_api_free(params, filp), nvidia-uvm's UVM_FREE of a whole range: its spans go with
+ * it, their charges back once it is freed.
  */
 static u32 nvh_uvm_range_free_wrap(void *params, struct file *filp)
 {
@@ -2917,14 +3000,14 @@ static u32 nvh_uvm_range_free_wrap(void *params, struct file *filp)
 	memcpy(&length, (u8 *)params + NVA_UVM_SPAN_LENGTH_OFF, sizeof(length));
 	st = orig(params, filp);
 	if (st == NVA_NV_OK && length)
-		nvh_sparse_forget(filp, base, base + length - 1, NULL);
+		nvh_spans_forget(filp, base, base + length - 1, NULL);
 	srcu_read_unlock(&nvh_srcu, idx);
 	return st;
 }
 
 /*
  * uvm_release_entry(inode, filp), the release of nvidia-uvm's file, which destroys its
- * va_space and every mapping in it: the file's sparse mappings' charges back after.
+ * va_space and every mapping in it: the file's spans' charges back after.
  * (Under a suspend nvidia-uvm defers the destroy: the charge goes a little early.)
  */
 static int nvh_uvm_close_wrap(struct inode *inode, struct file *filp)
@@ -2933,7 +3016,7 @@ static int nvh_uvm_close_wrap(struct inode *inode, struct file *filp)
 	nvh_file_fn orig = (nvh_file_fn)READ_ONCE(nvh.uvm_close.addr);
 	int ret = orig(inode, filp);
 
-	nvh_sparse_forget(filp, 0, ~0ULL, NULL);
+	nvh_spans_forget(filp, 0, ~0ULL, NULL);
 	srcu_read_unlock(&nvh_srcu, idx);
 	return ret;
 }
@@ -3454,9 +3537,9 @@ static void notrace nvh_ftrace(unsigned long ip, unsigned long parent_ip,
 	     !cgpu_maybe_contained()) ||
 	    (h == &nvh.uvm_free && !atomic_read(&nvh.nholds) && !atomic_read(&cgpu.resobjs)) ||
 	    ((h == &nvh.uvm_release || h == &nvh.uvm_destroy_vaspace) && !atomic_read(&nvh.nkept)) ||
-	    ((h == &nvh.uvm_sparse || h == &nvh.uvm_mmap || h == &nvh.uvm_va_space) &&
-	     !cgpu_maybe_contained()) ||
-	    ((h == &nvh.uvm_range_free || h == &nvh.uvm_close) && !atomic_read(&nvh.nsparse)))
+	    ((h == &nvh.uvm_sparse || h == &nvh.uvm_dp_region || h == &nvh.uvm_pool ||
+	      h == &nvh.uvm_mmap || h == &nvh.uvm_va_space) && !cgpu_maybe_contained()) ||
+	    ((h == &nvh.uvm_range_free || h == &nvh.uvm_close) && !atomic_read(&nvh.nspans)))
 		return;
 	regs->ip = (unsigned long)h->wrapper;
 }
@@ -3670,17 +3753,19 @@ static void nvh_hooks_off(void)
 }
 
 /*
- * nvidia-uvm's own functions, which charge sparse mappings and keep managed memory out
- * of containers: on once both the driver's hooks are and nvidia-uvm is loaded (it loads
- * after the driver, and may go and come back on its own), the release first (every file
- * with a sparse mapping charged is seen closing), then the range's free, then the
- * makers. Not there, or not attachable: none is on, said in the log and in
+ * nvidia-uvm's own functions, which charge the page tables it makes from no RM call and
+ * keep managed memory out of containers: on once both the driver's hooks are and
+ * nvidia-uvm is loaded (it loads after the driver, and may go and come back on its own),
+ * the release first (every file with a span charged is seen closing), then the range's
+ * free, then the makers. Not there, or not attachable: none is on, said in the log and in
  * /proc/cgpu_km/enforcement. nvh.lock held.
  */
 static const struct nvh_hook_spec nvh_uvm_own[] = {
 	{ &nvh.uvm_close, NVH_UVM_CLOSE_SYM, nvh_uvm_close_wrap },
 	{ &nvh.uvm_range_free, NVH_UVM_RANGE_FREE_SYM, nvh_uvm_range_free_wrap },
 	{ &nvh.uvm_sparse, NVH_UVM_SPARSE_SYM, nvh_uvm_sparse_wrap },
+	{ &nvh.uvm_dp_region, NVH_UVM_DP_REGION_SYM, nvh_uvm_dp_region_wrap },
+	{ &nvh.uvm_pool, NVH_UVM_POOL_SYM, nvh_uvm_pool_wrap },
 	{ &nvh.uvm_mmap, NVH_UVM_MMAP_SYM, nvh_uvm_mmap_wrap },
 	{ &nvh.uvm_va_space, NVH_UVM_VA_SPACE_SYM, nvh_uvm_va_space_wrap },
 };
@@ -3695,24 +3780,24 @@ static void nvh_uvm_hooks_on(void)
 		return;
 	err = nvh_hooks_on_all(nvh_uvm_own, ARRAY_SIZE(nvh_uvm_own), NVH_UVM_MOD, &failed);
 	if (err) {
-		pr_warn("cgpu_km: enforce: sparse mappings go uncharged and managed memory unrefused: cannot attach to %s's %s: %d\n",
+		pr_warn("cgpu_km: enforce: nvidia-uvm's page tables go uncharged and managed memory unrefused: cannot attach to %s's %s: %d\n",
 			NVH_UVM_MOD, nvh_uvm_own[failed].name, err);
 		return;
 	}
 	nvh.uvm_on = true;
-	pr_info("cgpu_km: enforcement: attached to %s's %s, %s, %s, %s and %s\n", NVH_UVM_MOD,
-		NVH_UVM_CLOSE_SYM, NVH_UVM_RANGE_FREE_SYM, NVH_UVM_SPARSE_SYM, NVH_UVM_MMAP_SYM,
-		NVH_UVM_VA_SPACE_SYM);
+	pr_info("cgpu_km: enforcement: attached to %s's %s, %s, %s, %s, %s, %s and %s\n",
+		NVH_UVM_MOD, NVH_UVM_CLOSE_SYM, NVH_UVM_RANGE_FREE_SYM, NVH_UVM_SPARSE_SYM,
+		NVH_UVM_DP_REGION_SYM, NVH_UVM_POOL_SYM, NVH_UVM_MMAP_SYM, NVH_UVM_VA_SPACE_SYM);
 }
 
 /*
- * Off in the reverse order, the calls inside a wrapper done; the charges of sparse
- * mappings still recorded (none when nvidia-uvm goes: each file pins it) given back.
+ * Off in the reverse order, the calls inside a wrapper done; the charges of spans
+ * still recorded (none when nvidia-uvm goes: each file pins it) given back.
  * nvh.lock held.
  */
 static void nvh_uvm_hooks_off(void)
 {
-	struct nvh_sparse *sp;
+	struct nvh_span *sp;
 	struct hlist_node *tmp;
 	HLIST_HEAD(gone);
 	unsigned int i;
@@ -3725,13 +3810,13 @@ static void nvh_uvm_hooks_off(void)
 		nvh_hook_off(nvh_uvm_own[i].h);
 	synchronize_srcu(&nvh_srcu);
 	mutex_lock(&nvh.holds_lock);
-	hash_for_each_safe(nvh.sparse, bkt, tmp, sp, node) {
+	hash_for_each_safe(nvh.spans, bkt, tmp, sp, node) {
 		hash_del(&sp->node);
 		hlist_add_head(&sp->node, &gone);
 	}
-	atomic_set(&nvh.nsparse, 0);
+	atomic_set(&nvh.nspans, 0);
 	mutex_unlock(&nvh.holds_lock);
-	nvh_sparse_free_all(&gone);
+	nvh_spans_free_all(&gone);
 	nvh.uvm_on = false;
 }
 
@@ -3886,13 +3971,13 @@ static int nvh_show(struct seq_file *m, void *v)
 	seq_printf(m, "channels refused: %lld\n", (long long)atomic64_read(&nvh.channels_refused));
 	seq_printf(m, "channels and VA spaces nvidia-uvm keeps: %d\n", atomic_read(&nvh.nkept));
 	if (nvh.uvm_on) {
-		seq_printf(m, "sparse mappings charged: %d\n", atomic_read(&nvh.nsparse));
+		seq_printf(m, "nvidia-uvm spans charged: %d\n", atomic_read(&nvh.nspans));
 		seq_printf(m, "managed memory refused: %lld\n",
 			   (long long)atomic64_read(&nvh.managed_refused));
 		seq_printf(m, "va_spaces made with HMM off: %lld\n",
 			   (long long)atomic64_read(&nvh.hmm_off));
 	} else {
-		seq_puts(m, "sparse mappings charged: off (nvidia-uvm not attached)\n");
+		seq_puts(m, "nvidia-uvm spans charged: off (nvidia-uvm not attached)\n");
 		seq_puts(m, "managed memory refused: off (nvidia-uvm not attached)\n");
 		seq_puts(m, "va_spaces made with HMM off: off (nvidia-uvm not attached)\n");
 	}

@@ -11,6 +11,7 @@
  * meets both names. Served on /dev/nvidia-uvm:
  * UVM_INITIALIZE, UVM_DEINITIALIZE, UVM_REGISTER_GPU, UVM_UNREGISTER_GPU,
  * UVM_CREATE_EXTERNAL_RANGE, UVM_MAP_EXTERNAL_ALLOCATION, UVM_MAP_EXTERNAL_SPARSE, UVM_FREE,
+ * UVM_MAP_DYNAMIC_PARALLELISM_REGION, UVM_ALLOC_SEMAPHORE_POOL (no CPU mapping of it),
  * UVM_REGISTER_GPU_VASPACE and UVM_UNREGISTER_GPU_VASPACE (nvUvmInterfaceDupAddressSpace
  * and nvUvmInterfaceAddressSpaceDestroy), UVM_REGISTER_CHANNEL and
  * UVM_UNREGISTER_CHANNEL (nvUvmInterfaceRetainChannel and
@@ -193,6 +194,24 @@ noinline u32 uvm_api_free(struct sd_uvm_free *params, struct file *filp)
 	return sd_va_free(&u->va, &va_env, params->base, params->length);
 }
 
+noinline u32 uvm_api_map_dynamic_parallelism_region(struct sd_uvm_map_dp_region *params,
+						    struct file *filp)
+{
+	struct uvm_file *u = filp->private_data;
+
+	return sd_va_map_dp_region(&u->va, &va_env, params);
+}
+
+/* Its block: the head, perGpuAttributes[the release's UVM_MAX_GPUS], the tail. */
+noinline u32 uvm_api_alloc_semaphore_pool(struct sd_uvm_pool_head *params, struct file *filp)
+{
+	struct uvm_file *u = filp->private_data;
+
+	return sd_va_alloc_pool(&u->va, &va_env, params, (void *)(params + 1), uvm_node.max_gpus,
+				(void *)params + SD_UVM_POOL_SIZE(uvm_node.max_gpus) -
+				sizeof(struct sd_uvm_pool_tail));
+}
+
 /*
  * uvm_va_range_create_mmap by NVIDIA's name (uvm_va_range.c), called by the mmap alone:
  * the managed range of the mapping (the stand-in passes the vma where nvidia-uvm passes
@@ -334,6 +353,12 @@ static long uvm_va_cmd(struct file *filp, unsigned int cmd, void __user *arg, si
 		case SD_UVM_MAP_EXTERNAL_SPARSE:
 			st = uvm_api_map_external_sparse(p, filp);
 			break;
+		case SD_UVM_MAP_DYNAMIC_PARALLELISM_REGION:
+			st = uvm_api_map_dynamic_parallelism_region(p, filp);
+			break;
+		case SD_UVM_ALLOC_SEMAPHORE_POOL:
+			st = uvm_api_alloc_semaphore_pool(p, filp);
+			break;
 		case SD_UVM_PAGEABLE_MEM_ACCESS:
 			((struct sd_uvm_pageable_mem_access *)p)->pageableMemAccess = sd_va_pageable(&u->va);
 			st = SD_NV_OK;
@@ -391,6 +416,13 @@ static long uvm_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	case SD_UVM_MAP_EXTERNAL_SPARSE:
 		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_map_external_sparse),
 				  offsetof(struct sd_uvm_map_external_sparse, rmStatus));
+	case SD_UVM_MAP_DYNAMIC_PARALLELISM_REGION:
+		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_map_dp_region),
+				  offsetof(struct sd_uvm_map_dp_region, rmStatus));
+	case SD_UVM_ALLOC_SEMAPHORE_POOL:
+		return uvm_va_cmd(filp, cmd, p, SD_UVM_POOL_SIZE(uvm_node.max_gpus),
+				  SD_UVM_POOL_SIZE(uvm_node.max_gpus) - sizeof(struct sd_uvm_pool_tail) +
+				  offsetof(struct sd_uvm_pool_tail, rmStatus));
 	case SD_UVM_PAGEABLE_MEM_ACCESS:
 		return uvm_va_cmd(filp, cmd, p, sizeof(struct sd_uvm_pageable_mem_access),
 				  offsetof(struct sd_uvm_pageable_mem_access, rmStatus));

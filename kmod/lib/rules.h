@@ -47,8 +47,9 @@ cgpu_u64 cgpu_range_tables(cgpu_u64 size);
 
 /*
  * What a container is charged for each mapping nvidia-uvm makes of its memory of size
- * bytes (UVM_MAP_EXTERNAL_ALLOCATION, followed as a duplicate of the memory): the most
- * page tables nvidia-uvm can make for it (docs/kmod.md, "nvidia-uvm's page tables").
+ * bytes (UVM_MAP_EXTERNAL_ALLOCATION, followed as a duplicate of the memory), and for a
+ * dynamic parallelism region or each of a semaphore pool's mappings of size bytes: the
+ * most page tables nvidia-uvm can make for it (docs/kmod.md, "nvidia-uvm's page tables").
  * The mapping is at most the memory's size, placed anywhere, at any page size the
  * caller's alignment picks (535's uvm_map_external.c goes down to 4 KiB pages): per
  * level, as for a range, 4 KiB for each table of 4 KiB pages (2 MiB each), the biggest

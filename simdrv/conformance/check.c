@@ -537,6 +537,8 @@ SAME(SD_UVM_REGISTER_GPU, UVM_REGISTER_GPU);
 SAME(SD_UVM_UNREGISTER_GPU, UVM_UNREGISTER_GPU);
 SAME(SD_UVM_CREATE_EXTERNAL_RANGE, UVM_CREATE_EXTERNAL_RANGE);
 SAME(SD_UVM_MAP_EXTERNAL_SPARSE, UVM_MAP_EXTERNAL_SPARSE);
+SAME(SD_UVM_MAP_DYNAMIC_PARALLELISM_REGION, UVM_MAP_DYNAMIC_PARALLELISM_REGION);
+SAME(SD_UVM_ALLOC_SEMAPHORE_POOL, UVM_ALLOC_SEMAPHORE_POOL);
 SAME(SD_UUID_LEN, sizeof(NvProcessorUuid));
 SAME(SD_NV_ERR_GPU_UUID_NOT_FOUND, NV_ERR_GPU_UUID_NOT_FOUND);
 SAME(SD_NV_ERR_INVALID_DEVICE, NV_ERR_INVALID_DEVICE);
@@ -588,6 +590,8 @@ RANGE(sd_uvm_create_external_range, UVM_CREATE_EXTERNAL_RANGE_PARAMS);
 RANGE(sd_uvm_free, UVM_FREE_PARAMS);
 RANGE(sd_uvm_map_external_sparse, UVM_MAP_EXTERNAL_SPARSE_PARAMS);
 SAME_FIELD(sd_uvm_map_external_sparse, UVM_MAP_EXTERNAL_SPARSE_PARAMS, gpuUuid);
+RANGE(sd_uvm_map_dp_region, UVM_MAP_DYNAMIC_PARALLELISM_REGION_PARAMS);
+SAME_FIELD(sd_uvm_map_dp_region, UVM_MAP_DYNAMIC_PARALLELISM_REGION_PARAMS, gpuUuid);
 SAME(SD_UVM_INIT_FLAGS_DISABLE_HMM, UVM_INIT_FLAGS_DISABLE_HMM);
 SAME(SD_UVM_INIT_FLAGS_MASK, UVM_INIT_FLAGS_MASK);
 SAME(SD_UVM_PAGEABLE_MEM_ACCESS, UVM_PAGEABLE_MEM_ACCESS);
@@ -626,6 +630,17 @@ SAME(SD_UVM_MAX_GPUS * sizeof(struct sd_uvm_gpu_mapping), sizeof(((MAP *)0)->per
 	offsetof(MAP, f), "sd_uvm_map_tail." #f " offset"); \
 	_Static_assert(sizeof(((struct sd_uvm_map_tail *)0)->f) == sizeof(((MAP *)0)->f), "sd_uvm_map_tail." #f " size")
 TAIL(gpuAttributesCount); TAIL(rmCtrlFd); TAIL(hClient); TAIL(hMemory); TAIL(rmStatus);
+#define POOL UVM_ALLOC_SEMAPHORE_POOL_PARAMS
+SAME(SD_UVM_POOL_SIZE(SD_UVM_MAX_GPUS), sizeof(POOL));
+SAME_FIELD(sd_uvm_pool_head, POOL, base);
+SAME_FIELD(sd_uvm_pool_head, POOL, length);
+SAME(sizeof(struct sd_uvm_pool_head), offsetof(POOL, perGpuAttributes));
+SAME(SD_UVM_MAX_GPUS * sizeof(struct sd_uvm_gpu_mapping), sizeof(((POOL *)0)->perGpuAttributes));
+#define POOL_TAIL(f) _Static_assert(sizeof(struct sd_uvm_pool_head) + \
+	SD_UVM_MAX_GPUS * sizeof(struct sd_uvm_gpu_mapping) + offsetof(struct sd_uvm_pool_tail, f) == \
+	offsetof(POOL, f), "sd_uvm_pool_tail." #f " offset"); \
+	_Static_assert(sizeof(((struct sd_uvm_pool_tail *)0)->f) == sizeof(((POOL *)0)->f), "sd_uvm_pool_tail." #f " size")
+POOL_TAIL(gpuAttributesCount); POOL_TAIL(rmStatus);
 
 /* UvmGpuMemoryInfo: what nvUvmInterfaceDupMemory fills (550 put egm before deviceDescendant). */
 #define MEMINFO(off, f) _Static_assert((off) == offsetof(UvmGpuMemoryInfo, f), #off " != UvmGpuMemoryInfo." #f)
@@ -644,7 +659,12 @@ MEMINFO(NVA_UVM_MEMINFO_SIZE_OFF, size);
 SAME(NVA_UVM_MEMINFO_SIZE, sizeof(UvmGpuMemoryInfo));
 SAME(NVA_UVM_SPAN_BASE_OFF, offsetof(UVM_MAP_EXTERNAL_SPARSE_PARAMS, base));
 SAME(NVA_UVM_SPAN_LENGTH_OFF, offsetof(UVM_MAP_EXTERNAL_SPARSE_PARAMS, length));
-SAME(NVA_UVM_SPARSE_UUID_OFF, offsetof(UVM_MAP_EXTERNAL_SPARSE_PARAMS, gpuUuid));
+SAME(NVA_UVM_SPAN_UUID_OFF, offsetof(UVM_MAP_EXTERNAL_SPARSE_PARAMS, gpuUuid));
+SAME(NVA_UVM_SPAN_BASE_OFF, offsetof(UVM_MAP_DYNAMIC_PARALLELISM_REGION_PARAMS, base));
+SAME(NVA_UVM_SPAN_LENGTH_OFF, offsetof(UVM_MAP_DYNAMIC_PARALLELISM_REGION_PARAMS, length));
+SAME(NVA_UVM_SPAN_UUID_OFF, offsetof(UVM_MAP_DYNAMIC_PARALLELISM_REGION_PARAMS, gpuUuid));
+SAME(NVA_UVM_SPAN_BASE_OFF, offsetof(UVM_ALLOC_SEMAPHORE_POOL_PARAMS, base));
+SAME(NVA_UVM_SPAN_LENGTH_OFF, offsetof(UVM_ALLOC_SEMAPHORE_POOL_PARAMS, length));
 SAME(NVA_UVM_SPAN_BASE_OFF, offsetof(UVM_FREE_PARAMS, base));
 SAME(NVA_UVM_SPAN_LENGTH_OFF, offsetof(UVM_FREE_PARAMS, length));
 SAME(NVA_UVM_INIT_FLAGS_DISABLE_HMM, UVM_INIT_FLAGS_DISABLE_HMM);

@@ -162,18 +162,23 @@ for ver in 535.261.03 550.163.01; do
 	fi
 
 	# cgpu_km hooks nvidia-uvm's own handlers by name (nvhook.c's NVH_UVM_*_SYM): the
-	# sparse map and the range's free as uvm.c routes them (with the kernel copy of the
-	# parameters and the file: uvm_api.h, read, not in the archive), and the release.
+	# sparse map, the dynamic parallelism region, the semaphore pool and the range's free
+	# as uvm.c routes them (with the kernel copy of the parameters and the file:
+	# uvm_api.h, read, not in the archive), and the release.
 	if grep -Eq 'UVM_ROUTE_CMD_STACK_INIT_CHECK\(UVM_MAP_EXTERNAL_SPARSE, +uvm_api_map_external_sparse\);' "$u/uvm.c" &&
 		grep -Eq 'UVM_ROUTE_CMD_STACK_INIT_CHECK\(UVM_FREE, +uvm_api_free\);' "$u/uvm.c" &&
+		grep -Eq 'UVM_ROUTE_CMD_STACK_INIT_CHECK\(UVM_MAP_DYNAMIC_PARALLELISM_REGION, +uvm_api_map_dynamic_parallelism_region\);' "$u/uvm.c" &&
+		grep -Eq 'UVM_ROUTE_CMD_ALLOC_INIT_CHECK\(UVM_ALLOC_SEMAPHORE_POOL, +uvm_api_alloc_semaphore_pool\);' "$u/uvm.c" &&
 		grep -Eq '\.release += uvm_release_entry,' "$u/uvm.c" &&
 		grep -Eq '^static int uvm_release_entry\(struct inode \*inode, struct file \*filp\)$' "$u/uvm.c" &&
 		grep -q '#define NVH_UVM_SPARSE_SYM	"uvm_api_map_external_sparse"' ../kmod/nvhook.c &&
 		grep -q '#define NVH_UVM_RANGE_FREE_SYM	"uvm_api_free"' ../kmod/nvhook.c &&
+		grep -q '#define NVH_UVM_DP_REGION_SYM	"uvm_api_map_dynamic_parallelism_region"' ../kmod/nvhook.c &&
+		grep -q '#define NVH_UVM_POOL_SYM	"uvm_api_alloc_semaphore_pool"' ../kmod/nvhook.c &&
 		grep -q '#define NVH_UVM_CLOSE_SYM	"uvm_release_entry"' ../kmod/nvhook.c; then
-		echo "conformance $ver: nvidia-uvm routes UVM_MAP_EXTERNAL_SPARSE to uvm_api_map_external_sparse, UVM_FREE to uvm_api_free, and releases its file in uvm_release_entry, the names cgpu_km hooks"
+		echo "conformance $ver: nvidia-uvm routes UVM_MAP_EXTERNAL_SPARSE to uvm_api_map_external_sparse, UVM_MAP_DYNAMIC_PARALLELISM_REGION to uvm_api_map_dynamic_parallelism_region, UVM_ALLOC_SEMAPHORE_POOL to uvm_api_alloc_semaphore_pool, UVM_FREE to uvm_api_free, and releases its file in uvm_release_entry, the names cgpu_km hooks"
 	else
-		echo "conformance $ver: nvidia-uvm's sparse map, range free or release is not the function cgpu_km hooks by name" >&2
+		echo "conformance $ver: nvidia-uvm's sparse map, dynamic parallelism region, semaphore pool, range free or release is not the function cgpu_km hooks by name" >&2
 		fail=1
 	fi
 

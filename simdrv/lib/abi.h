@@ -496,6 +496,33 @@ struct sd_uvm_free {
 	sd_u32 pad;
 };
 /*
+ * Two more ranges nvidia-uvm makes page tables for on the GPU itself, from no RM call
+ * (535's uvm_va_range.c), both freed by UVM_FREE: a dynamic parallelism region (a "SKED
+ * reflected" range: one GPU page, its length a page size the GPU takes, at an address
+ * aligned to it, mapped on the GPU of gpuUuid, which needs a GPU VA space), and a
+ * semaphore pool (system memory nvidia-uvm allocates, of the caller's length, mapped on
+ * every registered GPU's kernel VA and on every GPU VA space, then and later). The
+ * pool's block is this head, perGpuAttributes[UVM_MAX_GPUS] (the release's), the tail.
+ */
+#define SD_UVM_MAP_DYNAMIC_PARALLELISM_REGION	65
+#define SD_UVM_ALLOC_SEMAPHORE_POOL		68
+struct sd_uvm_map_dp_region {
+	sd_u64 base;
+	sd_u64 length;
+	sd_u8 gpuUuid[SD_UUID_LEN];
+	sd_u32 rmStatus;
+	sd_u32 pad;
+};
+struct sd_uvm_pool_head {
+	sd_u64 base;
+	sd_u64 length;
+};
+struct sd_uvm_pool_tail {
+	sd_u64 gpuAttributesCount;
+	sd_u32 rmStatus;
+	sd_u32 pad;
+};
+/*
  * Managed memory (uvm.c, uvm_migrate.c): a mmap of /dev/nvidia-uvm, shared and
  * read-write, at the offset equal to its address, makes a managed range
  * (uvm_va_range_create_mmap), memory nvidia-uvm owns and moves between the CPU and the
@@ -551,6 +578,8 @@ struct sd_uvm_map_tail {
 };
 #define SD_UVM_MAP_SIZE(max)	(sizeof(struct sd_uvm_map_head) + \
 				 (max) * sizeof(struct sd_uvm_gpu_mapping) + sizeof(struct sd_uvm_map_tail))
+#define SD_UVM_POOL_SIZE(max)	(sizeof(struct sd_uvm_pool_head) + \
+				 (max) * sizeof(struct sd_uvm_gpu_mapping) + sizeof(struct sd_uvm_pool_tail))
 /*
  * A GPU VA space registered with nvidia-uvm (UVM_REGISTER_GPU_VASPACE, uvm_va_space.c),
  * one per GPU of a va_space: nvidia-uvm duplicates it into its RM client through

@@ -271,17 +271,18 @@ static void span_cut(struct sd_va_span **list, const struct sd_va_env *env, sd_u
 	sd_free(piece);
 }
 
+/* The external range holding addr (uvm_va_range_find of type EXTERNAL), or none. */
 static struct sd_va_range *find_range(const struct sd_va_space *s, sd_u64 addr)
 {
 	struct sd_va_range *r;
 
 	for (r = s->ranges; r; r = r->next)
 		if (r->start <= addr && addr <= r->end)
-			return r;
+			return r->kind == SD_VA_EXTERNAL ? r : 0;
 	return 0;
 }
 
-/* Whether an external range holds any of [start, end]. */
+/* Whether a range (of any kind) holds any of [start, end]. */
 static int find_range_in(const struct sd_va_space *s, sd_u64 start, sd_u64 end)
 {
 	const struct sd_va_range *r;
@@ -292,7 +293,7 @@ static int find_range_in(const struct sd_va_space *s, sd_u64 start, sd_u64 end)
 	return 0;
 }
 
-/* Whether any range, external or managed, holds any of [start, end]: a new one may not. */
+/* Whether any range, managed or not, holds any of [start, end]: a new one may not. */
 static int range_in_use(const struct sd_va_space *s, sd_u64 start, sd_u64 end)
 {
 	return find_range_in(s, start, end) || span_overlap(s->managed, start, end);
@@ -361,11 +362,14 @@ sd_u32 sd_va_unregister_gpu(struct sd_va_space *s, const struct sd_va_env *env, 
 	return SD_NV_OK;
 }
 
+static sd_u32 pools_map(struct sd_va_space *s, const struct sd_va_env *env, sd_u32 gpu);
+
 /*
  * uvm_gpu_va_space_create: a registered GPU with no GPU VA space yet (else
  * NV_ERR_INVALID_DEVICE), then the duplicate into the GPU's field itself, whose status
- * is the answer; on an error whatever the call left there is destroyed, as nvidia-uvm's
- * error path does (destroy_gpu_va_space).
+ * is the answer, then the semaphore pools mapped there (uvm_va_range_add_gpu_va_space);
+ * on an error whatever the call left there is destroyed, as nvidia-uvm's error path
+ * does (destroy_gpu_va_space).
  */
 sd_u32 sd_va_register_gpu_vaspace(struct sd_va_space *s, const struct sd_va_env *env,
 				  const struct sd_uvm_register_gpu_vaspace *p)
@@ -376,6 +380,8 @@ sd_u32 sd_va_register_gpu_vaspace(struct sd_va_space *s, const struct sd_va_env 
 	if (g < 0 || !registered(s, (sd_u32)g) || s->gpu_va_space[g])
 		return SD_NV_ERR_INVALID_DEVICE;
 	st = env->dup_vaspace(env->ctx, (sd_u32)g, p->hClient, p->hVaSpace, &s->gpu_va_space[g]);
+	if (st == SD_NV_OK)
+		st = pools_map(s, env, (sd_u32)g);
 	if (st != SD_NV_OK && s->gpu_va_space[g]) {
 		env->destroy_vaspace(env->ctx, s->gpu_va_space[g]);
 		s->gpu_va_space[g] = 0;
@@ -387,9 +393,18 @@ sd_u32 sd_va_unregister_gpu_vaspace(struct sd_va_space *s, const struct sd_va_en
 				    const struct sd_uvm_unregister_gpu_vaspace *p)
 {
 	int g = sd_gpu_of_uuid(p->gpuUuid, env->ngpus);
+	struct sd_va_range *r;
 
 	if (g < 0 || !registered(s, (sd_u32)g) || !s->gpu_va_space[g])
 		return SD_NV_ERR_INVALID_DEVICE;
+	/*
+	 * The tables of the ranges that map no RM memory go with it
+	 * (uvm_va_range_remove_gpu_va_space); external ranges' mappings are not modelled
+	 * as needing one.
+	 */
+	for (r = s->ranges; r; r = r->next)
+		if (r->kind != SD_VA_EXTERNAL)
+			unmap_in(s, r, env, (sd_u32)g, 0, ~0ULL);
 	destroy_gpu_va_space(s, env, (sd_u32)g);
 	return SD_NV_OK;
 }
@@ -450,22 +465,57 @@ sd_u32 sd_va_unregister_channel(struct sd_va_space *s, const struct sd_va_env *e
 	return SD_NV_OK;
 }
 
-sd_u32 sd_va_create_range(struct sd_va_space *s, sd_u64 base, sd_u64 length)
+/* A range of kind over [start, end], where none is (else NV_ERR_UVM_ADDRESS_IN_USE). */
+static sd_u32 range_make(struct sd_va_space *s, sd_u64 start, sd_u64 end, sd_u32 kind,
+			 struct sd_va_range **out)
 {
 	struct sd_va_range *r;
-	sd_u64 end = base + length - 1;
 
-	if (range_invalid_4k(base, length))
-		return SD_NV_ERR_INVALID_ADDRESS;
-	if (range_in_use(s, base, end))
+	if (range_in_use(s, start, end))
 		return SD_NV_ERR_UVM_ADDRESS_IN_USE;
 	r = sd_zalloc(sizeof(*r));
 	if (!r)
 		return SD_NV_ERR_NO_MEMORY;
-	r->start = base;
+	r->start = start;
 	r->end = end;
+	r->kind = kind;
 	r->next = s->ranges;
 	s->ranges = r;
+	if (out)
+		*out = r;
+	return SD_NV_OK;
+}
+
+sd_u32 sd_va_create_range(struct sd_va_space *s, sd_u64 base, sd_u64 length)
+{
+	if (range_invalid_4k(base, length))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	return range_make(s, base, base + length - 1, SD_VA_EXTERNAL, 0);
+}
+
+/*
+ * A mapping of no memory over [start, end] of r on gpu, its tables at page size page
+ * made (uvm_page_table_range_vec_init); NV_ERR_NO_MEMORY with nothing made.
+ */
+static sd_u32 map_nothing(struct sd_va_space *s, struct sd_va_range *r, const struct sd_va_env *env,
+			  sd_u32 gpu, sd_u64 start, sd_u64 end, sd_u64 page)
+{
+	struct sd_va_map *m = sd_zalloc(sizeof(*m));
+	sd_u32 st;
+
+	if (!m)
+		return SD_NV_ERR_NO_MEMORY;
+	st = tables_get(s, env, gpu, start, end, page);
+	if (st != SD_NV_OK) {
+		sd_free(m);
+		return st;
+	}
+	m->start = start;
+	m->end = end;
+	m->page = page;
+	m->gpu = gpu;
+	m->next = r->maps;
+	r->maps = m;
 	return SD_NV_OK;
 }
 
@@ -597,7 +647,6 @@ sd_u32 sd_va_map_sparse(struct sd_va_space *s, const struct sd_va_env *env,
 {
 	sd_u64 end = p->base + p->length - 1;
 	struct sd_va_range *r;
-	struct sd_va_map *m;
 	sd_u32 st;
 	int g;
 
@@ -612,21 +661,7 @@ sd_u32 sd_va_map_sparse(struct sd_va_space *s, const struct sd_va_env *env,
 	st = unmap_in(s, r, env, (sd_u32)g, p->base, end);
 	if (st != SD_NV_OK)
 		return st;
-	m = sd_zalloc(sizeof(*m));
-	if (!m)
-		return SD_NV_ERR_NO_MEMORY;
-	st = tables_get(s, env, (sd_u32)g, p->base, end, SD_PAGE_BIG);
-	if (st != SD_NV_OK) {
-		sd_free(m);
-		return st;
-	}
-	m->start = p->base;
-	m->end = end;
-	m->page = SD_PAGE_BIG;
-	m->gpu = (sd_u32)g;
-	m->next = r->maps;
-	r->maps = m;
-	return SD_NV_OK;
+	return map_nothing(s, r, env, (sd_u32)g, p->base, end, SD_PAGE_BIG);
 }
 
 static void range_destroy(struct sd_va_space *s, struct sd_va_range *r, const struct sd_va_env *env)
@@ -642,20 +677,125 @@ static void range_destroy(struct sd_va_space *s, struct sd_va_range *r, const st
 	sd_free(r);
 }
 
+/* r out of the va_space and destroyed. */
+static void range_drop(struct sd_va_space *s, struct sd_va_range *r, const struct sd_va_env *env)
+{
+	struct sd_va_range **pp = &s->ranges;
+
+	while (*pp != r)
+		pp = &(*pp)->next;
+	*pp = r->next;
+	range_destroy(s, r, env);
+}
+
 sd_u32 sd_va_free(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 base, sd_u64 length)
 {
-	struct sd_va_range **pp, *r;
+	struct sd_va_range *r;
 
 	if (range_invalid_4k(base, length))
 		return SD_NV_ERR_INVALID_ADDRESS;
-	for (pp = &s->ranges; (r = *pp); pp = &r->next)
+	for (r = s->ranges; r; r = r->next)
 		if (r->start <= base && base <= r->end)
 			break;
 	/* A partial free of a range that is not split is an error (uvm_free). */
 	if (!r || r->start != base || r->end != base + length - 1)
 		return SD_NV_ERR_INVALID_ADDRESS;
-	*pp = r->next;
-	range_destroy(s, r, env);
+	range_drop(s, r, env);
+	return SD_NV_OK;
+}
+
+/*
+ * uvm_map_sked_reflected_range: the GPU's (registered, with a GPU VA space: else
+ * NV_ERR_INVALID_DEVICE), then one GPU page (its length 4 KiB, 64 KiB or 2 MiB, the
+ * address aligned to it: else NV_ERR_INVALID_ADDRESS), a range of its own, its tables
+ * at that page size; on their failure the range goes. Not modelled: uvm_gpu_can_address.
+ */
+sd_u32 sd_va_map_dp_region(struct sd_va_space *s, const struct sd_va_env *env,
+			   const struct sd_uvm_map_dp_region *p)
+{
+	sd_u64 end = p->base + p->length - 1;
+	struct sd_va_range *r;
+	sd_u32 st;
+	int g;
+
+	if (range_invalid_4k(p->base, p->length))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	g = sd_gpu_of_uuid(p->gpuUuid, env->ngpus);
+	if (g < 0 || !registered(s, (sd_u32)g) || !s->gpu_va_space[g])
+		return SD_NV_ERR_INVALID_DEVICE;
+	if ((p->length != SD_PAGE_4K && p->length != SD_PAGE_BIG && p->length != SD_PAGE_HUGE) ||
+	    (p->base & (p->length - 1)))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	st = range_make(s, p->base, end, SD_VA_SKED, &r);
+	if (st != SD_NV_OK)
+		return st;
+	st = map_nothing(s, r, env, (sd_u32)g, p->base, end, p->length);
+	if (st != SD_NV_OK)
+		range_drop(s, r, env);
+	return st;
+}
+
+/*
+ * The semaphore pools' mappings on gpu's GPU VA space, at 4 KiB pages
+ * (uvm_mem_map_gpu_user of their system memory); on a failure those made go.
+ */
+static sd_u32 pools_map(struct sd_va_space *s, const struct sd_va_env *env, sd_u32 gpu)
+{
+	struct sd_va_range *r;
+	sd_u32 st;
+
+	for (r = s->ranges; r; r = r->next) {
+		if (r->kind != SD_VA_POOL)
+			continue;
+		st = map_nothing(s, r, env, gpu, r->start, r->end, SD_PAGE_4K);
+		if (st != SD_NV_OK) {
+			for (r = s->ranges; r; r = r->next)
+				if (r->kind == SD_VA_POOL)
+					unmap_in(s, r, env, gpu, 0, ~0ULL);
+			return st;
+		}
+	}
+	return SD_NV_OK;
+}
+
+/*
+ * uvm_api_alloc_semaphore_pool: page-aligned (else NV_ERR_INVALID_ADDRESS), at most max
+ * attributes (else NV_ERR_INVALID_ARGUMENT), each of a registered GPU (else
+ * NV_ERR_INVALID_DEVICE) and served types; a range of its own, mapped on each GPU with
+ * a GPU VA space; on a failure the range goes with what it mapped.
+ */
+sd_u32 sd_va_alloc_pool(struct sd_va_space *s, const struct sd_va_env *env,
+			const struct sd_uvm_pool_head *h, const struct sd_uvm_gpu_mapping *attrs,
+			sd_u32 max, const struct sd_uvm_pool_tail *t)
+{
+	struct sd_va_range *r;
+	sd_u32 i, st;
+	int g;
+
+	if (range_invalid_4k(h->base, h->length))
+		return SD_NV_ERR_INVALID_ADDRESS;
+	if (t->gpuAttributesCount > max)
+		return SD_NV_ERR_INVALID_ARGUMENT;
+	for (i = 0; i < t->gpuAttributesCount; i++) {
+		if (attrs[i].gpuMappingType > SD_UVM_MAPPING_TYPE_MAX ||
+		    attrs[i].gpuCachingType > SD_UVM_CACHING_TYPE_MAX)
+			return SD_NV_ERR_INVALID_ARGUMENT;
+		g = sd_gpu_of_uuid(attrs[i].gpuUuid, env->ngpus);
+		if (g < 0 || !registered(s, (sd_u32)g))
+			return SD_NV_ERR_INVALID_DEVICE;
+	}
+	st = range_make(s, h->base, h->base + h->length - 1, SD_VA_POOL, &r);
+	if (st != SD_NV_OK)
+		return st;
+	for (g = 0; g < (int)env->ngpus; g++) {
+		if (!s->gpu_va_space[g])
+			continue;
+		st = map_nothing(s, r, env, (sd_u32)g, r->start, r->end, SD_PAGE_4K);
+		if (st != SD_NV_OK) {
+			range_drop(s, r, env);
+			return st;
+		}
+	}
 	return SD_NV_OK;
 }
 

@@ -95,9 +95,17 @@ struct sd_va_map {
 	struct sd_va_dup *dup;
 };
 
+/*
+ * What a range is (uvm_va_range_type_t): an external range, which RM memory is mapped
+ * into; a dynamic parallelism region (SKED reflected); a semaphore pool. The last two
+ * map no RM memory: their maps are their page tables on each GPU.
+ */
+enum { SD_VA_EXTERNAL, SD_VA_SKED, SD_VA_POOL };
+
 struct sd_va_range {
 	struct sd_va_range *next;
 	sd_u64 start, end;	/* inclusive */
+	sd_u32 kind;
 	struct sd_va_map *maps;
 };
 
@@ -142,7 +150,19 @@ sd_u32 sd_va_map(struct sd_va_space *s, const struct sd_va_env *env,
 /* UVM_MAP_EXTERNAL_SPARSE: a mapping of no memory, its tables at 64 KiB pages. */
 sd_u32 sd_va_map_sparse(struct sd_va_space *s, const struct sd_va_env *env,
 			const struct sd_uvm_map_external_sparse *p);
-/* UVM_FREE of an external range: its mappings go. */
+/*
+ * UVM_MAP_DYNAMIC_PARALLELISM_REGION: a range of one GPU page on a GPU with a GPU VA
+ * space, its tables at that page size. UVM_ALLOC_SEMAPHORE_POOL: a range mapped at 4 KiB
+ * pages on every GPU with a GPU VA space, then and as one is registered later
+ * (attrs[count] of the block's perGpuAttributes[max]; nvidia-uvm's mapping of it in
+ * its own kernel VA on every registered GPU is not modelled).
+ */
+sd_u32 sd_va_map_dp_region(struct sd_va_space *s, const struct sd_va_env *env,
+			   const struct sd_uvm_map_dp_region *p);
+sd_u32 sd_va_alloc_pool(struct sd_va_space *s, const struct sd_va_env *env,
+			const struct sd_uvm_pool_head *h, const struct sd_uvm_gpu_mapping *attrs,
+			sd_u32 max, const struct sd_uvm_pool_tail *t);
+/* UVM_FREE of a whole range of any kind: its mappings go. */
 sd_u32 sd_va_free(struct sd_va_space *s, const struct sd_va_env *env, sd_u64 base, sd_u64 length);
 /*
  * uvm_va_range_create_mmap: a managed range of [base, base + length) (a mmap of the

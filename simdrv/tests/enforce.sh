@@ -905,7 +905,7 @@ for ver in 535.261.03 550.163.01; do
 	# release give it back. The host's 40 pass.
 	sp=311808 held=$((1024 * 256 + 4 * 4096))
 	echo $((8 * MiB)) >$P/0/$SID/memsize
-	[ "$(sed -n 's/^sparse mappings charged: //p' $P/enforcement)" = 0 ] || fail "sparse mappings not attached: $(cat $P/enforcement)"
+	[ "$(sed -n 's/^nvidia-uvm spans charged: //p' $P/enforcement)" = 0 ] || fail "sparse mappings not attached: $(cat $P/enforcement)"
 	start sp1 cg uvmsparse 40 "$P/0/$SID/meminfo"
 	grep -qx "uvmsparse: again: status 0, the driver holds $((held + 2 * 4096)) more" "$W/sp1" &&
 		[ "$(grep -A1 "^uvmsparse: again" "$W/sp1" | tail -1)" = "uvmhold: FILE: Free: $((8 * MiB - sp))" ] &&
@@ -913,13 +913,13 @@ for ver in 535.261.03 550.163.01; do
 		[ "$(grep -A1 "^uvmsparse: 26 spans" "$W/sp1" | tail -1)" = "uvmhold: FILE: Free: $((8 * MiB - 26 * sp))" ] &&
 		[ "$(grep -A1 -x "uvmsparse: range freed, the driver holds 0 more" "$W/sp1" | tail -1)" = "uvmhold: FILE: Free: $((8 * MiB))" ] &&
 		[ "$(meminfo | head -1)" = "Free: $((8 * MiB - 2 * sp))" ] &&
-		[ "$(sed -n 's/^sparse mappings charged: //p' $P/enforcement)" = 2 ] ||
+		[ "$(sed -n 's/^nvidia-uvm spans charged: //p' $P/enforcement)" = 2 ] ||
 		fail "container uvmsparse: $(cat "$W/sp1"; meminfo; cat $P/enforcement)"
 	grep -q "pid $(cat "$W/sp1.pid"): a sparse mapping by nvidia-uvm of $((2 << 30)) bytes refused: its page tables (up to $sp bytes) would pass the budget\$" <<<"$(dmesg)" ||
 		fail "uvmsparse: no refusal logged"
 	kill_it sp1
 	[ "$(meminfo)" = "Free: $((8 * MiB))" ] && [ "$(used)" = 0 ] &&
-		[ "$(sed -n 's/^sparse mappings charged: //p' $P/enforcement)" = 0 ] ||
+		[ "$(sed -n 's/^nvidia-uvm spans charged: //p' $P/enforcement)" = 0 ] ||
 		fail "after uvmsparse's release: $(meminfo), the driver holds $(used)"
 	# The charge is on the GPU whose instance has the UUID asked (the runtime gives it at
 	# add), GPU 1's here, GPU 0's budget untouched; a UUID no instance has is charged on
@@ -937,6 +937,43 @@ for ver in 535.261.03 550.163.01; do
 	echo $((256 * MiB)) >$P/0/$SID/memsize
 	host_passes sp2 "uvmsparse: 40 spans, then status 0, the driver holds $((40 * held + 2 * 4096)) more" uvmsparse 40
 	ok "$ver: sparse mappings charged the page tables they can take (304 KiB for 2 GiB): the same span again charged once, 26 spans fill an 8 MiB budget, then 0x51; the range's free and the file's release give it back; charged on the GPU of the instance with the UUID asked; the host's 40 pass"
+
+	# Semaphore pools (UVM_ALLOC_SEMAPHORE_POOL) and dynamic parallelism regions
+	# (UVM_MAP_DYNAMIC_PARALLELISM_REGION) also make page tables from no RM call: a pool
+	# of 4 KiB or a region of 64 KiB 1 GiB apart takes a directory and a table of its own
+	# (8192 and 4352 bytes in the stand-in), so making them far apart filled the GPU.
+	# nvidia-uvm's handlers are hooked: a pool is charged twice the most its length can
+	# take (its mapping in the GPU VA space and in nvidia-uvm's own, 81920 bytes) on each
+	# of the container's GPUs, a region the most once (40960) on its GPU; an 8 MiB budget
+	# takes 102 pools or 204 regions, then 0x51 with nothing made; UVM_FREE and the file's
+	# release give it back. The host's 300 pass.
+	echo $((8 * MiB)) >$P/0/$SID/memsize
+	uvm_spans_charged() { # TAG EACH N TRUE
+		local tag=$1 each=$2 n=$3 true=$4 name=$1c
+		start "$name" cg "$tag" 300 "$P/0/$SID/meminfo"
+		grep -A1 -x "$tag: ready" "$W/$name" | tail -1 | grep -qx "uvmhold: FILE: Free: $((8 * MiB))" &&
+			grep -qx "$tag: $n made, then status 0x51, the driver holds $((n * true + 2 * 4096)) more" "$W/$name" &&
+			[ "$(grep -A1 "^$tag: $n made" "$W/$name" | tail -1)" = "uvmhold: FILE: Free: $((8 * MiB - n * each))" ] &&
+			grep -qx "$tag: one freed, the driver holds $(((n - 1) * true + 2 * 4096)) more" "$W/$name" &&
+			[ "$(grep -A1 "^$tag: one freed" "$W/$name" | tail -1)" = "uvmhold: FILE: Free: $((8 * MiB - (n - 1) * each))" ] &&
+			[ "$(sed -n 's/^nvidia-uvm spans charged: //p' $P/enforcement)" = $((n - 1)) ] ||
+			fail "container $tag: $(cat "$W/$name"; cat $P/enforcement)"
+		kill_it "$name"
+		[ "$(meminfo)" = "Free: $((8 * MiB))" ] && [ "$(used)" = 0 ] &&
+			[ "$(sed -n 's/^nvidia-uvm spans charged: //p' $P/enforcement)" = 0 ] ||
+			fail "after $tag's release: $(meminfo), the driver holds $(used)"
+	}
+	uvm_spans_charged uvmpool 81920 102 8192
+	grep -q "pid $(cat "$W/uvmpoolc.pid"): a semaphore pool by nvidia-uvm of 4096 bytes refused: its page tables (up to 81920 bytes) would pass the budget\$" <<<"$(dmesg)" ||
+		fail "uvmpool: no refusal logged"
+	uvm_spans_charged uvmdpr 40960 204 4352
+	grep -q "pid $(cat "$W/uvmdprc.pid"): a dynamic parallelism region by nvidia-uvm of 65536 bytes refused: its page tables (up to 40960 bytes) would pass the budget\$" <<<"$(dmesg)" ||
+		fail "uvmdpr: no refusal logged"
+	echo $((256 * MiB)) >$P/0/$SID/memsize
+	# 300 GiB of VA: a second directory of the level of 256 GiB.
+	host_passes uvmpoolh "uvmpool: 300 made, then status 0, the driver holds $((300 * 8192 + 3 * 4096)) more" uvmpool 300
+	host_passes uvmdprh "uvmdpr: 300 made, then status 0, the driver holds $((300 * 4352 + 3 * 4096)) more" uvmdpr 300
+	ok "$ver: semaphore pools and dynamic parallelism regions charged the page tables they can take (80 KiB for a 4 KiB pool, 40 KiB for a 64 KiB region): 102 pools or 204 regions 1 GiB apart fill an 8 MiB budget, then 0x51; UVM_FREE and the file's release give it back; the host's 300 of each pass"
 
 	# Managed memory: nvidia-uvm moves it to a GPU in pages it takes from RM's allocator
 	# itself, for no process, so a container may make none. nvidia-uvm's maker of a

@@ -404,7 +404,26 @@ static void check_spaces(const struct sd_va_space sp[NSPACES])
 				REQUIRE(d->hClient != c->hClient || d->hChannel != c->hChannel);
 		}
 	for (i = 0; i < NSPACES; i++)
-		for (r = sp[i].ranges; r; r = r->next)
+		for (r = sp[i].ranges; r; r = r->next) {
+			/*
+			 * A region or a pool maps no memory, over all of it, in GPU VA spaces
+			 * alone: a region once at its one page, a pool at 4 KiB pages in each.
+			 */
+			if (r->kind != SD_VA_EXTERNAL) {
+				for (k = 0; k < 32; k++) {
+					sd_u32 n = 0;
+
+					for (m = r->maps; m; m = m->next) {
+						REQUIRE(!m->dup && m->start == r->start && m->end == r->end);
+						REQUIRE(m->page == (r->kind == SD_VA_POOL ? SD_PAGE_4K :
+								    r->end - r->start + 1));
+						n += m->gpu == k;
+					}
+					REQUIRE(n <= 1 && (!n || sp[i].gpu_va_space[k]));
+					REQUIRE(r->kind != SD_VA_POOL || n == !!sp[i].gpu_va_space[k]);
+				}
+				continue;
+			}
 			for (m = r->maps; m; m = m->next) {
 				REQUIRE(r->start <= m->start && m->start <= m->end && m->end <= r->end);
 				/* A sparse mapping has no duplicate, and its tables at 64 KiB pages. */
@@ -416,6 +435,7 @@ static void check_spaces(const struct sd_va_space sp[NSPACES])
 					k += q->dup == m->dup;
 				REQUIRE(k == m->dup->refs);
 			}
+		}
 	check_tables(sp);
 	check_managed(sp);
 }
@@ -471,10 +491,37 @@ static void va_call(struct sd_va_space *s, const struct sd_va_env *e, struct inp
 		(void)sd_va_unregister_gpu(s, e, uuid);
 		break;
 	case 2:
-		if (byte(in) % 3)
-			(void)sd_va_create_range(s, h.base, h.length);
-		else
+		switch (byte(in) % 6) {
+		case 0:
 			(void)sd_va_create_managed(s, e, h.base, h.length);
+			break;
+		case 1: {
+			static const sd_u64 page[] = { SD_PAGE_4K, SD_PAGE_BIG, SD_PAGE_HUGE };
+			struct sd_uvm_map_dp_region dp = { .base = h.base };
+
+			dp.length = byte(in) % 4 ? page[byte(in) % 3] : h.length;
+			memcpy(dp.gpuUuid, uuid, SD_UUID_LEN);
+			fail_alloc_after = byte(in) % 4 ? -1 : byte(in) % 3;
+			(void)sd_va_map_dp_region(s, e, &dp);
+			fail_alloc_after = -1;
+			break;
+		}
+		case 2: {
+			struct sd_uvm_pool_head ph = { .base = h.base, .length = h.length };
+			struct sd_uvm_pool_tail pt = { .gpuAttributesCount = byte(in) % 4 };
+
+			memset(a, 0, sizeof(a));
+			for (k = 0; k < 3; k++)
+				sd_gpu_uuid(byte(in) % 3, a[k].gpuUuid);
+			fail_alloc_after = byte(in) % 4 ? -1 : byte(in) % 3;
+			(void)sd_va_alloc_pool(s, e, &ph, a, 3, &pt);
+			fail_alloc_after = -1;
+			break;
+		}
+		default:
+			(void)sd_va_create_range(s, h.base, h.length);
+			break;
+		}
 		break;
 	case 3:
 		if (byte(in) % 3)

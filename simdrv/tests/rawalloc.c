@@ -118,6 +118,10 @@
  *                        if VAS is 1 (below)
  *   rawalloc uvmsparse MAX [FILE [GPU]]  sparse mappings (UVM_MAP_EXTERNAL_SPARSE) of
  *                        2 GiB spans on GPU GPU (0 unless given), up to MAX (below)
+ *   rawalloc uvmpool MAX [FILE]  semaphore pools of 4 KiB (UVM_ALLOC_SEMAPHORE_POOL)
+ *                        1 GiB apart, a GPU VA space of GPU 0 registered, up to MAX (below)
+ *   rawalloc uvmdpr MAX [FILE]  as uvmpool, of dynamic parallelism regions of 64 KiB
+ *                        (UVM_MAP_DYNAMIC_PARALLELISM_REGION) on GPU 0
  *   rawalloc uvmmanaged MIB  a managed range of MIB MiB (a mmap of /dev/nvidia-uvm)
  *                        moved to GPU 0 (UVM_MIGRATE), then half of it unmapped (below)
  *   rawalloc uvmhmm MIB  MIB MiB of pageable memory moved to GPU 0, as HMM does (below)
@@ -2025,6 +2029,73 @@ static unsigned int uvm_sparse(int fd, unsigned long long base, unsigned long lo
 	return p.rmStatus;
 }
 
+/* UVM_ALLOC_SEMAPHORE_POOL of [base, base + len), no attributes: its status. */
+static unsigned int uvm_pool(int fd, unsigned long long base, unsigned long long len)
+{
+	size_t size = SD_UVM_POOL_SIZE(uvm_max_gpus);
+	char *block = calloc(1, size);
+	struct sd_uvm_pool_head *ph = (void *)block;
+	struct sd_uvm_pool_tail *pt = (void *)(block + size - sizeof(*pt));
+	unsigned int st;
+
+	CHECK(block);
+	ph->base = base;
+	ph->length = len;
+	CHECK(ioctl(fd, SD_UVM_ALLOC_SEMAPHORE_POOL, block) == 0);
+	st = pt->rmStatus;
+	free(block);
+	return st;
+}
+
+/* UVM_MAP_DYNAMIC_PARALLELISM_REGION of [base, base + len) on GPU 0: its status. */
+static unsigned int uvm_dp_region(int fd, unsigned long long base, unsigned long long len)
+{
+	struct sd_uvm_map_dp_region p = { .base = base, .length = len };
+
+	sd_gpu_uuid(0, p.gpuUuid);
+	CHECK(ioctl(fd, SD_UVM_MAP_DYNAMIC_PARALLELISM_REGION, &p) == 0);
+	return p.rmStatus;
+}
+
+/*
+ * uvmpool, uvmdpr: a GPU VA space of GPU 0 registered ("TAG: ready", path's first
+ * line), then semaphore pools of 4 KiB (pool) or dynamic parallelism regions of 64 KiB
+ * (!pool) 1 GiB apart, each making page tables of its own on GPU 0, up to max or a
+ * refusal ("TAG: N made, then status 0xS, the driver holds B more"), the first freed
+ * ("TAG: one freed, the driver holds B more"), each followed by path's first line;
+ * then "held", waits.
+ */
+static void uvmtables(const char *tag, bool pool, int max, const char *path)
+{
+	const unsigned long long va = 0x100000000000ULL, gib = 1ULL << 30;
+	const unsigned long long len = pool ? 4096 : 64 * 1024;
+	struct sd_vaspace_alloc vs = { .index = 0 };
+	unsigned int c, hv = 0x5000, st = SD_NV_OK;
+	unsigned long long base;
+	struct sd_uvm_free fr = { .base = va, .length = len };
+	int fd, n;
+
+	CHECK(max > 1 && max <= 4096);
+	c = uvm_start(NULL, &fd);
+	CHECK(alloc(0, c, 0x1000, &hv, SD_FERMI_VASPACE_A, &vs) == SD_NV_OK);
+	CHECK(uvm_gpu_vaspace(fd, c, hv, true) == SD_NV_OK);
+	printf("%s: ready\n", tag);
+	say_first_line(path);
+	base = used(0);
+	for (n = 0; n < max; n++) {
+		st = pool ? uvm_pool(fd, va + n * gib, len) : uvm_dp_region(fd, va + n * gib, len);
+		if (st != SD_NV_OK)
+			break;
+	}
+	printf("%s: %d made, then status %#x, the driver holds %llu more\n", tag, n, st,
+	       used(0) - base);
+	say_first_line(path);
+	CHECK(ioctl(fd, SD_UVM_FREE, &fr) == 0 && fr.rmStatus == SD_NV_OK);
+	printf("%s: one freed, the driver holds %llu more\n", tag, used(0) - base);
+	say_first_line(path);
+	held_until_killed();
+}
+
 /* UVM_MIGRATE of [base, base + len) to GPU 0: its status. */
 static unsigned int uvm_migrate(int fd, unsigned long long base, unsigned long long len)
 {
@@ -2829,6 +2900,10 @@ int main(int argc, char **argv)
 		uvmalias("uvmalias", false, false, atoi(argv[2]), argc == 4 ? argv[3] : NULL);
 	else if (argc >= 3 && argc <= 5 && !strcmp(argv[1], "uvmsparse"))
 		uvmsparse(atoi(argv[2]), argc >= 4 ? argv[3] : NULL, argc == 5 ? atoi(argv[4]) : 0);
+	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "uvmpool"))
+		uvmtables("uvmpool", true, atoi(argv[2]), argc == 4 ? argv[3] : NULL);
+	else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "uvmdpr"))
+		uvmtables("uvmdpr", false, atoi(argv[2]), argc == 4 ? argv[3] : NULL);
 	else if (argc == 3 && !strcmp(argv[1], "uvmmanaged"))
 		uvmmanaged(atoi(argv[2]));
 	else if (argc == 3 && !strcmp(argv[1], "uvmhmm"))

@@ -1386,6 +1386,99 @@ static void test_uvm_tables(void)
 }
 
 /*
+ * Ranges that map no RM memory: a dynamic parallelism region (one GPU page, on a GPU
+ * with a GPU VA space, its tables at that page size) and a semaphore pool (its tables at
+ * 4 KiB pages in every GPU VA space, then and as one is registered), each apart from
+ * every other range, neither taking a sparse mapping, both gone with their tables by
+ * UVM_FREE; unregistering the GPU VA space takes their tables, and a GPU VA space with
+ * no room for a pool's tables is not registered.
+ */
+static void test_uvm_pools(void)
+{
+	struct sd_vaspace_alloc va = { .index = 0 };
+	struct sd_uvm_register_gpu_vaspace rv = { .hClient = 0xc1e00020, .hVaSpace = 0x3060 };
+	struct sd_uvm_unregister_gpu_vaspace uv = { 0 };
+	struct sd_uvm_map_dp_region dp = { .base = 0x400000000ULL, .length = 64 * 1024 };
+	struct sd_uvm_pool_head ph = { .base = 0x500000000ULL, .length = 3 * MiB };
+	struct sd_uvm_pool_tail pt = { .gpuAttributesCount = 33 };
+	struct sd_uvm_gpu_mapping a[32] = { 0 };
+	struct sd_uvm_map_external_sparse sp = { .base = 0x500000000ULL, .length = 64 * 1024 };
+	struct sd_va_env e = h_va_env(&node);
+	struct sd_va_space s = { 0 };
+	struct sd_file ctl;
+	sd_u64 total = node.total[2];
+	sd_u32 h = 0x3060;
+
+	sd_file_init(&ctl, &node, SD_CTL_MINOR);
+	gpu_open_mask = 1u << 2;
+	caller_pid = 91;
+	setup(&ctl, 0xc1e00020, 2);
+	REQUIRE(alloc(&ctl, 0, 0xc1e00020, 0x1000, &h, SD_FERMI_VASPACE_A, &va, sizeof(va)) == SD_NV_OK);
+	sd_gpu_uuid(2, dp.gpuUuid);
+	sd_gpu_uuid(2, rv.gpuUuid);
+	sd_gpu_uuid(2, uv.gpuUuid);
+	sd_gpu_uuid(2, sp.gpuUuid);
+	REQUIRE(sd_va_register_gpu(&s, &e, rv.gpuUuid) == SD_NV_OK);
+	REQUIRE(sd_va_map_dp_region(&s, &e, &dp) == SD_NV_ERR_INVALID_DEVICE);
+	/* The pool's attributes: at most the release's count, of registered GPUs. */
+	REQUIRE(sd_va_alloc_pool(&s, &e, &ph, a, 32, &pt) == SD_NV_ERR_INVALID_ARGUMENT);
+	pt.gpuAttributesCount = 1;
+	sd_gpu_uuid(3, a[0].gpuUuid);
+	REQUIRE(sd_va_alloc_pool(&s, &e, &ph, a, 32, &pt) == SD_NV_ERR_INVALID_DEVICE);
+	sd_gpu_uuid(2, a[0].gpuUuid);
+	/* Made before the GPU VA space: mapped as it comes, 3 MiB from a 2 MiB boundary at
+	 * 4 KiB pages: two tables and a directory of each level. */
+	REQUIRE(sd_va_alloc_pool(&s, &e, &ph, a, 32, &pt) == SD_NV_OK && node.uvm_tables[2] == 0);
+	REQUIRE(sd_va_alloc_pool(&s, &e, &ph, a, 32, &pt) == SD_NV_ERR_UVM_ADDRESS_IN_USE);
+	REQUIRE(sd_va_register_gpu_vaspace(&s, &e, &rv) == SD_NV_OK);
+	REQUIRE(node.uvm_tables[2] == 5 * 4096);
+	/* Neither a sparse mapping nor an external range goes into it. */
+	REQUIRE(sd_va_map_sparse(&s, &e, &sp) == SD_NV_ERR_INVALID_ADDRESS);
+	REQUIRE(sd_va_create_range(&s, sp.base, sp.length) == SD_NV_ERR_UVM_ADDRESS_IN_USE);
+
+	/* A region is one page the GPU takes, aligned to it. */
+	dp.length = 8192;
+	REQUIRE(sd_va_map_dp_region(&s, &e, &dp) == SD_NV_ERR_INVALID_ADDRESS);
+	dp.length = 64 * 1024;
+	dp.base += 4096;
+	REQUIRE(sd_va_map_dp_region(&s, &e, &dp) == SD_NV_ERR_INVALID_ADDRESS);
+	dp.base = ph.base;
+	REQUIRE(sd_va_map_dp_region(&s, &e, &dp) == SD_NV_ERR_UVM_ADDRESS_IN_USE);
+	/* No room for its tables: no range left behind. */
+	dp.base = 0x400000000ULL;
+	node.total[2] = node.used[2] + 4096;
+	REQUIRE(sd_va_map_dp_region(&s, &e, &dp) == SD_NV_ERR_NO_MEMORY && node.uvm_tables[2] == 5 * 4096);
+	node.total[2] = total;
+	/* A directory of its own (the upper two shared) and a table of 64 KiB pages. */
+	REQUIRE(sd_va_map_dp_region(&s, &e, &dp) == SD_NV_OK && node.uvm_tables[2] == 6 * 4096 + 256);
+	/* A second pool with no room for its tables: nothing left. */
+	ph.base = 0x600000000ULL;
+	node.total[2] = node.used[2] + 4096;
+	REQUIRE(sd_va_alloc_pool(&s, &e, &ph, a, 32, &pt) == SD_NV_ERR_NO_MEMORY);
+	node.total[2] = total;
+	REQUIRE(node.uvm_tables[2] == 6 * 4096 + 256);
+
+	/* The GPU VA space goes: their tables with it, the ranges stay. */
+	REQUIRE(sd_va_unregister_gpu_vaspace(&s, &e, &uv) == SD_NV_OK && node.uvm_tables[2] == 0);
+	/* Registered again with no room for the pool's tables: refused, nothing kept. */
+	node.total[2] = node.used[2] + 4096;
+	REQUIRE(sd_va_register_gpu_vaspace(&s, &e, &rv) == SD_NV_ERR_NO_MEMORY);
+	REQUIRE(node.uvm_tables[2] == 0 && s.gpu_va_space[2] == NULL);
+	node.total[2] = total;
+	REQUIRE(sd_va_register_gpu_vaspace(&s, &e, &rv) == SD_NV_OK && node.uvm_tables[2] == 5 * 4096);
+	/* UVM_FREE takes either whole. */
+	REQUIRE(sd_va_free(&s, &e, 0x500000000ULL, 3 * MiB) == SD_NV_OK && node.uvm_tables[2] == 0);
+	REQUIRE(sd_va_free(&s, &e, dp.base, dp.length) == SD_NV_OK && s.ranges == NULL);
+	/* The va_space's end takes what is left. */
+	REQUIRE(sd_va_map_dp_region(&s, &e, &dp) == SD_NV_OK && node.uvm_tables[2] == 3 * 4096 + 256);
+	sd_va_destroy(&s, &e);
+	REQUIRE(node.uvm_tables[2] == 0 && s.ranges == NULL);
+	sd_file_release(&ctl);
+	REQUIRE(node.used[2] == 0 && session_objs(2) == 2);
+	caller_pid = 1000;
+}
+
+/*
  * Managed memory: a managed range (the mmap's) apart from external ranges; moved to a
  * registered GPU (its bytes in the GPU's used figure, none in any process's), partly
  * back to the CPU, over what it held; a part unmapped, the GPU unregistered and the
@@ -1681,6 +1774,7 @@ int main(void)
 	test_vaspace();
 	test_uvm_tables();
 	test_uvm_managed();
+	test_uvm_pools();
 	test_uvm_channels();
 	test_channels();
 	test_gpu_of();

@@ -6,7 +6,8 @@
 # spaces nvidia-uvm's and RM's, RM mappings into ranges and into an unknown handle, one
 # failed, one unmapped, one gone with its range and one with its client's free, 4 KiB
 # pages, a refusal, a failed control and one answered with another status, RM's older
-# heap call, a duplicate, an allocation of an unknown size, nvidia-uvm commands, n/a
+# heap call, a duplicate, an allocation of an unknown size, nvidia-uvm commands (with
+# the spans of semaphore pools and a sparse mapping), n/a
 # figures, then the client freed with all under it, and a client that names itself its
 # parent freed) is testdata/rmtrace.report, and with no figures at all (the context
 # failed) testdata/rmtrace-nofigures.report, in every awk installed of mawk, gawk and

@@ -66,7 +66,11 @@ $1 == "rm" && $2 == "dmaunmap" { kv(); m = f["root"] "/" f["dma"] "/" f["offset"
 $1 == "rm" && $2 == "control" { kv(); if ("rc" in f) cfailed++; else if (f["status"] != "0x0") cstatus++; else controls++; next }
 $1 == "rm" && $2 == "vidheap" { kv(); vidheap[f["function"]]++; next }
 $1 == "rm" && $2 == "esc" { kv(); escs[f["nr"] (f["rc"] != 0 ? "(rc " f["rc"] ")" : "")]++; next }
-$1 == "uvm" { kv(); uvm[f["name"] == "" ? substr($2, 5) : f["name"]]++; next }
+$1 == "uvm" {
+	kv(); nm = f["name"] == "" ? substr($2, 5) : f["name"]; uvm[nm]++
+	if (f["rc"] == 0 && f["length"] + 0 > 0) { uvmlen[nm] += f["length"]; spans++ }
+	next
+}
 $1 == "mark" {
 	step = $2; n++
 	delete live
@@ -78,10 +82,10 @@ $1 == "mark" {
 	pm = (n in smi_proc) ? smi_proc[n] : "n/a"; gm = (n in smi_gpu) ? smi_gpu[n] : "n/a"
 	row("smi", "process " mib(pm) " (" against(pm, live40 / 1048576) " against mem40), GPU " (gm == "n/a" ? "" : "+") mib(gm) " (" against(gm, pm) " against the process)")
 	row("dma", sprintf("RM mappings made %d (%.1f MiB) into ranges of classes %s, %d unmapped, %d failed; %.1f MiB mapped held", maps, mapped / 1048576, list(into), unmaps, mapfailed, mapheld / 1048576))
-	row("uvm", list(uvm))
+	row("uvm", list(uvm) (spans ? "; bytes of the spans they make page tables for: " list(uvmlen) : ""))
 	row("calls", "forms " list(forms) ", controls " controls + 0 " answered 0x0, " cstatus + 0 " another status, " cfailed + 0 " failed, vidheap " list(vidheap) ", dups " dups + 0 ", refused " list(refused) ", other escapes " list(escs))
-	delete made; delete pages; delete vaflags; delete vasflags; delete into; delete uvm; delete forms; delete refused; delete escs; delete vidheap
-	nfree = controls = cstatus = cfailed = dups = maps = mapped = unmaps = mapfailed = 0
+	delete made; delete pages; delete vaflags; delete vasflags; delete into; delete uvm; delete uvmlen; delete forms; delete refused; delete escs; delete vidheap
+	nfree = spans = controls = cstatus = cfailed = dups = maps = mapped = unmaps = mapfailed = 0
 }
 END {
 	step = "all"

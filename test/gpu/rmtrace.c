@@ -254,8 +254,26 @@ static const char *uvm_name(unsigned long cmd)
 		return " name=PAGEABLE_MEM_ACCESS";
 	case SD_UVM_MIGRATE:
 		return " name=MIGRATE";
+	case SD_UVM_ALLOC_SEMAPHORE_POOL:
+		return " name=ALLOC_SEMAPHORE_POOL";
+	case SD_UVM_MAP_DYNAMIC_PARALLELISM_REGION:
+		return " name=MAP_DYNAMIC_PARALLELISM_REGION";
 	}
 	return "";
+}
+
+/*
+ * The length of the span a command makes page tables for from no RM call (cgpu_km
+ * charges them: docs/kmod.md), at the head of its block; 0 for other commands.
+ */
+static unsigned long long uvm_span_length(unsigned long cmd, const void *arg)
+{
+	unsigned long long len = 0;
+
+	if (arg && (cmd == SD_UVM_ALLOC_SEMAPHORE_POOL || cmd == SD_UVM_MAP_DYNAMIC_PARALLELISM_REGION ||
+		    cmd == SD_UVM_MAP_EXTERNAL_SPARSE))
+		memcpy(&len, (const char *)arg + 8, sizeof(len));
+	return len;
 }
 
 __attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, ...)
@@ -276,7 +294,8 @@ __attribute__((visibility("default"))) int ioctl(int fd, unsigned long request, 
 	if (n == RM && _IOC_TYPE(request) == SD_IOCTL_MAGIC)
 		rm_line(_IOC_NR(request), arg, _IOC_SIZE(request), 0, rc, err);
 	else if (n == UVM)
-		say("uvm cmd=%lu%s rc=%d\n", request, uvm_name(request), rc);
+		say("uvm cmd=%lu%s length=%llu rc=%d\n", request, uvm_name(request),
+		    uvm_span_length(request, arg), rc);
 	errno = err;
 	return rc;
 }

@@ -30,7 +30,10 @@
 #   uvm         nvidia-uvm commands, by name where the stand-in serves them
 #               (REGISTER_CHANNEL, REGISTER_GPU_VASPACE...), else by number, and MMAP,
 #               mmaps of /dev/nvidia-uvm (managed ranges, which cgpu_km refuses to
-#               containers: one in the ctx step would fail every container's CUDA)
+#               containers: one in the ctx step would fail every container's CUDA);
+#               then the bytes of the spans of sparse mappings, semaphore pools and
+#               dynamic parallelism regions made, whose page tables cgpu_km charges
+#               at their most (80 KiB for a pool of 4 KiB): what a context's cost
 #   calls       the RM_ALLOC forms, controls, RM's older heap calls (vidheap, by
 #               function), duplicates, refusals and other escapes
 # and at the end the objects made under a device before its first subdevice (cgpu_km
