@@ -2828,28 +2828,43 @@ static void nvh_spans_forget(const struct file *file, u64 start, u64 end, const 
 }
 
 /*
- * orig(params, filp), a handler of nvidia-uvm's (with its kernel copy of the parameters:
- * no second fetch) that makes page tables on the GPU from no RM call over the span at
- * the head of params, called for a caller in a container: the most they can take,
- * tables bytes, charged first on the GPU uuid names (nvh_uuid_gpus; NULL: on each of
- * the container's), past the budget refused with NV_ERR_NO_MEMORY before nvidia-uvm
- * runs and logged as what, given back if it fails, else kept until the range's free or
- * the file's release. With remaps, what the handler unmapped on that GPU within the
- * span (an earlier sparse mapping of it) gives its charge back.
+ * The commands whose page tables nvh_uvm_span_charge charges: the hook of nvidia-uvm's
+ * handler, whether its parameters name a GPU by UUID (at NVA_UVM_SPAN_UUID_OFF), the
+ * most its tables can take for a length, the log's name for it, and whether it
+ * unmaps what its GPU had in the span first.
  */
-static u32 nvh_uvm_span_charge(nvh_uvm_api_fn orig, void *params, struct file *filp,
-			       const u8 *uuid, u64 tables, const char *what, bool remaps)
+struct nvh_span_kind {
+	struct nvh_hook *h;
+	bool uuid;
+	u64 (*tables)(u64 length);
+	const char *what;
+	bool remaps;
+};
+
+/*
+ * orig(params, filp), kind's handler (with nvidia-uvm's kernel copy of the parameters:
+ * no second fetch), called for a caller in a container: the most its tables can take
+ * over the span at the head of params charged first on the GPU its UUID names
+ * (nvh_uuid_gpus; a kind with none: on each of the container's), past the budget
+ * refused with NV_ERR_NO_MEMORY before nvidia-uvm runs and logged, given back if it
+ * fails, else kept until the range's free or the file's release. For a kind that
+ * remaps, what the handler unmapped on that GPU within the span (an earlier sparse
+ * mapping of it) gives its charge back.
+ */
+static u32 nvh_uvm_span_charge(const struct nvh_span_kind *kind, nvh_uvm_api_fn orig,
+			       void *params, struct file *filp)
 {
 	u32 gpus[CGPU_MAX_GPUS], st = NVA_ERR_NO_MEMORY;
 	struct nvh_holder *holder = NULL;
 	struct nvh_span *sp;
 	struct nvh_file *rec;
-	u64 base, length;
+	u64 base, length, tables;
 	int err = -ENOMEM;
 	unsigned int i;
 
 	memcpy(&base, (u8 *)params + NVA_UVM_SPAN_BASE_OFF, sizeof(base));
 	memcpy(&length, (u8 *)params + NVA_UVM_SPAN_LENGTH_OFF, sizeof(length));
+	tables = kind->tables(length);
 	sp = cgpu_zalloc(sizeof(*sp));
 	if (sp)
 		holder = nvh_holder_get();
@@ -2859,8 +2874,8 @@ static u32 nvh_uvm_span_charge(nvh_uvm_api_fn orig, void *params, struct file *f
 		goto refused;
 	}
 	rec = holder->rec;
-	if (uuid) {
-		memcpy(sp->uuid, uuid, CGPU_UUID_BYTES);
+	if (kind->uuid) {
+		memcpy(sp->uuid, (u8 *)params + NVA_UVM_SPAN_UUID_OFF, CGPU_UUID_BYTES);
 		sp->n = nvh_uuid_gpus(rec->att, sp->uuid, gpus);
 	} else {
 		sp->n = nvh_att_gpus(rec->att, gpus);
@@ -2883,7 +2898,7 @@ static u32 nvh_uvm_span_charge(nvh_uvm_api_fn orig, void *params, struct file *f
 		cgpu_free(sp);
 		return st;
 	}
-	if (remaps)
+	if (kind->remaps)
 		nvh_spans_forget(filp, base, base + length - 1, sp->uuid);
 	sp->file = filp;
 	sp->start = base;
@@ -2900,26 +2915,12 @@ static u32 nvh_uvm_span_charge(nvh_uvm_api_fn orig, void *params, struct file *f
 	return st;
 refused:
 	pr_warn_ratelimited("cgpu_km: enforce: pid %d: %s by nvidia-uvm of %llu bytes refused: its page tables (up to %llu bytes) %s\n",
-			    task_tgid_nr(current), what, length, tables,
+			    task_tgid_nr(current), kind->what, length, tables,
 			    err == -EAGAIN ? "cannot be charged while a hot update is under way" :
 			    err == -ENOENT ? "cannot be charged (no record for the process)" :
 			    "would pass the budget");
 	return st;
 }
-
-/*
- * The commands whose page tables nvh_uvm_span_charge charges: the hook of nvidia-uvm's
- * handler, whether its parameters name a GPU by UUID (at NVA_UVM_SPAN_UUID_OFF), the
- * most its tables can take for a length, the log's name for it, and whether it
- * unmaps what its GPU had in the span first.
- */
-struct nvh_span_kind {
-	struct nvh_hook *h;
-	bool uuid;
-	u64 (*tables)(u64 length);
-	const char *what;
-	bool remaps;
-};
 
 /*
  * A semaphore pool (UVM_ALLOC_SEMAPHORE_POOL): system memory of the caller's length,
@@ -2933,20 +2934,23 @@ static u64 nvh_pool_tables(u64 length)
 	return 2 * cgpu_map_tables(length);
 }
 
+enum { NVH_SPAN_SPARSE, NVH_SPAN_DP_REGION, NVH_SPAN_POOL };
+
 static const struct nvh_span_kind nvh_span_kinds[] = {
 	/*
 	 * UVM_MAP_EXTERNAL_SPARSE: tables of 64 KiB pages over the whole span at once, on
 	 * the GPU of its UUID (uvm_map_external_sparse_on_gpu), after unmapping what that
 	 * GPU had there.
 	 */
-	{ &nvh.uvm_sparse, true, cgpu_sparse_tables, "a sparse mapping", true },
+	[NVH_SPAN_SPARSE] = { &nvh.uvm_sparse, true, cgpu_sparse_tables, "a sparse mapping", true },
 	/*
 	 * UVM_MAP_DYNAMIC_PARALLELISM_REGION: a range of one GPU page whose tables nvidia-uvm
 	 * makes on the GPU of its UUID (uvm_map_sked_reflected_range), at any page size,
 	 * placed anywhere.
 	 */
-	{ &nvh.uvm_dp_region, true, cgpu_map_tables, "a dynamic parallelism region", false },
-	{ &nvh.uvm_pool, false, nvh_pool_tables, "a semaphore pool", false },
+	[NVH_SPAN_DP_REGION] = { &nvh.uvm_dp_region, true, cgpu_map_tables,
+				 "a dynamic parallelism region", false },
+	[NVH_SPAN_POOL] = { &nvh.uvm_pool, false, nvh_pool_tables, "a semaphore pool", false },
 };
 
 /* A call of kind's handler: a container's charged (nvh_uvm_span_charge), others passed. */
@@ -2954,15 +2958,9 @@ static u32 nvh_uvm_span_wrap(const struct nvh_span_kind *kind, void *params, str
 {
 	int idx = srcu_read_lock(&nvh_srcu);
 	nvh_uvm_api_fn orig = (nvh_uvm_api_fn)READ_ONCE(kind->h->addr);
-	u64 length;
-	u32 st;
+	u32 st = nvh_caller_contained() ? nvh_uvm_span_charge(kind, orig, params, filp) :
+					 orig(params, filp);
 
-	memcpy(&length, (u8 *)params + NVA_UVM_SPAN_LENGTH_OFF, sizeof(length));
-	st = nvh_caller_contained() ?
-	     nvh_uvm_span_charge(orig, params, filp,
-				 kind->uuid ? (u8 *)params + NVA_UVM_SPAN_UUID_OFF : NULL,
-				 kind->tables(length), kind->what, kind->remaps) :
-	     orig(params, filp);
 	srcu_read_unlock(&nvh_srcu, idx);
 	return st;
 }
@@ -2970,19 +2968,19 @@ static u32 nvh_uvm_span_wrap(const struct nvh_span_kind *kind, void *params, str
 /* uvm_api_map_external_sparse(params, filp) */
 static u32 nvh_uvm_sparse_wrap(void *params, struct file *filp)
 {
-	return nvh_uvm_span_wrap(&nvh_span_kinds[0], params, filp);
+	return nvh_uvm_span_wrap(&nvh_span_kinds[NVH_SPAN_SPARSE], params, filp);
 }
 
 /* uvm_api_map_dynamic_parallelism_region(params, filp) */
 static u32 nvh_uvm_dp_region_wrap(void *params, struct file *filp)
 {
-	return nvh_uvm_span_wrap(&nvh_span_kinds[1], params, filp);
+	return nvh_uvm_span_wrap(&nvh_span_kinds[NVH_SPAN_DP_REGION], params, filp);
 }
 
 /* uvm_api_alloc_semaphore_pool(params, filp) */
 static u32 nvh_uvm_pool_wrap(void *params, struct file *filp)
 {
-	return nvh_uvm_span_wrap(&nvh_span_kinds[2], params, filp);
+	return nvh_uvm_span_wrap(&nvh_span_kinds[NVH_SPAN_POOL], params, filp);
 }
 
 /*
@@ -3691,7 +3689,7 @@ struct nvh_hook_spec {
 
 /*
  * The n hooks of module mod on, in their order: 0, or the first one's error (*failed,
- * its index) with those before it off again.
+ * its index, if failed) with those before it off again.
  */
 static int nvh_hooks_on_all(const struct nvh_hook_spec *hooks, unsigned int n, const char *mod,
 			    unsigned int *failed)
@@ -3702,7 +3700,8 @@ static int nvh_hooks_on_all(const struct nvh_hook_spec *hooks, unsigned int n, c
 	for (i = 0; i < n; i++) {
 		err = nvh_hook_on(hooks[i].h, mod, hooks[i].name, hooks[i].wrapper);
 		if (err) {
-			*failed = i;
+			if (failed)
+				*failed = i;
 			while (i--)
 				nvh_hook_off(hooks[i].h);
 			return err;
@@ -3732,9 +3731,8 @@ static int nvh_hooks_on(const struct nvh_layout *l)
 		{ &nvh.open, l->open_sym, nvh_open_wrap },
 		{ &nvh.rm_ioctl, NVH_RM_IOCTL_SYM, nvh_rm_ioctl_wrap },
 	};
-	unsigned int failed;
 
-	return nvh_hooks_on_all(hooks, ARRAY_SIZE(hooks), "nvidia", &failed);
+	return nvh_hooks_on_all(hooks, ARRAY_SIZE(hooks), "nvidia", NULL);
 }
 
 /* Off in the reverse order; a hook that is not on is skipped. */

@@ -742,20 +742,16 @@ sd_u32 sd_va_map_dp_region(struct sd_va_space *s, const struct sd_va_env *env,
 static sd_u32 pools_map(struct sd_va_space *s, const struct sd_va_env *env, sd_u32 gpu)
 {
 	struct sd_va_range *r;
-	sd_u32 st;
+	sd_u32 st = SD_NV_OK;
 
-	for (r = s->ranges; r; r = r->next) {
-		if (r->kind != SD_VA_POOL)
-			continue;
-		st = map_nothing(s, r, env, gpu, r->start, r->end, SD_PAGE_4K);
-		if (st != SD_NV_OK) {
-			for (r = s->ranges; r; r = r->next)
-				if (r->kind == SD_VA_POOL)
-					unmap_in(s, r, env, gpu, 0, ~0ULL);
-			return st;
-		}
-	}
-	return SD_NV_OK;
+	for (r = s->ranges; r && st == SD_NV_OK; r = r->next)
+		if (r->kind == SD_VA_POOL)
+			st = map_nothing(s, r, env, gpu, r->start, r->end, SD_PAGE_4K);
+	if (st != SD_NV_OK)
+		for (r = s->ranges; r; r = r->next)
+			if (r->kind == SD_VA_POOL)
+				unmap_in(s, r, env, gpu, 0, ~0ULL);
+	return st;
 }
 
 /*

@@ -966,6 +966,19 @@ for ver in 535.261.03 550.163.01; do
 	uvm_spans_charged uvmpool 81920 102 8192
 	grep -q "pid $(cat "$W/uvmpoolc.pid"): a semaphore pool by nvidia-uvm of 4096 bytes refused: its page tables (up to 81920 bytes) would pass the budget\$" <<<"$(dmesg)" ||
 		fail "uvmpool: no refusal logged"
+	# A pool is charged on each of the container's GPUs (nvidia-uvm maps it on every GPU
+	# the va_space registers, now or later), though this one registers GPU 0 alone.
+	echo "add 1 $ID memsize=$((8 * MiB))" >$P/inst_ctl
+	echo "bind 1 $ID $INIT" >$P/inst_ctl
+	start uvmpool2 cg uvmpool 2 "$P/0/$SID/meminfo"
+	grep -qx "uvmpool: 2 made, then status 0, the driver holds $((2 * 8192 + 2 * 4096)) more" "$W/uvmpool2" &&
+		[ "$(meminfo 0 | head -1)" = "Free: $((8 * MiB - 81920))" ] &&
+		[ "$(meminfo 1 | head -1)" = "Free: $((8 * MiB - 81920))" ] ||
+		fail "container uvmpool on two GPUs: $(cat "$W/uvmpool2"; meminfo 0; meminfo 1)"
+	kill_it uvmpool2
+	[ "$(meminfo 0)" = "Free: $((8 * MiB))" ] && [ "$(meminfo 1)" = "Free: $((8 * MiB))" ] ||
+		fail "after uvmpool on two GPUs: $(meminfo 0; meminfo 1)"
+	echo "del 1 $ID" >$P/inst_ctl
 	uvm_spans_charged uvmdpr 40960 204 4352
 	grep -q "pid $(cat "$W/uvmdprc.pid"): a dynamic parallelism region by nvidia-uvm of 65536 bytes refused: its page tables (up to 40960 bytes) would pass the budget\$" <<<"$(dmesg)" ||
 		fail "uvmdpr: no refusal logged"
@@ -973,7 +986,7 @@ for ver in 535.261.03 550.163.01; do
 	# 300 GiB of VA: a second directory of the level of 256 GiB.
 	host_passes uvmpoolh "uvmpool: 300 made, then status 0, the driver holds $((300 * 8192 + 3 * 4096)) more" uvmpool 300
 	host_passes uvmdprh "uvmdpr: 300 made, then status 0, the driver holds $((300 * 4352 + 3 * 4096)) more" uvmdpr 300
-	ok "$ver: semaphore pools and dynamic parallelism regions charged the page tables they can take (80 KiB for a 4 KiB pool, 40 KiB for a 64 KiB region): 102 pools or 204 regions 1 GiB apart fill an 8 MiB budget, then 0x51; UVM_FREE and the file's release give it back; the host's 300 of each pass"
+	ok "$ver: semaphore pools and dynamic parallelism regions charged the page tables they can take (80 KiB for a 4 KiB pool, 40 KiB for a 64 KiB region): 102 pools or 204 regions 1 GiB apart fill an 8 MiB budget, then 0x51; a pool charged on each of the container's GPUs; UVM_FREE and the file's release give it back; the host's 300 of each pass"
 
 	# Managed memory: nvidia-uvm moves it to a GPU in pages it takes from RM's allocator
 	# itself, for no process, so a container may make none. nvidia-uvm's maker of a
